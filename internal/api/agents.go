@@ -1,0 +1,139 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/store"
+)
+
+// agentInput is the writable part of an agent; nil fields keep their value.
+type agentInput struct {
+	Name         *string `json:"name"`
+	Instructions *string `json:"instructions"`
+	Greeting     *string `json:"greeting"`
+	Model        *string `json:"model"`
+	Voice        *string `json:"voice"`
+	Language     *string `json:"language"`
+}
+
+func (in agentInput) apply(a *agentline.Agent) error {
+	set := func(dst *string, src *string) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&a.Name, in.Name)
+	set(&a.Instructions, in.Instructions)
+	set(&a.Greeting, in.Greeting)
+	if in.Model != nil && *in.Model != a.Model && in.Voice == nil {
+		// A new provider kind has other voices: start from its default.
+		if p, err := agentline.ProviderForModel(*in.Model); err == nil && p != a.Provider {
+			a.Voice = ""
+		}
+	}
+	set(&a.Model, in.Model)
+	set(&a.Voice, in.Voice)
+	set(&a.Language, in.Language)
+	return a.Validate()
+}
+
+func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) error {
+	projectID, err := httpx.PathID(r, "project_id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermView); err != nil {
+		return err
+	}
+	list, err := h.store.Agents(r.Context(), projectID)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, list)
+	return nil
+}
+
+func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) error {
+	projectID, err := httpx.PathID(r, "project_id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermCreate); err != nil {
+		return err
+	}
+	var in agentInput
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	a := agentline.Agent{ProjectID: projectID}
+	if err := in.apply(&a); err != nil {
+		return err
+	}
+	if a, err = h.store.CreateAgent(r.Context(), a); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusCreated, a)
+	return nil
+}
+
+func (h *Handler) getAgent(w http.ResponseWriter, r *http.Request) error {
+	agentID, err := httpx.PathID(r, "agent_id")
+	if err != nil {
+		return err
+	}
+	projectID, err := h.authorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermView)
+	if err != nil {
+		return err
+	}
+	a, err := h.store.Agent(r.Context(), projectID, agentID)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
+	agentID, err := httpx.PathID(r, "agent_id")
+	if err != nil {
+		return err
+	}
+	projectID, err := h.authorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermCreate)
+	if err != nil {
+		return err
+	}
+	var in agentInput
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	a, err := h.store.Agent(r.Context(), projectID, agentID)
+	if err != nil {
+		return err
+	}
+	if err := in.apply(&a); err != nil {
+		return err
+	}
+	if a, err = h.store.UpdateAgent(r.Context(), a); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (h *Handler) deleteAgent(w http.ResponseWriter, r *http.Request) error {
+	agentID, err := httpx.PathID(r, "agent_id")
+	if err != nil {
+		return err
+	}
+	projectID, err := h.authorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermDelete)
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteAgent(r.Context(), projectID, agentID); err != nil {
+		return err
+	}
+	httpx.NoContent(w)
+	return nil
+}

@@ -1,0 +1,126 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/httpx"
+)
+
+type projectInput struct {
+	Name     *string             `json:"name"`
+	Branding *agentline.Branding `json:"branding"`
+}
+
+func (in projectInput) apply(p *agentline.Project) error {
+	if in.Name != nil {
+		p.Name = strings.TrimSpace(*in.Name)
+	}
+	if in.Branding != nil {
+		p.Branding = *in.Branding
+	}
+	if p.Name == "" {
+		return agentline.Invalid("name", "name is required")
+	}
+	if len(p.Name) > 200 {
+		return agentline.Invalid("name", "name is longer than 200 characters")
+	}
+	if len(p.Branding.DisplayName) > 200 {
+		return agentline.Invalid("branding.display_name", "display_name is longer than 200 characters")
+	}
+	if u := p.Branding.LogoURL; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+		return agentline.Invalid("branding.logo_url", "logo_url must be an http(s) URL")
+	}
+	return nil
+}
+
+func (h *Handler) listProjects(w http.ResponseWriter, r *http.Request) error {
+	u, _ := auth.UserFrom(r.Context())
+	list, err := h.store.ProjectsForUser(r.Context(), u.ID)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, list)
+	return nil
+}
+
+func (h *Handler) createProject(w http.ResponseWriter, r *http.Request) error {
+	var in projectInput
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	var p agentline.Project
+	if err := in.apply(&p); err != nil {
+		return err
+	}
+	u, _ := auth.UserFrom(r.Context())
+	p, err := h.store.CreateProject(r.Context(), p, u.ID)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusCreated, p)
+	return nil
+}
+
+func (h *Handler) getProject(w http.ResponseWriter, r *http.Request) error {
+	projectID, err := httpx.PathID(r, "project_id")
+	if err != nil {
+		return err
+	}
+	role, err := h.auth.Authorize(r.Context(), projectID, agentline.PermView)
+	if err != nil {
+		return err
+	}
+	p, err := h.store.Project(r.Context(), projectID)
+	if err != nil {
+		return err
+	}
+	p.Role = role
+	httpx.WriteJSON(w, http.StatusOK, p)
+	return nil
+}
+
+func (h *Handler) updateProject(w http.ResponseWriter, r *http.Request) error {
+	projectID, err := httpx.PathID(r, "project_id")
+	if err != nil {
+		return err
+	}
+	role, err := h.auth.Authorize(r.Context(), projectID, agentline.PermCreate)
+	if err != nil {
+		return err
+	}
+	var in projectInput
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	p, err := h.store.Project(r.Context(), projectID)
+	if err != nil {
+		return err
+	}
+	if err := in.apply(&p); err != nil {
+		return err
+	}
+	if p, err = h.store.UpdateProject(r.Context(), p); err != nil {
+		return err
+	}
+	p.Role = role
+	httpx.WriteJSON(w, http.StatusOK, p)
+	return nil
+}
+
+func (h *Handler) deleteProject(w http.ResponseWriter, r *http.Request) error {
+	projectID, err := httpx.PathID(r, "project_id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermDelete); err != nil {
+		return err
+	}
+	if err := h.store.DeleteProject(r.Context(), projectID); err != nil {
+		return err
+	}
+	httpx.NoContent(w)
+	return nil
+}

@@ -1,0 +1,243 @@
+// Package app wires agentline together: configuration, storage, the HTTP
+// routes of every package, and the server's life cycle. cmd/agentline and the
+// end-to-end tests both start it.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/api"
+	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/config"
+	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/store"
+)
+
+// App is one running agentline.
+type App struct {
+	Config   config.Config
+	Logger   *slog.Logger
+	Store    *store.DB
+	Auth     *auth.Service
+	Registry *prometheus.Registry
+	// Secret signs stream tokens: AGENTLINE_SECRET, or the one generated and
+	// stored on first start.
+	Secret string
+
+	routes  []httpx.Route
+	handler http.Handler
+}
+
+// New opens and migrates the database, makes sure a secret and an owner
+// account exist (printing a generated password once on stdout), and builds
+// every route.
+func New(ctx context.Context, cfg config.Config, logger *slog.Logger, stdout io.Writer) (*App, error) {
+	db, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, Logger: logger, Store: db, Registry: prometheus.NewRegistry()}
+	if err := a.init(ctx, stdout); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *App) init(ctx context.Context, stdout io.Writer) error {
+	if err := a.Store.Migrate(ctx); err != nil {
+		return err
+	}
+	a.Secret = a.Config.Secret
+	if a.Secret == "" {
+		s, err := a.Store.EnsureSetting(ctx, "agentline_secret", randomString(32))
+		if err != nil {
+			return err
+		}
+		a.Secret = s
+	}
+	a.Auth = auth.New(a.Store, a.Config.SessionTTL)
+	if err := a.bootstrapOwner(ctx, stdout); err != nil {
+		return err
+	}
+	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	features := auth.Features{
+		TelephonyEnabled: a.Config.TelephonyEnabled,
+		OpenAIConfigured: a.Config.OpenAIAPIKey != "",
+		GeminiConfigured: a.Config.GeminiAPIKey != "",
+	}
+	a.routes = append(a.routes, a.ownRoutes()...)
+	a.routes = append(a.routes, auth.NewHandler(a.Auth, features).Routes()...)
+	a.routes = append(a.routes, api.New(a.Store, a.Auth).Routes()...)
+	// tools (issue 4):
+	// widget (issue 5):
+	// telephony (issue 8):
+
+	mux := http.NewServeMux()
+	for _, r := range a.routes {
+		mux.Handle(r.Method+" "+r.Pattern, r.Handler)
+	}
+	mux.Handle("/", httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		return agentline.Errorf(agentline.ENotFound, "no route for %s %s", r.Method, r.URL.Path)
+	}))
+	a.handler = httpx.NewEdge(a.Logger, a.Config.MaxBodyBytes, a.Registry).Wrap(mux)
+	return nil
+}
+
+// bootstrapOwner creates the first account when there is no user at all.
+func (a *App) bootstrapOwner(ctx context.Context, stdout io.Writer) error {
+	n, err := a.Store.CountUsers(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	email, password, generated := a.Config.AdminEmail, a.Config.AdminPassword, false
+	if email == "" {
+		email = "admin@localhost"
+	}
+	if password == "" {
+		password, generated = randomString(18), true
+	}
+	u, err := a.Auth.CreateUser(ctx, email, password)
+	if agentline.ErrorCode(err) == agentline.EConflict {
+		return nil // another instance starting at the same time made it
+	}
+	if err != nil {
+		return fmt.Errorf("create owner account: %w", err)
+	}
+	a.Logger.Info("created the first account", "email", u.Email, "user_id", u.ID)
+	if generated {
+		fmt.Fprintf(stdout, "\nagentline: created the first account (shown once, keep it):\n  email:    %s\n  password: %s\n  sign in:  %s/api/auth/login\n\n",
+			u.Email, password, a.BaseURL())
+	}
+	return nil
+}
+
+// BaseURL is AGENTLINE_PUBLIC_URL, or a local URL built from the listen
+// address.
+func (a *App) BaseURL() string {
+	if a.Config.PublicURL != "" {
+		return strings.TrimSuffix(a.Config.PublicURL, "/")
+	}
+	host, port, err := net.SplitHostPort(a.Config.Addr)
+	if err != nil {
+		return "http://localhost:8080"
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+func (a *App) ownRoutes() []httpx.Route {
+	return []httpx.Route{
+		{Method: "GET", Pattern: "/healthz", Handler: httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+			httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+			return nil
+		})},
+		{Method: "GET", Pattern: "/readyz", Handler: httpx.HandlerFunc(a.ready)},
+		{Method: "GET", Pattern: "/metrics", Handler: promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{})},
+		{Method: "GET", Pattern: "/api/openapi.yaml", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/yaml")
+			w.Write(agentline.OpenAPI)
+		})},
+	}
+}
+
+func (a *App) ready(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := a.Store.Ping(ctx); err != nil {
+		return &agentline.Error{Code: agentline.EUnavailable, Message: "database is not reachable", Err: err}
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return nil
+}
+
+// Handler is the whole HTTP surface, middleware included.
+func (a *App) Handler() http.Handler { return a.handler }
+
+// Routes lists every registered route, sorted, as "METHOD PATTERN".
+func (a *App) Routes() []string {
+	out := make([]string, len(a.routes))
+	for i, r := range a.routes {
+		out[i] = r.Method + " " + r.Pattern
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Run serves on ln until ctx ends, then shuts down gracefully: it stops
+// accepting, lets requests in flight finish within the shutdown timeout,
+// and returns.
+func (a *App) Run(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           a.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(a.Logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	go a.sweep(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	a.Logger.Info("listening", "addr", ln.Addr().String(), "database", string(a.Store.Dialect()), "url", a.BaseURL())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	a.Logger.Info("shutting down", "timeout", a.Config.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), a.Config.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// sweep removes expired sign-ins every hour.
+func (a *App) sweep(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := a.Store.DeleteExpiredAuthSessions(ctx); err != nil && ctx.Err() == nil {
+			a.Logger.Warn("sweep expired sessions", "err", err)
+		} else if n > 0 {
+			a.Logger.Info("swept expired sessions", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Close releases the database.
+func (a *App) Close() error { return a.Store.Close() }
+
+func randomString(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}

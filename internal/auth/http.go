@@ -1,0 +1,112 @@
+package auth
+
+import (
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
+)
+
+// Features tells the console what this deployment offers.
+type Features struct {
+	TelephonyEnabled bool `json:"telephony_enabled"`
+	OpenAIConfigured bool `json:"openai_configured"`
+	GeminiConfigured bool `json:"gemini_configured"`
+	Sandbox          bool `json:"sandbox"`
+}
+
+// Handler serves sign-in, sign-out and /api/me.
+type Handler struct {
+	svc      *Service
+	features Features
+}
+
+// NewHandler returns the auth routes' handler.
+func NewHandler(svc *Service, features Features) *Handler {
+	return &Handler{svc: svc, features: features}
+}
+
+// Routes lists the routes of this package.
+func (h *Handler) Routes() []httpx.Route {
+	return []httpx.Route{
+		{Method: "POST", Pattern: "/api/auth/login", Handler: httpx.HandlerFunc(h.login)},
+		{Method: "POST", Pattern: "/api/auth/logout", Handler: h.svc.Require(h.logout)},
+		{Method: "GET", Pattern: "/api/me", Handler: h.svc.Require(h.me)},
+	}
+}
+
+func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Email    string `json:"email"`
+		Password string `json:"password"`
+	}
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	if strings.TrimSpace(in.Email) == "" {
+		return agentline.Invalid("email", "email is required")
+	}
+	if in.Password == "" {
+		return agentline.Invalid("password", "password is required")
+	}
+	login, err := h.svc.Login(r.Context(), in.Email, in.Password, ClientIP(r))
+	if err != nil {
+		if agentline.ErrorCode(err) == agentline.EUnauthorized {
+			httpx.Logger(r.Context()).Warn("failed sign-in", "email", in.Email, "remote", ClientIP(r))
+		}
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, login)
+	return nil
+}
+
+func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
+	if err := h.svc.Logout(r.Context(), bearer(r)); err != nil {
+		return err
+	}
+	httpx.NoContent(w)
+	return nil
+}
+
+func (h *Handler) me(w http.ResponseWriter, r *http.Request) error {
+	u, _ := UserFrom(r.Context())
+	httpx.WriteJSON(w, http.StatusOK, struct {
+		User     agentline.User `json:"user"`
+		Features Features       `json:"features"`
+	}{u, h.features})
+	return nil
+}
+
+// Require runs fn only for a request with a live session token, with the
+// user in the request's context.
+func (s *Service) Require(fn httpx.HandlerFunc) http.Handler {
+	return httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		u, err := s.Authenticate(r.Context(), bearer(r))
+		if err != nil {
+			return err
+		}
+		ctx := WithUser(r.Context(), u)
+		ctx = httpx.WithLogger(ctx, httpx.Logger(ctx).With("user_id", u.ID))
+		return fn(w, r.WithContext(ctx))
+	})
+}
+
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// ClientIP is the peer address of the request. Forwarded headers are not
+// trusted: behind a proxy, the proxy's address is what counts.
+func ClientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

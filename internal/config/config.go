@@ -1,0 +1,250 @@
+// Package config reads every setting of agentline from environment variables,
+// lets command-line flags override them, and validates them once at start.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of a running agentline.
+type Config struct {
+	Addr        string // AGENTLINE_ADDR
+	Env         string // AGENTLINE_ENV: development | production
+	DatabaseURL string // AGENTLINE_DATABASE_URL
+	RedisURL    string // AGENTLINE_REDIS_URL
+	PublicURL   string // AGENTLINE_PUBLIC_URL
+	Secret      string // AGENTLINE_SECRET; generated and stored when empty
+
+	AdminEmail    string // AGENTLINE_ADMIN_EMAIL
+	AdminPassword string // AGENTLINE_ADMIN_PASSWORD
+
+	MaxBodyBytes         int64         // AGENTLINE_MAX_BODY_BYTES
+	SessionTTL           time.Duration // AGENTLINE_SESSION_TTL
+	ShutdownTimeout      time.Duration // AGENTLINE_SHUTDOWN_TIMEOUT
+	AllowPrivateWebhooks bool          // AGENTLINE_ALLOW_PRIVATE_WEBHOOKS
+	LogLevel             string        // AGENTLINE_LOG_LEVEL
+	TelephonyEnabled     bool          // TELEPHONY_ENABLED
+	BotHost              string        // BOT_HOST
+	OpenAIAPIKey         string        // OPENAI_API_KEY
+	OpenAIBaseURL        string        // OPENAI_BASE_URL
+	GeminiAPIKey         string        // GEMINI_API_KEY
+	GeminiBaseURL        string        // GEMINI_BASE_URL
+	TwilioAccountSID     string        // TWILIO_ACCOUNT_SID
+	TwilioAuthToken      string        // TWILIO_AUTH_TOKEN
+	TwilioAPIBaseURL     string        // TWILIO_API_BASE_URL
+}
+
+// Production reports whether the service runs in production mode.
+func (c *Config) Production() bool { return c.Env == "production" }
+
+// setting describes one setting: its env var, its flag, its default and where
+// it goes. The table is the single source for flags, env vars and the README.
+type setting struct {
+	env, flag, def, usage string
+	str                   *string
+	boolean               *bool
+	integer               *int64
+	duration              *time.Duration
+}
+
+func (c *Config) settings() []setting {
+	return []setting{
+		{env: "AGENTLINE_ADDR", flag: "addr", def: ":8080", usage: "address to listen on", str: &c.Addr},
+		{env: "AGENTLINE_ENV", flag: "env", def: "development", usage: "development or production", str: &c.Env},
+		{env: "AGENTLINE_DATABASE_URL", flag: "database-url", def: "sqlite:agentline.db", usage: "sqlite:PATH or postgres://...", str: &c.DatabaseURL},
+		{env: "AGENTLINE_REDIS_URL", flag: "redis-url", usage: "redis://... for rate limits shared across instances", str: &c.RedisURL},
+		{env: "AGENTLINE_PUBLIC_URL", flag: "public-url", usage: "base URL used in snippets and links", str: &c.PublicURL},
+		{env: "AGENTLINE_SECRET", flag: "secret", usage: "signs stream tokens; generated and stored on first start when empty", str: &c.Secret},
+		{env: "AGENTLINE_ADMIN_EMAIL", flag: "admin-email", usage: "email of the owner account created on first start", str: &c.AdminEmail},
+		{env: "AGENTLINE_ADMIN_PASSWORD", flag: "admin-password", usage: "password of the owner account created on first start", str: &c.AdminPassword},
+		{env: "AGENTLINE_MAX_BODY_BYTES", flag: "max-body-bytes", def: "1048576", usage: "largest request body accepted", integer: &c.MaxBodyBytes},
+		{env: "AGENTLINE_SESSION_TTL", flag: "session-ttl", def: "168h", usage: "how long a console sign-in lasts", duration: &c.SessionTTL},
+		{env: "AGENTLINE_SHUTDOWN_TIMEOUT", flag: "shutdown-timeout", def: "30s", usage: "how long shutdown waits for requests in flight", duration: &c.ShutdownTimeout},
+		{env: "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS", flag: "allow-private-webhooks", def: "false", usage: "let webhook tools reach loopback and private addresses", boolean: &c.AllowPrivateWebhooks},
+		{env: "AGENTLINE_LOG_LEVEL", flag: "log-level", def: "info", usage: "debug, info, warn or error", str: &c.LogLevel},
+		{env: "TELEPHONY_ENABLED", flag: "telephony-enabled", def: "false", usage: "enable the phone channel", boolean: &c.TelephonyEnabled},
+		{env: "BOT_HOST", flag: "bot-host", usage: "public host name the carrier reaches for webhooks and streams", str: &c.BotHost},
+		{env: "OPENAI_API_KEY", flag: "openai-api-key", usage: "API key of the OpenAI-compatible realtime provider", str: &c.OpenAIAPIKey},
+		{env: "OPENAI_BASE_URL", flag: "openai-base-url", def: "https://api.openai.com", usage: "base URL of the OpenAI-compatible realtime provider", str: &c.OpenAIBaseURL},
+		{env: "GEMINI_API_KEY", flag: "gemini-api-key", usage: "API key of the Gemini-compatible live provider", str: &c.GeminiAPIKey},
+		{env: "GEMINI_BASE_URL", flag: "gemini-base-url", def: "https://generativelanguage.googleapis.com", usage: "base URL of the Gemini-compatible live provider", str: &c.GeminiBaseURL},
+		{env: "TWILIO_ACCOUNT_SID", flag: "twilio-account-sid", usage: "carrier account SID", str: &c.TwilioAccountSID},
+		{env: "TWILIO_AUTH_TOKEN", flag: "twilio-auth-token", usage: "carrier auth token, also used to check webhook signatures", str: &c.TwilioAuthToken},
+		{env: "TWILIO_API_BASE_URL", flag: "twilio-api-base-url", def: "https://api.twilio.com", usage: "base URL of the carrier REST API", str: &c.TwilioAPIBaseURL},
+	}
+}
+
+// Load reads settings from getenv, then from flags in args (flags win), and
+// validates the result. Unknown flags and bad values are errors.
+func Load(args []string, getenv func(string) string) (Config, error) {
+	fs := flag.NewFlagSet("agentline serve", flag.ContinueOnError)
+	c, err := Register(fs, getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := Parse(fs, args); err != nil {
+		return Config{}, err
+	}
+	return *c, c.Validate()
+}
+
+// Register defines a flag on fs for every setting, with the value from
+// getenv (or the default) as the flag's default. Callers may add flags of
+// their own, then call Parse and Validate.
+func Register(fs *flag.FlagSet, getenv func(string) string) (*Config, error) {
+	c := &Config{}
+	fs.SetOutput(io.Discard)
+	var errs []error
+	for _, s := range c.settings() {
+		v := s.def
+		if e := getenv(s.env); e != "" {
+			v = e
+		}
+		if err := s.set(v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.env, err))
+		}
+		usage := s.usage + " (env " + s.env + ")"
+		switch {
+		case s.str != nil:
+			fs.StringVar(s.str, s.flag, *s.str, usage)
+		case s.boolean != nil:
+			fs.BoolVar(s.boolean, s.flag, *s.boolean, usage)
+		case s.integer != nil:
+			fs.Int64Var(s.integer, s.flag, *s.integer, usage)
+		case s.duration != nil:
+			fs.DurationVar(s.duration, s.flag, *s.duration, usage)
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+// Parse parses args into fs and refuses positional arguments.
+func Parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			var b strings.Builder
+			fs.SetOutput(&b)
+			fs.PrintDefaults()
+			fs.SetOutput(io.Discard)
+			return fmt.Errorf("flags of %s:\n%s", fs.Name(), b.String())
+		}
+		return fmt.Errorf("%w (run with -h for the list of flags)", err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+func (s setting) set(v string) error {
+	switch {
+	case s.str != nil:
+		*s.str = v
+	case s.boolean != nil:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", v)
+		}
+		*s.boolean = b
+	case s.integer != nil:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", v)
+		}
+		*s.integer = n
+	case s.duration != nil:
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration such as 30s or 5m", v)
+		}
+		*s.duration = d
+	}
+	return nil
+}
+
+// Validate checks the values and, in production, that every setting an
+// enabled feature needs is present: one line per missing name.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.Env != "development" && c.Env != "production" {
+		bad("AGENTLINE_ENV must be development or production, not %q", c.Env)
+	}
+	if !strings.HasPrefix(c.DatabaseURL, "sqlite:") && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		bad("AGENTLINE_DATABASE_URL must start with sqlite: or postgres://")
+	}
+	if c.MaxBodyBytes < 1024 {
+		bad("AGENTLINE_MAX_BODY_BYTES must be at least 1024")
+	}
+	if c.SessionTTL < time.Minute {
+		bad("AGENTLINE_SESSION_TTL must be at least 1m")
+	}
+	if c.ShutdownTimeout <= 0 {
+		bad("AGENTLINE_SHUTDOWN_TIMEOUT must be positive")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("AGENTLINE_LOG_LEVEL must be debug, info, warn or error")
+	}
+	for name, u := range map[string]string{
+		"AGENTLINE_PUBLIC_URL": c.PublicURL, "OPENAI_BASE_URL": c.OpenAIBaseURL,
+		"GEMINI_BASE_URL": c.GeminiBaseURL, "TWILIO_API_BASE_URL": c.TwilioAPIBaseURL,
+	} {
+		if u == "" {
+			continue
+		}
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			bad("%s must be an http(s) URL, not %q", name, u)
+		}
+	}
+	if strings.Contains(c.BotHost, "/") {
+		bad("BOT_HOST must be a host name (with an optional port), not a URL: %q", c.BotHost)
+	}
+	if c.Production() {
+		for _, m := range c.missing() {
+			bad("%s is required in production: %s", m.name, m.why)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+type missingSetting struct{ name, why string }
+
+func (c *Config) missing() []missingSetting {
+	var out []missingSetting
+	need := func(v, name, why string) {
+		if v == "" {
+			out = append(out, missingSetting{name, why})
+		}
+	}
+	if c.TelephonyEnabled {
+		why := "TELEPHONY_ENABLED=true needs it"
+		need(c.TwilioAccountSID, "TWILIO_ACCOUNT_SID", why)
+		need(c.TwilioAuthToken, "TWILIO_AUTH_TOKEN", why)
+		need(c.BotHost, "BOT_HOST", why)
+		need(c.OpenAIAPIKey, "OPENAI_API_KEY", why+" (calls run on the OpenAI-compatible realtime provider)")
+	}
+	if c.AdminPassword == "" && c.AdminEmail != "" {
+		need(c.AdminPassword, "AGENTLINE_ADMIN_PASSWORD", "AGENTLINE_ADMIN_EMAIL is set")
+	}
+	return out
+}
+
+// Usage lists every setting with its env var, flag and default, one per line.
+func Usage() string {
+	var c Config
+	var b strings.Builder
+	for _, s := range c.settings() {
+		fmt.Fprintf(&b, "  -%s (env %s, default %q): %s\n", s.flag, s.env, s.def, s.usage)
+	}
+	return b.String()
+}

@@ -1,0 +1,131 @@
+package httpx
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentline/agentline"
+)
+
+// Edge is the middleware chain in front of every route.
+type Edge struct {
+	Logger       *slog.Logger
+	MaxBodyBytes int64
+	requests     *prometheus.CounterVec
+	latency      *prometheus.HistogramVec
+}
+
+// NewEdge registers the HTTP metrics on reg.
+func NewEdge(logger *slog.Logger, maxBodyBytes int64, reg prometheus.Registerer) *Edge {
+	e := &Edge{
+		Logger:       logger,
+		MaxBodyBytes: maxBodyBytes,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentline_http_requests_total",
+			Help: "HTTP requests by route pattern, method and status.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agentline_http_request_duration_seconds",
+			Help:    "HTTP request latency by route pattern.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route"}),
+	}
+	reg.MustRegister(e.requests, e.latency)
+	return e
+}
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// Wrap puts the middleware around next: request id, per-request logger,
+// body limit, panic recovery, access log and metrics.
+func (e *Edge) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if !requestIDPattern.MatchString(id) {
+			var b [8]byte
+			rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-Id", id)
+		logger := e.Logger.With("request_id", id)
+		r = r.WithContext(WithLogger(r.Context(), logger))
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, e.MaxBodyBytes)
+		}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				logger.Error("panic", "panic", p, "path", r.URL.Path)
+				if !rec.wrote {
+					WriteError(rec, r, agentline.Errorf(agentline.EInternal, "internal error"))
+				}
+			}
+			route := r.Pattern
+			if route == "" {
+				route = "unmatched"
+			}
+			elapsed := time.Since(start)
+			e.requests.WithLabelValues(route, r.Method, strconv.Itoa(rec.status)).Inc()
+			e.latency.WithLabelValues(route).Observe(elapsed.Seconds())
+			logger.LogAttrs(r.Context(), slog.LevelInfo, "http",
+				slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("route", route),
+				slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Duration("duration", elapsed),
+				slog.String("remote", r.RemoteAddr))
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// statusRecorder remembers the status and size of an answer. It passes
+// Flush and Hijack through (Unwrap), so WebSocket upgrades still work.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	wrote  bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.wrote = true
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// Flush lets streaming handlers flush through the recorder.
+func (s *statusRecorder) Flush() {
+	s.wrote = true
+	http.NewResponseController(s.ResponseWriter).Flush()
+}
+
+// Hijack lets WebSocket libraries take over the connection; the status is
+// recorded as 101.
+func (s *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(s.ResponseWriter).Hijack()
+	if err == nil {
+		s.status, s.wrote = http.StatusSwitchingProtocols, true
+	}
+	return c, rw, err
+}

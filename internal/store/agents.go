@@ -1,0 +1,77 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentline/agentline"
+)
+
+const agentColumns = `id, project_id, name, instructions, greeting, model, provider, voice, language, created_at, updated_at`
+
+func scanAgent(row interface{ Scan(...any) error }) (agentline.Agent, error) {
+	var a agentline.Agent
+	err := row.Scan(&a.ID, &a.ProjectID, &a.Name, &a.Instructions, &a.Greeting, &a.Model, &a.Provider,
+		&a.Voice, &a.Language, utc(&a.CreatedAt), utc(&a.UpdatedAt))
+	return a, err
+}
+
+// CreateAgent stores a new agent in a.ProjectID.
+func (db *DB) CreateAgent(ctx context.Context, a agentline.Agent) (agentline.Agent, error) {
+	a.CreatedAt, a.UpdatedAt = db.now(), db.now()
+	err := db.writer().queryRow(ctx,
+		`INSERT INTO agents (project_id, name, instructions, greeting, model, provider, voice, language, created_at, updated_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		a.ProjectID, a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, a.CreatedAt, a.UpdatedAt).
+		Scan(&a.ID)
+	if isForeignKeyViolation(err) {
+		return a, agentline.NotFound("project")
+	}
+	if err != nil {
+		return a, fmt.Errorf("create agent: %w", err)
+	}
+	return a, nil
+}
+
+// Agents lists a project's agents.
+func (db *DB) Agents(ctx context.Context, projectID int64) ([]agentline.Agent, error) {
+	rows, err := db.reader().query(ctx, `SELECT `+agentColumns+` FROM agents WHERE project_id = ? ORDER BY id`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []agentline.Agent{}
+	for rows.Next() {
+		a, err := scanAgent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// Agent returns one agent of the project.
+func (db *DB) Agent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error) {
+	a, err := scanAgent(db.reader().queryRow(ctx,
+		`SELECT `+agentColumns+` FROM agents WHERE project_id = ? AND id = ?`, projectID, agentID))
+	return a, notFound(err, "agent")
+}
+
+// UpdateAgent saves every editable field of a, scoped to a.ProjectID.
+func (db *DB) UpdateAgent(ctx context.Context, a agentline.Agent) (agentline.Agent, error) {
+	res, err := db.writer().exec(ctx,
+		`UPDATE agents SET name = ?, instructions = ?, greeting = ?, model = ?, provider = ?, voice = ?, language = ?, updated_at = ?
+		 WHERE project_id = ? AND id = ?`,
+		a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, db.now(), a.ProjectID, a.ID)
+	if err := mustAffect(res, err, "agent"); err != nil {
+		return a, err
+	}
+	return db.Agent(ctx, a.ProjectID, a.ID)
+}
+
+// DeleteAgent deletes an agent of the project.
+func (db *DB) DeleteAgent(ctx context.Context, projectID, agentID int64) error {
+	res, err := db.writer().exec(ctx, `DELETE FROM agents WHERE project_id = ? AND id = ?`, projectID, agentID)
+	return mustAffect(res, err, "agent")
+}

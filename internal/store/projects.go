@@ -1,0 +1,217 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/agentline/agentline"
+)
+
+// CreateProject stores a project and makes ownerID its owner.
+func (db *DB) CreateProject(ctx context.Context, p agentline.Project, ownerID int64) (agentline.Project, error) {
+	p.CreatedAt, p.UpdatedAt = db.now(), db.now()
+	branding, err := json.Marshal(p.Branding)
+	if err != nil {
+		return p, err
+	}
+	err = db.tx(ctx, func(c conn) error {
+		if err := c.queryRow(ctx,
+			`INSERT INTO projects (name, branding, created_at, updated_at) VALUES (?, ?, ?, ?) RETURNING id`,
+			p.Name, string(branding), p.CreatedAt, p.UpdatedAt).Scan(&p.ID); err != nil {
+			return err
+		}
+		_, err := c.exec(ctx,
+			`INSERT INTO project_members (project_id, user_id, role, created_at) VALUES (?, ?, ?, ?)`,
+			p.ID, ownerID, agentline.RoleOwner, p.CreatedAt)
+		return err
+	})
+	if err != nil {
+		return p, fmt.Errorf("create project: %w", err)
+	}
+	p.Role = agentline.RoleOwner
+	return p, nil
+}
+
+const projectColumns = `p.id, p.name, p.branding, p.created_at, p.updated_at`
+
+func scanProject(row interface{ Scan(...any) error }, extra ...any) (agentline.Project, error) {
+	var p agentline.Project
+	var branding string
+	if err := row.Scan(append([]any{&p.ID, &p.Name, &branding, utc(&p.CreatedAt), utc(&p.UpdatedAt)}, extra...)...); err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal([]byte(branding), &p.Branding); err != nil {
+		return p, fmt.Errorf("project %d branding: %w", p.ID, err)
+	}
+	return p, nil
+}
+
+// ProjectsForUser lists the projects the user is a member of, with the role.
+func (db *DB) ProjectsForUser(ctx context.Context, userID int64) ([]agentline.Project, error) {
+	rows, err := db.reader().query(ctx,
+		`SELECT `+projectColumns+`, m.role FROM projects p JOIN project_members m ON m.project_id = p.id
+		 WHERE m.user_id = ? ORDER BY p.id`, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []agentline.Project{}
+	for rows.Next() {
+		var role agentline.Role
+		p, err := scanProject(rows, &role)
+		if err != nil {
+			return nil, err
+		}
+		p.Role = role
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// Project returns one project.
+func (db *DB) Project(ctx context.Context, projectID int64) (agentline.Project, error) {
+	p, err := scanProject(db.reader().queryRow(ctx, `SELECT `+projectColumns+` FROM projects p WHERE p.id = ?`, projectID))
+	return p, notFound(err, "project")
+}
+
+// UpdateProject saves a project's name and branding.
+func (db *DB) UpdateProject(ctx context.Context, p agentline.Project) (agentline.Project, error) {
+	branding, err := json.Marshal(p.Branding)
+	if err != nil {
+		return p, err
+	}
+	p.UpdatedAt = db.now()
+	res, err := db.writer().exec(ctx, `UPDATE projects SET name = ?, branding = ?, updated_at = ? WHERE id = ?`,
+		p.Name, string(branding), p.UpdatedAt, p.ID)
+	if err := mustAffect(res, err, "project"); err != nil {
+		return p, err
+	}
+	return db.Project(ctx, p.ID)
+}
+
+// DeleteProject deletes a project and everything in it.
+func (db *DB) DeleteProject(ctx context.Context, projectID int64) error {
+	res, err := db.writer().exec(ctx, `DELETE FROM projects WHERE id = ?`, projectID)
+	return mustAffect(res, err, "project")
+}
+
+// MemberRole returns the user's role in the project, or not found when the
+// user is no member (so that callers answer 404, not 403).
+func (db *DB) MemberRole(ctx context.Context, projectID, userID int64) (agentline.Role, error) {
+	var r agentline.Role
+	err := db.reader().queryRow(ctx,
+		`SELECT role FROM project_members WHERE project_id = ? AND user_id = ?`, projectID, userID).Scan(&r)
+	return r, notFound(err, "project")
+}
+
+// Members lists the members of a project.
+func (db *DB) Members(ctx context.Context, projectID int64) ([]agentline.Member, error) {
+	rows, err := db.reader().query(ctx,
+		`SELECT m.project_id, m.user_id, u.email, m.role, m.created_at FROM project_members m
+		 JOIN users u ON u.id = m.user_id WHERE m.project_id = ? ORDER BY m.created_at, m.user_id`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []agentline.Member{}
+	for rows.Next() {
+		var m agentline.Member
+		if err := rows.Scan(&m.ProjectID, &m.UserID, &m.Email, &m.Role, utc(&m.CreatedAt)); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// SetMember adds the user with this email to the project with the role, or
+// changes their role. It reports whether the member is new. Demoting the last
+// owner is a conflict.
+func (db *DB) SetMember(ctx context.Context, projectID int64, email string, role agentline.Role) (agentline.Member, bool, error) {
+	m := agentline.Member{ProjectID: projectID, Role: role}
+	var created bool
+	err := db.tx(ctx, func(c conn) error {
+		err := c.queryRow(ctx, `SELECT id, email FROM users WHERE email = ?`, NormalizeEmail(email)).Scan(&m.UserID, &m.Email)
+		if err != nil {
+			if e := notFound(err, "user"); e != err {
+				return agentline.Invalid("email", "no user has the email %s; create the account first", NormalizeEmail(email))
+			}
+			return err
+		}
+		var old agentline.Role
+		err = c.queryRow(ctx, `SELECT role, created_at FROM project_members WHERE project_id = ? AND user_id = ?`,
+			projectID, m.UserID).Scan(&old, utc(&m.CreatedAt))
+		if e := notFound(err, "member"); e != err {
+			created = true
+			m.CreatedAt = db.now()
+			_, err = c.exec(ctx, `INSERT INTO project_members (project_id, user_id, role, created_at) VALUES (?, ?, ?, ?)`,
+				projectID, m.UserID, role, m.CreatedAt)
+			return err
+		} else if err != nil {
+			return err
+		}
+		if old == agentline.RoleOwner && role != agentline.RoleOwner {
+			if err := lastOwnerCheck(ctx, c, projectID); err != nil {
+				return err
+			}
+		}
+		_, err = c.exec(ctx, `UPDATE project_members SET role = ? WHERE project_id = ? AND user_id = ?`, role, projectID, m.UserID)
+		return err
+	})
+	return m, created, err
+}
+
+// RemoveMember takes a user out of a project; the last owner stays.
+func (db *DB) RemoveMember(ctx context.Context, projectID, userID int64) error {
+	return db.tx(ctx, func(c conn) error {
+		var role agentline.Role
+		err := c.queryRow(ctx, `SELECT role FROM project_members WHERE project_id = ? AND user_id = ?`, projectID, userID).Scan(&role)
+		if err != nil {
+			return notFound(err, "member")
+		}
+		if role == agentline.RoleOwner {
+			if err := lastOwnerCheck(ctx, c, projectID); err != nil {
+				return err
+			}
+		}
+		_, err = c.exec(ctx, `DELETE FROM project_members WHERE project_id = ? AND user_id = ?`, projectID, userID)
+		return err
+	})
+}
+
+func lastOwnerCheck(ctx context.Context, c conn, projectID int64) error {
+	var owners int
+	if err := c.queryRow(ctx, `SELECT count(*) FROM project_members WHERE project_id = ? AND role = ?`,
+		projectID, agentline.RoleOwner).Scan(&owners); err != nil {
+		return err
+	}
+	if owners <= 1 {
+		return agentline.Errorf(agentline.EConflict, "the last owner of a project cannot be removed or demoted; make another member owner first")
+	}
+	return nil
+}
+
+// Kind names a table whose rows belong to a project (it has id and
+// project_id columns), for ProjectOf. Each domain's store file declares its
+// kinds as constants; no other value is ever passed.
+type Kind string
+
+// KindAgent is the agents table.
+const KindAgent Kind = "agents"
+
+// ProjectOf returns the id of the project that owns the row id of kind. It
+// lets handlers addressed by an object's own id authorize the caller before
+// loading the object scoped to that project.
+func (db *DB) ProjectOf(ctx context.Context, kind Kind, id int64) (int64, error) {
+	if !validKind.MatchString(string(kind)) {
+		return 0, fmt.Errorf("ProjectOf: bad kind %q", kind)
+	}
+	var projectID int64
+	err := db.reader().queryRow(ctx, `SELECT project_id FROM `+string(kind)+` WHERE id = ?`, id).Scan(&projectID)
+	return projectID, notFound(err, strings.TrimSuffix(strings.ReplaceAll(string(kind), "_", " "), "s"))
+}
+
+var validKind = regexp.MustCompile(`^[a-z_]+$`)

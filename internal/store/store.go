@@ -1,0 +1,314 @@
+// Package store is agentline's storage: one implementation over database/sql
+// that runs on SQLite (the embedded default) and on PostgreSQL. Packages that
+// use it declare the few methods they need as small interfaces of their own.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/pressly/goose/v3"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/agentline/agentline"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// Dialect names the database behind a DB.
+type Dialect string
+
+// The two supported databases.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// DB is the storage of agentline. Reads go to a pool; on SQLite, writes go to
+// a single connection so that writers queue instead of failing with
+// "database is locked".
+type DB struct {
+	dialect Dialect
+	read    *sql.DB
+	write   *sql.DB
+	now     func() time.Time
+}
+
+// Open connects to the database named by rawURL: "sqlite:PATH" (PATH may be
+// ":memory:" only for tests that keep one connection) or "postgres://...".
+// It does not migrate; call Migrate.
+func Open(ctx context.Context, rawURL string) (*DB, error) {
+	db := &DB{now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
+	switch {
+	case strings.HasPrefix(rawURL, "sqlite:"):
+		db.dialect = SQLite
+		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "//")
+		if path == "" {
+			return nil, errors.New("sqlite: empty database path")
+		}
+		dsn := sqliteDSN(path)
+		var err error
+		if db.write, err = sql.Open("sqlite", dsn); err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		db.write.SetMaxOpenConns(1)
+		if db.read, err = sql.Open("sqlite", dsn); err != nil {
+			db.write.Close()
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		db.read.SetMaxOpenConns(8)
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		db.dialect = Postgres
+		pool, err := sql.Open("pgx", rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		pool.SetMaxOpenConns(20)
+		pool.SetMaxIdleConns(10)
+		pool.SetConnMaxIdleTime(5 * time.Minute)
+		db.read, db.write = pool, pool
+	default:
+		return nil, fmt.Errorf("unsupported database URL %q: use sqlite:PATH or postgres://", rawURL)
+	}
+	if err := db.Ping(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// sqliteDSN puts the pragmas every connection needs into the DSN, so that
+// each connection of both pools gets them.
+func sqliteDSN(path string) string {
+	q := url.Values{}
+	for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(ON)", "synchronous(NORMAL)"} {
+		q.Add("_pragma", p)
+	}
+	q.Set("_time_format", "sqlite")
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Dialect tells which database this is.
+func (db *DB) Dialect() Dialect { return db.dialect }
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.write.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping %s: %w", db.dialect, err)
+	}
+	return nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	err := db.read.Close()
+	if db.write != db.read {
+		err = errors.Join(err, db.write.Close())
+	}
+	return err
+}
+
+// Migrate applies every pending migration of this dialect.
+func (db *DB) Migrate(ctx context.Context) error {
+	p, err := db.migrator()
+	if err != nil {
+		return err
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// MigrationStatus lists each migration with whether it is applied.
+func (db *DB) MigrationStatus(ctx context.Context) ([]string, error) {
+	p, err := db.migrator()
+	if err != nil {
+		return nil, err
+	}
+	st, err := p.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migration status: %w", err)
+	}
+	out := make([]string, len(st))
+	for i, s := range st {
+		out[i] = fmt.Sprintf("%s %s", s.State, s.Source.Path)
+	}
+	return out, nil
+}
+
+func (db *DB) migrator() (*goose.Provider, error) {
+	sub, err := fs.Sub(migrations, "migrations/"+string(db.dialect))
+	if err != nil {
+		return nil, err
+	}
+	gd := goose.DialectSQLite3
+	if db.dialect == Postgres {
+		gd = goose.DialectPostgres
+	}
+	p, err := goose.NewProvider(gd, db.write, sub)
+	if err != nil {
+		return nil, fmt.Errorf("migrations: %w", err)
+	}
+	return p, nil
+}
+
+// rebind turns ? placeholders into $1, $2 ... for PostgreSQL. Queries in this
+// package never hold a literal question mark.
+func (db *DB) rebind(q string) string {
+	if db.dialect != Postgres {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
+}
+
+// querier is what both *sql.DB and *sql.Tx offer.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// conn runs rebound queries on one querier.
+type conn struct {
+	db *DB
+	q  querier
+}
+
+func (c conn) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return c.q.ExecContext(ctx, c.db.rebind(q), args...)
+}
+
+func (c conn) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return c.q.QueryContext(ctx, c.db.rebind(q), args...)
+}
+
+func (c conn) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return c.q.QueryRowContext(ctx, c.db.rebind(q), args...)
+}
+
+func (db *DB) reader() conn { return conn{db, db.read} }
+func (db *DB) writer() conn { return conn{db, db.write} }
+
+// tx runs fn in a write transaction, committed when fn returns nil.
+func (db *DB) tx(ctx context.Context, fn func(c conn) error) error {
+	t, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(conn{db, t}); err != nil {
+		t.Rollback()
+		return err
+	}
+	if err := t.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// isUniqueViolation reports whether err is a unique-constraint failure.
+func isUniqueViolation(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// isForeignKeyViolation reports whether err is a foreign-key failure.
+func isForeignKeyViolation(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+	}
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23503"
+}
+
+// notFound turns sql.ErrNoRows into agentline's not-found error for what.
+func notFound(err error, what string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return agentline.NotFound(what)
+	}
+	return err
+}
+
+// mustAffect returns a not-found error for what when res changed no row.
+func mustAffect(res sql.Result, err error, what string) error {
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return agentline.NotFound(what)
+	}
+	return nil
+}
+
+// Setting returns the stored value of key, or not found.
+func (db *DB) Setting(ctx context.Context, key string) (string, error) {
+	var v string
+	err := db.reader().queryRow(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+	return v, notFound(err, "setting "+key)
+}
+
+// EnsureSetting stores value under key unless a value is already there, and
+// returns the value that is stored. Instances starting together agree.
+func (db *DB) EnsureSetting(ctx context.Context, key, value string) (string, error) {
+	if _, err := db.writer().exec(ctx, `INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`, key, value); err != nil {
+		return "", fmt.Errorf("ensure setting %s: %w", key, err)
+	}
+	var v string
+	err := db.writer().queryRow(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+	return v, err
+}
+
+// ExecAdmin runs one statement outside a transaction, such as CREATE
+// DATABASE. It is for tests and tooling, never for request handling.
+func (db *DB) ExecAdmin(ctx context.Context, statement string) error {
+	_, err := db.write.ExecContext(ctx, statement)
+	return err
+}
+
+// utc scans a time column into *t in UTC, whatever zone the driver returns.
+func utc(t *time.Time) sql.Scanner { return utcScanner{t} }
+
+type utcScanner struct{ t *time.Time }
+
+func (s utcScanner) Scan(src any) error {
+	var nt sql.NullTime
+	if err := nt.Scan(src); err != nil {
+		return err
+	}
+	*s.t = nt.Time.UTC()
+	return nil
+}

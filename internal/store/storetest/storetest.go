@@ -1,0 +1,262 @@
+// Package storetest opens fresh, migrated databases for tests: a temp SQLite
+// file, or a new database in a throwaway PostgreSQL cluster started with
+// initdb and postgres on a temp dir, reached over a unix socket.
+//
+// PostgreSQL tests are skipped when the server binaries are missing, and fail
+// instead when AGENTLINE_REQUIRE_POSTGRES=1. A package whose tests use
+// PostgreSQL calls Main from its TestMain so the cluster stops at the end.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentline/agentline/internal/store"
+)
+
+// Dialects lists the databases a test should run against.
+func Dialects() []store.Dialect { return []store.Dialect{store.SQLite, store.Postgres} }
+
+// ForEach runs fn as a subtest against a fresh database of each dialect.
+func ForEach(t *testing.T, fn func(t *testing.T, db *store.DB)) {
+	t.Helper()
+	for _, d := range Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			fn(t, Open(t, d))
+		})
+	}
+}
+
+// Open returns a fresh, migrated database of the dialect, closed when the
+// test ends.
+func Open(t testing.TB, d store.Dialect) *store.DB {
+	t.Helper()
+	u := URL(t, d)
+	ctx := context.Background()
+	db, err := store.Open(ctx, u)
+	if err != nil {
+		t.Fatalf("open %s: %v", d, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("migrate %s: %v", d, err)
+	}
+	return db
+}
+
+// URL returns the URL of a fresh, empty database of the dialect (migrated
+// already on PostgreSQL, where each one is a copy of a migrated template).
+func URL(t testing.TB, d store.Dialect) string {
+	t.Helper()
+	switch d {
+	case store.SQLite:
+		return "sqlite:" + filepath.Join(t.TempDir(), "test.db")
+	case store.Postgres:
+		c, err := theCluster.get()
+		if err != nil {
+			if os.Getenv("AGENTLINE_REQUIRE_POSTGRES") == "1" {
+				t.Fatalf("PostgreSQL is required (AGENTLINE_REQUIRE_POSTGRES=1): %v", err)
+			}
+			t.Skipf("PostgreSQL not available: %v", err)
+		}
+		u, err := c.newDatabase()
+		if err != nil {
+			t.Fatalf("postgres: %v", err)
+		}
+		return u
+	}
+	t.Fatalf("unknown dialect %q", d)
+	return ""
+}
+
+// Main runs the tests of a package and stops the PostgreSQL cluster, if one
+// was started, before exiting.
+func Main(m *testing.M) {
+	code := m.Run()
+	theCluster.stop()
+	os.Exit(code)
+}
+
+// theCluster is started on first use and shared by the tests of one package.
+var theCluster lazyCluster
+
+type lazyCluster struct {
+	once sync.Once
+	c    *cluster
+	err  error
+}
+
+func (l *lazyCluster) get() (*cluster, error) {
+	l.once.Do(func() { l.c, l.err = startCluster() })
+	return l.c, l.err
+}
+
+func (l *lazyCluster) stop() {
+	if l.c != nil {
+		l.c.stop()
+	}
+}
+
+type cluster struct {
+	dir    string
+	socket string
+	port   int
+	cmd    *exec.Cmd
+	n      atomic.Int64
+}
+
+// binDir finds initdb: on PATH, else in Debian's versioned directory.
+func binDir() (string, error) {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return pgVersion(dirs[i]) > pgVersion(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	return "", errors.New("initdb not found on PATH (install postgresql)")
+}
+
+func pgVersion(dir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
+	return n
+}
+
+func startCluster() (*cluster, error) {
+	bin, err := binDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "agentline-pg-")
+	if err != nil {
+		return nil, err
+	}
+	c := &cluster{dir: dir, socket: dir, port: 5432}
+	// PostgreSQL refuses to run as root: run it as the postgres user then.
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		pu, err := user.Lookup("postgres")
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("running as root and no postgres user: %w", err)
+		}
+		uid, _ := strconv.Atoi(pu.Uid)
+		gid, _ := strconv.Atoi(pu.Gid)
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		if err := os.Chown(dir, uid, gid); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	data := filepath.Join(dir, "data")
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	initdb.Dir = dir
+	if out, err := initdb.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("initdb: %v: %s", err, out)
+	}
+	c.cmd = exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-k", c.socket, "-p", strconv.Itoa(c.port),
+		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "max_connections=200", "-c", "shared_buffers=32MB")
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	c.cmd.Dir = dir
+	logf, _ := os.Create(filepath.Join(dir, "postgres.log"))
+	if logf != nil && cred != nil {
+		os.Chown(logf.Name(), int(cred.Uid), int(cred.Gid))
+	}
+	c.cmd.Stdout, c.cmd.Stderr = logf, logf
+	if err := c.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start postgres: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		db, err := store.Open(ctx, c.url("postgres"))
+		if err == nil {
+			err = c.createTemplate(ctx, db)
+			db.Close()
+			if err != nil {
+				c.stop()
+				return nil, err
+			}
+			return c, nil
+		}
+		if ctx.Err() != nil {
+			log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
+			c.stop()
+			return nil, fmt.Errorf("postgres did not start: %v: %s", err, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (c *cluster) url(db string) string {
+	q := url.Values{"host": {c.socket}, "port": {strconv.Itoa(c.port)}, "sslmode": {"disable"}}
+	return "postgres://postgres@/" + db + "?" + q.Encode()
+}
+
+// createTemplate migrates a template database once; every test database is
+// a copy of it, which is much faster than migrating each.
+func (c *cluster) createTemplate(ctx context.Context, admin *store.DB) error {
+	if err := admin.ExecAdmin(ctx, "CREATE DATABASE agentline_template"); err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, c.url("agentline_template"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.Migrate(ctx)
+}
+
+func (c *cluster) newDatabase() (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin, err := store.Open(ctx, c.url("postgres"))
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close()
+	name := fmt.Sprintf("t%d", c.n.Add(1))
+	if err := admin.ExecAdmin(ctx, "CREATE DATABASE "+name+" TEMPLATE agentline_template"); err != nil {
+		return "", err
+	}
+	return c.url(name), nil
+}
+
+func (c *cluster) stop() {
+	if c.cmd != nil && c.cmd.Process != nil {
+		c.cmd.Process.Signal(syscall.SIGINT)
+		done := make(chan struct{})
+		go func() { c.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			c.cmd.Process.Kill()
+			<-done
+		}
+	}
+	if !strings.HasPrefix(c.dir, os.TempDir()) {
+		return
+	}
+	os.RemoveAll(c.dir)
+}
