@@ -25,3 +25,45 @@ type ToolResult struct {
 	Output  string `json:"output"`
 	IsError bool   `json:"is_error,omitempty"`
 }
+
+// OpenAITool is a tool in the OpenAI realtime session's "tools" list.
+type OpenAITool struct {
+	Type        string          `json:"type"` // always "function"
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// OpenAITools renders definitions for an OpenAI realtime session.
+func OpenAITools(defs []ToolDefinition) []OpenAITool {
+	out := make([]OpenAITool, len(defs))
+	for i, d := range defs {
+		out[i] = OpenAITool{Type: "function", Name: d.Name, Description: d.Description, Parameters: d.Parameters}
+	}
+	return out
+}
+
+// GeminiTool is one entry of a Gemini Live setup's "tools" list.
+type GeminiTool struct {
+	FunctionDeclarations []GeminiFunctionDeclaration `json:"functionDeclarations"`
+}
+
+// GeminiFunctionDeclaration is a function as Gemini declares it.
+type GeminiFunctionDeclaration struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// GeminiTools renders definitions for a Gemini Live session: one tool
+// holding every function declaration, or none when there are no tools.
+func GeminiTools(defs []ToolDefinition) []GeminiTool {
+	if len(defs) == 0 {
+		return nil
+	}
+	decls := make([]GeminiFunctionDeclaration, len(defs))
+	for i, d := range defs {
+		decls[i] = GeminiFunctionDeclaration{Name: d.Name, Description: d.Description, Parameters: d.Parameters}
+	}
+	return []GeminiTool{{FunctionDeclarations: decls}}
+}
