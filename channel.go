@@ -1,0 +1,136 @@
+package agentline
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// ChannelType is how visitors reach an agent on a website.
+type ChannelType string
+
+// Channel types. A form channel's own settings come with the form issue.
+const (
+	ChannelVoiceWidget ChannelType = "voice_widget"
+	ChannelForm        ChannelType = "form"
+)
+
+// Channel is one place on a website where visitors talk to an agent.
+type Channel struct {
+	ID        int64           `json:"id"`
+	ProjectID int64           `json:"project_id"`
+	AgentID   *int64          `json:"agent_id"`
+	Type      ChannelType     `json:"type"`
+	Name      string          `json:"name"`
+	Settings  ChannelSettings `json:"settings"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+// ChannelSettings are the widget's cosmetic settings.
+type ChannelSettings struct {
+	Color          string `json:"color"`
+	Position       string `json:"position"`
+	ShowTranscript bool   `json:"show_transcript"`
+	ShowTextChat   bool   `json:"show_text_chat"`
+}
+
+// Widget positions.
+const (
+	PositionBottomRight = "bottom-right"
+	PositionBottomLeft  = "bottom-left"
+)
+
+var hexColor = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+
+// Validate checks the channel's own fields and fills defaults. Whether the
+// agent belongs to the project is for the caller to check.
+func (c *Channel) Validate() error {
+	c.Name = strings.TrimSpace(c.Name)
+	switch c.Type {
+	case ChannelVoiceWidget, ChannelForm:
+	case "":
+		return Invalid("type", "type is required: voice_widget or form")
+	default:
+		return Invalid("type", "type %q is not voice_widget or form", c.Type)
+	}
+	if c.Name == "" {
+		return Invalid("name", "name is required")
+	}
+	if len(c.Name) > 200 {
+		return Invalid("name", "name is longer than 200 characters")
+	}
+	if c.Type == ChannelVoiceWidget && c.AgentID == nil {
+		return Invalid("agent_id", "agent_id is required for a voice_widget channel")
+	}
+	if c.Settings.Color == "" {
+		c.Settings.Color = "#2563eb"
+	}
+	if !hexColor.MatchString(c.Settings.Color) {
+		return Invalid("settings.color", "color %q is not of the form #rrggbb", c.Settings.Color)
+	}
+	c.Settings.Color = strings.ToLower(c.Settings.Color)
+	switch c.Settings.Position {
+	case "":
+		c.Settings.Position = PositionBottomRight
+	case PositionBottomRight, PositionBottomLeft:
+	default:
+		return Invalid("settings.position", "position %q is not bottom-right or bottom-left", c.Settings.Position)
+	}
+	return nil
+}
+
+// WidgetKeyPrefix starts every public widget key.
+const WidgetKeyPrefix = "svc_pk_"
+
+// WidgetKey is a channel's public key as stored: never the key itself, only
+// its hash and its first characters.
+type WidgetKey struct {
+	ID                 int64      `json:"-"`
+	ChannelID          int64      `json:"channel_id"`
+	ProjectID          int64      `json:"project_id"`
+	Prefix             string     `json:"prefix"`
+	AllowedOrigins     []string   `json:"allowed_origins"`
+	RateLimitPerMinute int64      `json:"rate_limit_per_minute"`
+	RateLimitPerDay    *int64     `json:"rate_limit_per_day"`
+	CreatedAt          time.Time  `json:"created_at"`
+	LastUsedAt         *time.Time `json:"last_used_at"`
+}
+
+// DefaultRateLimitPerMinute is a new key's per-minute limit.
+const DefaultRateLimitPerMinute = 60
+
+// WidgetSession is one visitor's conversation with an agent through a
+// channel. Its id is an opaque string.
+type WidgetSession struct {
+	ID         string     `json:"id"`
+	ProjectID  int64      `json:"project_id"`
+	ChannelID  int64      `json:"channel_id"`
+	AgentID    int64      `json:"agent_id"`
+	Origin     string     `json:"origin"`
+	Provider   Provider   `json:"provider"`
+	Model      string     `json:"model"`
+	StartedAt  time.Time  `json:"started_at"`
+	EndedAt    *time.Time `json:"ended_at"`
+	DurationMS int64      `json:"duration_ms"`
+	ToolCalls  int64      `json:"tool_calls"`
+	Errors     int64      `json:"errors"`
+}
+
+// SessionEvent is one thing that happened in a session, reported by the
+// client or recorded by the server.
+type SessionEvent struct {
+	Type string          `json:"type"`
+	At   time.Time       `json:"at"`
+	Data json.RawMessage `json:"data"`
+}
+
+// Session event types accepted by the analytics endpoint.
+const (
+	EventSessionStarted = "session_started"
+	EventSessionEnded   = "session_ended"
+	EventTranscript     = "transcript"
+	EventToolCall       = "tool_call"
+	EventError          = "error"
+)

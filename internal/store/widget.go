@@ -1,0 +1,420 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentline/agentline"
+)
+
+// KindChannel is the channels table.
+const KindChannel Kind = "channels"
+
+const channelColumns = `id, project_id, agent_id, type, name, settings, created_at, updated_at`
+
+func scanChannel(row interface{ Scan(...any) error }) (agentline.Channel, error) {
+	var c agentline.Channel
+	var agentID sql.NullInt64
+	var settings string
+	if err := row.Scan(&c.ID, &c.ProjectID, &agentID, &c.Type, &c.Name, &settings, utc(&c.CreatedAt), utc(&c.UpdatedAt)); err != nil {
+		return c, err
+	}
+	if agentID.Valid {
+		c.AgentID = &agentID.Int64
+	}
+	if err := json.Unmarshal([]byte(settings), &c.Settings); err != nil {
+		return c, fmt.Errorf("channel %d settings: %w", c.ID, err)
+	}
+	return c, nil
+}
+
+// CreateChannel stores a new channel in c.ProjectID.
+func (db *DB) CreateChannel(ctx context.Context, c agentline.Channel) (agentline.Channel, error) {
+	settings, err := json.Marshal(c.Settings)
+	if err != nil {
+		return c, err
+	}
+	c.CreatedAt, c.UpdatedAt = db.now(), db.now()
+	err = db.writer().queryRow(ctx,
+		`INSERT INTO channels (project_id, agent_id, type, name, settings, created_at, updated_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		c.ProjectID, c.AgentID, c.Type, c.Name, string(settings), c.CreatedAt, c.UpdatedAt).Scan(&c.ID)
+	if isForeignKeyViolation(err) {
+		return c, agentline.NotFound("project or agent")
+	}
+	if err != nil {
+		return c, fmt.Errorf("create channel: %w", err)
+	}
+	return c, nil
+}
+
+// Channels lists a project's channels.
+func (db *DB) Channels(ctx context.Context, projectID int64) ([]agentline.Channel, error) {
+	rows, err := db.reader().query(ctx, `SELECT `+channelColumns+` FROM channels WHERE project_id = ? ORDER BY id`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []agentline.Channel{}
+	for rows.Next() {
+		c, err := scanChannel(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Channel returns one channel of the project.
+func (db *DB) Channel(ctx context.Context, projectID, channelID int64) (agentline.Channel, error) {
+	c, err := scanChannel(db.reader().queryRow(ctx,
+		`SELECT `+channelColumns+` FROM channels WHERE project_id = ? AND id = ?`, projectID, channelID))
+	return c, notFound(err, "channel")
+}
+
+// UpdateChannel saves the editable fields of c, scoped to c.ProjectID.
+func (db *DB) UpdateChannel(ctx context.Context, c agentline.Channel) (agentline.Channel, error) {
+	settings, err := json.Marshal(c.Settings)
+	if err != nil {
+		return c, err
+	}
+	res, err := db.writer().exec(ctx,
+		`UPDATE channels SET agent_id = ?, name = ?, settings = ?, updated_at = ? WHERE project_id = ? AND id = ?`,
+		c.AgentID, c.Name, string(settings), db.now(), c.ProjectID, c.ID)
+	if isForeignKeyViolation(err) {
+		return c, agentline.NotFound("agent")
+	}
+	if err := mustAffect(res, err, "channel"); err != nil {
+		return c, err
+	}
+	return db.Channel(ctx, c.ProjectID, c.ID)
+}
+
+// DeleteChannel deletes a channel of the project and its key.
+func (db *DB) DeleteChannel(ctx context.Context, projectID, channelID int64) error {
+	res, err := db.writer().exec(ctx, `DELETE FROM channels WHERE project_id = ? AND id = ?`, projectID, channelID)
+	return mustAffect(res, err, "channel")
+}
+
+const keyColumns = `id, channel_id, project_id, prefix, allowed_origins, rate_limit_per_minute, rate_limit_per_day, created_at, last_used_at`
+
+func scanKey(row interface{ Scan(...any) error }) (agentline.WidgetKey, error) {
+	var k agentline.WidgetKey
+	var origins string
+	var perDay sql.NullInt64
+	var lastUsed sql.NullTime
+	if err := row.Scan(&k.ID, &k.ChannelID, &k.ProjectID, &k.Prefix, &origins, &k.RateLimitPerMinute, &perDay,
+		utc(&k.CreatedAt), &lastUsed); err != nil {
+		return k, err
+	}
+	if perDay.Valid {
+		k.RateLimitPerDay = &perDay.Int64
+	}
+	if lastUsed.Valid {
+		t := lastUsed.Time.UTC()
+		k.LastUsedAt = &t
+	}
+	if err := json.Unmarshal([]byte(origins), &k.AllowedOrigins); err != nil {
+		return k, fmt.Errorf("widget key %d origins: %w", k.ID, err)
+	}
+	return k, nil
+}
+
+// SetWidgetKey gives the channel a key with this hash: a new key with the
+// default limits, or, when the channel has one, the same key record with a
+// new hash, so the old key stops working while origins and limits stay.
+func (db *DB) SetWidgetKey(ctx context.Context, projectID, channelID int64, hash, prefix string) (agentline.WidgetKey, error) {
+	now := db.now()
+	err := db.tx(ctx, func(c conn) error {
+		var exists int
+		err := c.queryRow(ctx, `SELECT count(*) FROM channels WHERE project_id = ? AND id = ?`, projectID, channelID).Scan(&exists)
+		if err != nil {
+			return err
+		}
+		if exists == 0 {
+			return agentline.NotFound("channel")
+		}
+		res, err := c.exec(ctx, `UPDATE widget_keys SET key_hash = ?, prefix = ?, created_at = ?, last_used_at = NULL
+			WHERE project_id = ? AND channel_id = ?`, hash, prefix, now, projectID, channelID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			return err
+		}
+		_, err = c.exec(ctx, `INSERT INTO widget_keys (channel_id, project_id, key_hash, prefix, allowed_origins, rate_limit_per_minute, created_at)
+			VALUES (?, ?, ?, ?, '[]', ?, ?)`, channelID, projectID, hash, prefix, agentline.DefaultRateLimitPerMinute, now)
+		return err
+	})
+	if err != nil {
+		if isUniqueViolation(err) {
+			return agentline.WidgetKey{}, agentline.Errorf(agentline.EConflict, "the channel's key changed at the same time; try again")
+		}
+		return agentline.WidgetKey{}, err
+	}
+	return db.WidgetKey(ctx, projectID, channelID)
+}
+
+
+// WidgetKey returns the key of a channel of the project.
+func (db *DB) WidgetKey(ctx context.Context, projectID, channelID int64) (agentline.WidgetKey, error) {
+	k, err := scanKey(db.reader().queryRow(ctx,
+		`SELECT `+keyColumns+` FROM widget_keys WHERE project_id = ? AND channel_id = ?`, projectID, channelID))
+	return k, notFound(err, "key")
+}
+
+// WidgetKeyByHash returns the key whose hash this is. The key itself is the
+// scope: whoever holds it may use its channel.
+func (db *DB) WidgetKeyByHash(ctx context.Context, hash string) (agentline.WidgetKey, error) {
+	k, err := scanKey(db.reader().queryRow(ctx, `SELECT `+keyColumns+` FROM widget_keys WHERE key_hash = ?`, hash))
+	return k, notFound(err, "key")
+}
+
+// UpdateWidgetKey saves a key's origins and limits.
+func (db *DB) UpdateWidgetKey(ctx context.Context, k agentline.WidgetKey) (agentline.WidgetKey, error) {
+	origins, err := json.Marshal(k.AllowedOrigins)
+	if err != nil {
+		return k, err
+	}
+	res, err := db.writer().exec(ctx,
+		`UPDATE widget_keys SET allowed_origins = ?, rate_limit_per_minute = ?, rate_limit_per_day = ? WHERE project_id = ? AND channel_id = ?`,
+		string(origins), k.RateLimitPerMinute, k.RateLimitPerDay, k.ProjectID, k.ChannelID)
+	if err := mustAffect(res, err, "key"); err != nil {
+		return k, err
+	}
+	return db.WidgetKey(ctx, k.ProjectID, k.ChannelID)
+}
+
+// DeleteWidgetKey revokes a channel's key.
+func (db *DB) DeleteWidgetKey(ctx context.Context, projectID, channelID int64) error {
+	res, err := db.writer().exec(ctx, `DELETE FROM widget_keys WHERE project_id = ? AND channel_id = ?`, projectID, channelID)
+	return mustAffect(res, err, "key")
+}
+
+// TouchWidgetKey records when a key was last used. Callers batch it.
+func (db *DB) TouchWidgetKey(ctx context.Context, keyID int64, at time.Time) error {
+	_, err := db.writer().exec(ctx, `UPDATE widget_keys SET last_used_at = ? WHERE id = ?`, at.UTC(), keyID)
+	return err
+}
+
+const sessionColumns = `id, project_id, channel_id, agent_id, origin, provider, model, started_at, ended_at, duration_ms, tool_calls, errors`
+
+func scanSession(row interface{ Scan(...any) error }) (agentline.WidgetSession, error) {
+	var s agentline.WidgetSession
+	var ended sql.NullTime
+	if err := row.Scan(&s.ID, &s.ProjectID, &s.ChannelID, &s.AgentID, &s.Origin, &s.Provider, &s.Model,
+		utc(&s.StartedAt), &ended, &s.DurationMS, &s.ToolCalls, &s.Errors); err != nil {
+		return s, err
+	}
+	if ended.Valid {
+		t := ended.Time.UTC()
+		s.EndedAt = &t
+	}
+	return s, nil
+}
+
+// CreateWidgetSession stores a new session; its id is chosen by the caller.
+func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error) {
+	if s.StartedAt.IsZero() {
+		s.StartedAt = db.now()
+	}
+	_, err := db.writer().exec(ctx,
+		`INSERT INTO widget_sessions (id, project_id, channel_id, agent_id, origin, provider, model, started_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, s.ProjectID, s.ChannelID, s.AgentID, s.Origin, s.Provider, s.Model, s.StartedAt)
+	if isUniqueViolation(err) {
+		return s, agentline.Errorf(agentline.EConflict, "session %s exists already", s.ID)
+	}
+	if isForeignKeyViolation(err) {
+		return s, agentline.NotFound("project")
+	}
+	if err != nil {
+		return s, fmt.Errorf("create widget session: %w", err)
+	}
+	return s, nil
+}
+
+// WidgetSession returns one session of the project.
+func (db *DB) WidgetSession(ctx context.Context, projectID int64, id string) (agentline.WidgetSession, error) {
+	s, err := scanSession(db.reader().queryRow(ctx,
+		`SELECT `+sessionColumns+` FROM widget_sessions WHERE project_id = ? AND id = ?`, projectID, id))
+	return s, notFound(err, "session")
+}
+
+// StartWidgetSession records the provider session opened for a session that
+// was created in advance (a form lead's): its origin, provider and model,
+// and the start time.
+func (db *DB) StartWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error) {
+	res, err := db.writer().exec(ctx,
+		`UPDATE widget_sessions SET origin = ?, provider = ?, model = ?, started_at = ?
+		 WHERE project_id = ? AND channel_id = ? AND id = ?`,
+		s.Origin, s.Provider, s.Model, db.now(), s.ProjectID, s.ChannelID, s.ID)
+	if err := mustAffect(res, err, "session"); err != nil {
+		return s, err
+	}
+	return db.WidgetSession(ctx, s.ProjectID, s.ID)
+}
+
+// AddSessionEvents appends events to a session of the project and keeps the
+// session's counters: tool calls, errors, and the end time and duration at
+// the first session_ended.
+func (db *DB) AddSessionEvents(ctx context.Context, projectID int64, sessionID string, events []agentline.SessionEvent) error {
+	return db.tx(ctx, func(c conn) error {
+		var started time.Time
+		var ended sql.NullTime
+		err := c.queryRow(ctx, `SELECT started_at, ended_at FROM widget_sessions WHERE project_id = ? AND id = ?`,
+			projectID, sessionID).Scan(utc(&started), &ended)
+		if err != nil {
+			return notFound(err, "session")
+		}
+		var tools, errs int
+		for _, e := range events {
+			data := string(e.Data)
+			if data == "" || data == "null" {
+				data = "{}"
+			}
+			if _, err := c.exec(ctx, `INSERT INTO session_events (session_id, type, at, data) VALUES (?, ?, ?, ?)`,
+				sessionID, e.Type, e.At.UTC(), data); err != nil {
+				return fmt.Errorf("add session event: %w", err)
+			}
+			switch e.Type {
+			case agentline.EventToolCall:
+				tools++
+			case agentline.EventError:
+				errs++
+			case agentline.EventSessionEnded:
+				if !ended.Valid {
+					ended = sql.NullTime{Time: e.At.UTC(), Valid: true}
+					dur := max(ended.Time.Sub(started).Milliseconds(), 0)
+					if _, err := c.exec(ctx, `UPDATE widget_sessions SET ended_at = ?, duration_ms = ? WHERE id = ?`,
+						ended.Time, dur, sessionID); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if tools > 0 || errs > 0 {
+			_, err = c.exec(ctx, `UPDATE widget_sessions SET tool_calls = tool_calls + ?, errors = errors + ? WHERE id = ?`,
+				tools, errs, sessionID)
+		}
+		return err
+	})
+}
+
+// SessionFilter narrows a listing of sessions. Zero fields do not filter.
+type SessionFilter struct {
+	ChannelID int64
+	AgentID   int64
+	From, To  time.Time // started_at in [From, To)
+	Limit     int
+	Offset    int
+}
+
+// SessionWithEvents is a session with everything recorded in it.
+type SessionWithEvents struct {
+	agentline.WidgetSession
+	Events []agentline.SessionEvent
+}
+
+// WidgetSessions lists the project's sessions, newest first, each with its
+// events in order.
+func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f SessionFilter) ([]SessionWithEvents, error) {
+	where := []string{"project_id = ?"}
+	args := []any{projectID}
+	if f.ChannelID != 0 {
+		where, args = append(where, "channel_id = ?"), append(args, f.ChannelID)
+	}
+	if f.AgentID != 0 {
+		where, args = append(where, "agent_id = ?"), append(args, f.AgentID)
+	}
+	if !f.From.IsZero() {
+		where, args = append(where, "started_at >= ?"), append(args, f.From.UTC())
+	}
+	if !f.To.IsZero() {
+		where, args = append(where, "started_at < ?"), append(args, f.To.UTC())
+	}
+	args = append(args, f.Limit, f.Offset)
+	rows, err := db.reader().query(ctx, `SELECT `+sessionColumns+` FROM widget_sessions WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := []SessionWithEvents{}
+	index := map[string]int{}
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		index[s.ID] = len(out)
+		out = append(out, SessionWithEvents{WidgetSession: s, Events: []agentline.SessionEvent{}})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(out) == 0 {
+		return out, err
+	}
+	ids := make([]any, 0, len(out))
+	for _, s := range out {
+		ids = append(ids, s.ID)
+	}
+	erows, err := db.reader().query(ctx, `SELECT session_id, type, at, data FROM session_events WHERE session_id IN (?`+
+		strings.Repeat(", ?", len(ids)-1)+`) ORDER BY id`, ids...)
+	if err != nil {
+		return nil, err
+	}
+	defer erows.Close()
+	for erows.Next() {
+		var id, data string
+		var e agentline.SessionEvent
+		if err := erows.Scan(&id, &e.Type, utc(&e.At), &data); err != nil {
+			return nil, err
+		}
+		e.Data = json.RawMessage(data)
+		out[index[id]].Events = append(out[index[id]].Events, e)
+	}
+	return out, erows.Err()
+}
+
+// AnalyticsRow is one day of one channel's sessions.
+type AnalyticsRow struct {
+	Day       string  `json:"day"` // YYYY-MM-DD, UTC
+	ChannelID int64   `json:"channel_id"`
+	Sessions  int64   `json:"sessions"`
+	Minutes   float64 `json:"minutes"`
+	ToolCalls int64   `json:"tool_calls"`
+	Errors    int64   `json:"errors"`
+}
+
+// SessionAnalytics sums the project's sessions started in [from, to) per
+// UTC day and channel.
+func (db *DB) SessionAnalytics(ctx context.Context, projectID int64, from, to time.Time) ([]AnalyticsRow, error) {
+	day := `substr(started_at, 1, 10)`
+	if db.dialect == Postgres {
+		day = `to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`
+	}
+	rows, err := db.reader().query(ctx, `SELECT `+day+` AS day, channel_id, count(*), coalesce(sum(duration_ms), 0),
+		coalesce(sum(tool_calls), 0), coalesce(sum(errors), 0)
+		FROM widget_sessions WHERE project_id = ? AND started_at >= ? AND started_at < ?
+		GROUP BY day, channel_id ORDER BY day, channel_id`, projectID, from.UTC(), to.UTC())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []AnalyticsRow{}
+	for rows.Next() {
+		var r AnalyticsRow
+		var ms int64
+		if err := rows.Scan(&r.Day, &r.ChannelID, &r.Sessions, &ms, &r.ToolCalls, &r.Errors); err != nil {
+			return nil, err
+		}
+		r.Minutes = float64(ms) / 60000
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
