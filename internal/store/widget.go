@@ -160,7 +160,6 @@ func (db *DB) SetWidgetKey(ctx context.Context, projectID, channelID int64, hash
 	return db.WidgetKey(ctx, projectID, channelID)
 }
 
-
 // WidgetKey returns the key of a channel of the project.
 func (db *DB) WidgetKey(ctx context.Context, projectID, channelID int64) (agentline.WidgetKey, error) {
 	k, err := scanKey(db.reader().queryRow(ctx,
