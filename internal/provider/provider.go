@@ -1,0 +1,277 @@
+// Package provider talks to the realtime voice providers on behalf of a
+// browser: it mints the short-lived token a widget uses to open its own
+// session, with the agent's model, instructions, voice and tools locked in
+// where the provider allows it. The server's API keys never leave it.
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentline/agentline"
+)
+
+// Config holds the providers' base URLs and keys (OPENAI_BASE_URL,
+// OPENAI_API_KEY, GEMINI_BASE_URL, GEMINI_API_KEY).
+type Config struct {
+	OpenAIBaseURL string
+	OpenAIAPIKey  string
+	GeminiBaseURL string
+	GeminiAPIKey  string
+}
+
+// Client mints browser session tokens.
+type Client struct {
+	cfg  Config
+	http *http.Client
+	now  func() time.Time
+}
+
+// New returns a client; hc nil means a client with a 15 s timeout.
+func New(cfg Config, hc *http.Client) *Client {
+	if hc == nil {
+		hc = &http.Client{Timeout: 15 * time.Second}
+	}
+	cfg.OpenAIBaseURL = strings.TrimSuffix(cfg.OpenAIBaseURL, "/")
+	cfg.GeminiBaseURL = strings.TrimSuffix(cfg.GeminiBaseURL, "/")
+	return &Client{cfg: cfg, http: hc, now: time.Now}
+}
+
+// Token is what a browser needs to open its session with the provider.
+type Token struct {
+	Value     string    // ek_... (OpenAI) or auth_tokens/... (Gemini)
+	ExpiresAt time.Time // no new session can be opened with Value after it
+	URL       string    // where the browser connects
+	Protocol  string    // webrtc or websocket
+}
+
+// Token lifetimes: a widget uses its token at once, so they are short.
+const (
+	openAISecretTTL      = 120 * time.Second
+	geminiNewSessionTTL  = 60 * time.Second
+	geminiTokenTTL       = 30 * time.Minute
+	transcriptionModel   = "gpt-4o-mini-transcribe"
+	maxProviderErrorBody = 4096
+)
+
+// SessionToken mints a token for a new session with the agent on its
+// provider, offering tools.
+func (c *Client) SessionToken(ctx context.Context, agent agentline.Agent, tools []agentline.ToolDefinition) (Token, error) {
+	switch agent.Provider {
+	case agentline.ProviderOpenAI:
+		return c.openAISecret(ctx, agent, tools)
+	case agentline.ProviderGemini:
+		return c.geminiToken(ctx, agent, tools)
+	}
+	return Token{}, agentline.Errorf(agentline.EUnsupportedProvider, "the agent's provider %q is not supported", agent.Provider)
+}
+
+// OpenAISessionRequest is the body of POST /v1/realtime/client_secrets.
+type OpenAISessionRequest struct {
+	ExpiresAfter struct {
+		Anchor  string `json:"anchor"`
+		Seconds int    `json:"seconds"`
+	} `json:"expires_after"`
+	Session OpenAISession `json:"session"`
+}
+
+// OpenAISession is the realtime session the secret is minted for.
+type OpenAISession struct {
+	Type         string                 `json:"type"`
+	Model        string                 `json:"model"`
+	Instructions string                 `json:"instructions,omitempty"`
+	Audio        OpenAIAudio            `json:"audio"`
+	Tools        []agentline.OpenAITool `json:"tools,omitempty"`
+	ToolChoice   string                 `json:"tool_choice,omitempty"`
+}
+
+// OpenAIAudio is the session's audio part: transcription of what the
+// visitor says, and the voice of the answers.
+type OpenAIAudio struct {
+	Input struct {
+		Transcription struct {
+			Model    string `json:"model"`
+			Language string `json:"language,omitempty"`
+		} `json:"transcription"`
+	} `json:"input"`
+	Output struct {
+		Voice string `json:"voice"`
+	} `json:"output"`
+}
+
+func (c *Client) openAISecret(ctx context.Context, agent agentline.Agent, tools []agentline.ToolDefinition) (Token, error) {
+	if c.cfg.OpenAIAPIKey == "" {
+		return Token{}, agentline.Errorf(agentline.ENotConfigured, "the OpenAI-compatible provider is not configured on this server (OPENAI_API_KEY)")
+	}
+	var body OpenAISessionRequest
+	body.ExpiresAfter.Anchor, body.ExpiresAfter.Seconds = "created_at", int(openAISecretTTL.Seconds())
+	body.Session = OpenAISession{Type: "realtime", Model: agent.Model, Instructions: agent.Instructions, Tools: agentline.OpenAITools(tools)}
+	if len(tools) > 0 {
+		body.Session.ToolChoice = "auto"
+	}
+	body.Session.Audio.Input.Transcription.Model = transcriptionModel
+	body.Session.Audio.Input.Transcription.Language = primaryLanguage(agent.Language)
+	body.Session.Audio.Output.Voice = agent.Voice
+	var out struct {
+		Value     string `json:"value"`
+		ExpiresAt int64  `json:"expires_at"`
+	}
+	header := http.Header{"Authorization": {"Bearer " + c.cfg.OpenAIAPIKey}}
+	if err := c.post(ctx, "OpenAI-compatible", c.cfg.OpenAIBaseURL+"/v1/realtime/client_secrets", header, body, &out); err != nil {
+		return Token{}, err
+	}
+	if out.Value == "" {
+		return Token{}, providerError("OpenAI-compatible", fmt.Errorf("answer has no value"))
+	}
+	exp := time.Unix(out.ExpiresAt, 0).UTC()
+	if out.ExpiresAt == 0 {
+		exp = c.now().Add(openAISecretTTL).UTC().Truncate(time.Second)
+	}
+	return Token{Value: out.Value, ExpiresAt: exp, URL: c.cfg.OpenAIBaseURL + "/v1/realtime/calls", Protocol: "webrtc"}, nil
+}
+
+// GeminiAuthTokenRequest is the body of POST /v1alpha/auth_tokens.
+type GeminiAuthTokenRequest struct {
+	Uses                     int                 `json:"uses"`
+	ExpireTime               string              `json:"expireTime"`
+	NewSessionExpireTime     string              `json:"newSessionExpireTime"`
+	BidiGenerateContentSetup GeminiSetupEnvelope `json:"bidiGenerateContentSetup"`
+}
+
+// GeminiSetupEnvelope wraps the locked Live API setup.
+type GeminiSetupEnvelope struct {
+	Setup GeminiSetup `json:"setup"`
+}
+
+// GeminiSetup is the Live API setup the token is constrained to.
+type GeminiSetup struct {
+	Model                    string                 `json:"model"`
+	GenerationConfig         GeminiGenerationConfig `json:"generationConfig"`
+	SystemInstruction        *GeminiContent         `json:"systemInstruction,omitempty"`
+	Tools                    []agentline.GeminiTool `json:"tools,omitempty"`
+	InputAudioTranscription  struct{}               `json:"inputAudioTranscription"`
+	OutputAudioTranscription struct{}               `json:"outputAudioTranscription"`
+}
+
+// GeminiGenerationConfig asks for spoken answers in the agent's voice.
+type GeminiGenerationConfig struct {
+	ResponseModalities []string `json:"responseModalities"`
+	SpeechConfig       struct {
+		VoiceConfig struct {
+			PrebuiltVoiceConfig struct {
+				VoiceName string `json:"voiceName"`
+			} `json:"prebuiltVoiceConfig"`
+		} `json:"voiceConfig"`
+		LanguageCode string `json:"languageCode,omitempty"`
+	} `json:"speechConfig"`
+}
+
+// GeminiContent is text content such as the system instruction.
+type GeminiContent struct {
+	Parts []GeminiPart `json:"parts"`
+}
+
+// GeminiPart is one part of a content.
+type GeminiPart struct {
+	Text string `json:"text"`
+}
+
+func (c *Client) geminiToken(ctx context.Context, agent agentline.Agent, tools []agentline.ToolDefinition) (Token, error) {
+	if c.cfg.GeminiAPIKey == "" {
+		return Token{}, agentline.Errorf(agentline.ENotConfigured, "the Gemini-compatible provider is not configured on this server (GEMINI_API_KEY)")
+	}
+	now := c.now().UTC()
+	newSession := now.Add(geminiNewSessionTTL).Truncate(time.Second)
+	body := GeminiAuthTokenRequest{
+		Uses:                 1,
+		ExpireTime:           now.Add(geminiTokenTTL).Format(time.RFC3339),
+		NewSessionExpireTime: newSession.Format(time.RFC3339),
+	}
+	s := &body.BidiGenerateContentSetup.Setup
+	s.Model = "models/" + strings.TrimPrefix(agent.Model, "models/")
+	s.GenerationConfig.ResponseModalities = []string{"AUDIO"}
+	s.GenerationConfig.SpeechConfig.VoiceConfig.PrebuiltVoiceConfig.VoiceName = agent.Voice
+	s.GenerationConfig.SpeechConfig.LanguageCode = agent.Language
+	if agent.Instructions != "" {
+		s.SystemInstruction = &GeminiContent{Parts: []GeminiPart{{Text: agent.Instructions}}}
+	}
+	s.Tools = agentline.GeminiTools(tools)
+	var out struct {
+		Name string `json:"name"`
+	}
+	header := http.Header{"x-goog-api-key": {c.cfg.GeminiAPIKey}}
+	if err := c.post(ctx, "Gemini-compatible", c.cfg.GeminiBaseURL+"/v1alpha/auth_tokens", header, body, &out); err != nil {
+		return Token{}, err
+	}
+	if !strings.HasPrefix(out.Name, "auth_tokens/") {
+		return Token{}, providerError("Gemini-compatible", fmt.Errorf("answer has no auth_tokens/ name"))
+	}
+	return Token{Value: out.Name, ExpiresAt: newSession, URL: GeminiLiveURL(c.cfg.GeminiBaseURL), Protocol: "websocket"}, nil
+}
+
+// GeminiLiveURL is the constrained Live API WebSocket of the provider at
+// base; the browser adds ?access_token=<token>.
+func GeminiLiveURL(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return ""
+	}
+	if u.Scheme == "http" {
+		u.Scheme = "ws"
+	} else {
+		u.Scheme = "wss"
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained"
+	return u.String()
+}
+
+func (c *Client) post(ctx context.Context, name, endpoint string, header http.Header, in, out any) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return providerError(name, err)
+	}
+	for k, v := range header {
+		req.Header[http.CanonicalHeaderKey(k)] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return providerError(name, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return providerError(name, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		detail := string(raw[:min(len(raw), maxProviderErrorBody)])
+		return &agentline.Error{Code: agentline.EProvider,
+			Message: fmt.Sprintf("the %s provider refused to start a session (status %d)", name, resp.StatusCode),
+			Err:     fmt.Errorf("POST %s: %s: %s", endpoint, resp.Status, detail)}
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return providerError(name, fmt.Errorf("decode answer: %w", err))
+	}
+	return nil
+}
+
+func providerError(name string, err error) error {
+	return &agentline.Error{Code: agentline.EProvider, Message: fmt.Sprintf("the %s provider could not be reached or answered badly", name), Err: err}
+}
+
+// primaryLanguage is the language subtag of a BCP 47 tag ("en-US" -> "en").
+func primaryLanguage(tag string) string {
+	lang, _, _ := strings.Cut(tag, "-")
+	return strings.ToLower(lang)
+}

@@ -1,0 +1,188 @@
+package provider_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/provider"
+	"github.com/agentline/agentline/internal/provider/providerfake"
+)
+
+var tools = []agentline.ToolDefinition{{Name: "lookup_order", Description: "Find an order", Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}}}`)}}
+
+func agent(p agentline.Provider) agentline.Agent {
+	a := agentline.Agent{ID: 7, Name: "Ada", Instructions: "Be brief.", Language: "en-US"}
+	if p == agentline.ProviderOpenAI {
+		a.Model, a.Provider, a.Voice = "gpt-realtime", p, "marin"
+	} else {
+		a.Model, a.Provider, a.Voice = "gemini-2.5-flash-native-audio-preview", p, "Puck"
+	}
+	return a
+}
+
+func setup(t *testing.T) (*providerfake.Fake, *httptest.Server) {
+	fake := providerfake.New("sk-test", "g-test")
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	return fake, srv
+}
+
+func TestOpenAIClientSecret(t *testing.T) {
+	fake, srv := setup(t)
+	c := provider.New(provider.Config{OpenAIBaseURL: srv.URL + "/", OpenAIAPIKey: "sk-test"}, nil)
+	tok, err := c.SessionToken(context.Background(), agent(agentline.ProviderOpenAI), tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(tok.Value, "ek_") || tok.URL != srv.URL+"/v1/realtime/calls" || tok.Protocol != "webrtc" ||
+		time.Until(tok.ExpiresAt) < time.Minute || time.Until(tok.ExpiresAt) > 3*time.Minute {
+		t.Fatalf("token = %+v", tok)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 1 || reqs[0].Header.Get("OpenAI-Beta") != "" || reqs[0].Header.Get("Authorization") != "Bearer sk-test" {
+		t.Fatalf("requests = %+v", reqs)
+	}
+	var body struct {
+		Session struct {
+			Type, Model, Instructions string
+			Audio                     struct {
+				Input struct {
+					Transcription struct{ Model, Language string }
+				}
+				Output struct{ Voice string }
+			}
+			Tools []agentline.OpenAITool
+		}
+	}
+	json.Unmarshal(reqs[0].Body, &body)
+	s := body.Session
+	if s.Type != "realtime" || s.Model != "gpt-realtime" || s.Instructions != "Be brief." || s.Audio.Output.Voice != "marin" ||
+		s.Audio.Input.Transcription.Model == "" || s.Audio.Input.Transcription.Language != "en" ||
+		len(s.Tools) != 1 || s.Tools[0].Type != "function" || s.Tools[0].Name != "lookup_order" {
+		t.Fatalf("session sent = %s", reqs[0].Body)
+	}
+}
+
+func TestGeminiAuthToken(t *testing.T) {
+	fake, srv := setup(t)
+	c := provider.New(provider.Config{GeminiBaseURL: srv.URL, GeminiAPIKey: "g-test"}, nil)
+	tok, err := c.SessionToken(context.Background(), agent(agentline.ProviderGemini), tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantURL := "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained"
+	if !strings.HasPrefix(tok.Value, "auth_tokens/") || tok.URL != wantURL || tok.Protocol != "websocket" ||
+		time.Until(tok.ExpiresAt) > 2*time.Minute || time.Until(tok.ExpiresAt) < 30*time.Second {
+		t.Fatalf("token = %+v", tok)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 1 || reqs[0].Header.Get("X-Goog-Api-Key") != "g-test" || reqs[0].Header.Get("Authorization") != "" {
+		t.Fatalf("requests = %+v", reqs)
+	}
+	var body struct {
+		Uses                     int
+		BidiGenerateContentSetup struct {
+			Setup struct {
+				Model             string
+				SystemInstruction struct{ Parts []struct{ Text string } }
+				GenerationConfig  struct {
+					ResponseModalities []string
+					SpeechConfig       struct {
+						VoiceConfig struct{ PrebuiltVoiceConfig struct{ VoiceName string } }
+					}
+				}
+				Tools                   []agentline.GeminiTool
+				InputAudioTranscription *struct{}
+			}
+		}
+	}
+	json.Unmarshal(reqs[0].Body, &body)
+	s := body.BidiGenerateContentSetup.Setup
+	if body.Uses != 1 || s.Model != "models/gemini-2.5-flash-native-audio-preview" || s.SystemInstruction.Parts[0].Text != "Be brief." ||
+		s.GenerationConfig.SpeechConfig.VoiceConfig.PrebuiltVoiceConfig.VoiceName != "Puck" || s.GenerationConfig.ResponseModalities[0] != "AUDIO" ||
+		len(s.Tools) != 1 || s.Tools[0].FunctionDeclarations[0].Name != "lookup_order" || s.InputAudioTranscription == nil {
+		t.Fatalf("body sent = %s", reqs[0].Body)
+	}
+}
+
+func TestFailures(t *testing.T) {
+	fake, srv := setup(t)
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	tests := []struct {
+		name  string
+		cfg   provider.Config
+		p     agentline.Provider
+		fail  int
+		want  string
+		model string
+	}{
+		{name: "openai key missing", cfg: provider.Config{OpenAIBaseURL: srv.URL}, p: agentline.ProviderOpenAI, want: agentline.ENotConfigured},
+		{name: "gemini key missing", cfg: provider.Config{GeminiBaseURL: srv.URL}, p: agentline.ProviderGemini, want: agentline.ENotConfigured},
+		{name: "openai wrong key", cfg: provider.Config{OpenAIBaseURL: srv.URL, OpenAIAPIKey: "nope"}, p: agentline.ProviderOpenAI, want: agentline.EProvider},
+		{name: "gemini wrong key", cfg: provider.Config{GeminiBaseURL: srv.URL, GeminiAPIKey: "nope"}, p: agentline.ProviderGemini, want: agentline.EProvider},
+		{name: "openai outage", cfg: provider.Config{OpenAIBaseURL: srv.URL, OpenAIAPIKey: "sk-test"}, p: agentline.ProviderOpenAI, fail: 500, want: agentline.EProvider},
+		{name: "gemini outage", cfg: provider.Config{GeminiBaseURL: srv.URL, GeminiAPIKey: "g-test"}, p: agentline.ProviderGemini, fail: 503, want: agentline.EProvider},
+		{name: "unreachable", cfg: provider.Config{OpenAIBaseURL: dead.URL, OpenAIAPIKey: "sk-test"}, p: agentline.ProviderOpenAI, want: agentline.EProvider},
+		{name: "unknown provider", cfg: provider.Config{}, p: "other", want: agentline.EUnsupportedProvider},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake.FailWith(tt.fail)
+			defer fake.FailWith(0)
+			a := agent(agentline.ProviderOpenAI)
+			if tt.p == agentline.ProviderGemini {
+				a = agent(tt.p)
+			}
+			a.Provider = tt.p
+			_, err := provider.New(tt.cfg, nil).SessionToken(context.Background(), a, nil)
+			if agentline.ErrorCode(err) != tt.want {
+				t.Fatalf("err = %v, want code %s", err, tt.want)
+			}
+			// The message a client sees names neither key nor provider answer.
+			if msg := agentline.ErrorMessage(err); strings.Contains(msg, "sk-test") || strings.Contains(msg, "Incorrect") {
+				t.Fatalf("message leaks: %q", msg)
+			}
+		})
+	}
+}
+
+func TestFakeRejectsBadShapes(t *testing.T) {
+	_, srv := setup(t)
+	tests := []struct {
+		name, path, body string
+		header           map[string]string
+		status           int
+	}{
+		{"openai beta header", "/v1/realtime/client_secrets", `{"session":{"type":"realtime","model":"gpt-realtime"}}`, map[string]string{"Authorization": "Bearer sk-test", "OpenAI-Beta": "realtime=v1"}, 400},
+		{"openai no session", "/v1/realtime/client_secrets", `{}`, map[string]string{"Authorization": "Bearer sk-test"}, 400},
+		{"openai unknown field", "/v1/realtime/client_secrets", `{"session":{"type":"realtime","model":"m"},"x":1}`, map[string]string{"Authorization": "Bearer sk-test"}, 400},
+		{"openai ok", "/v1/realtime/client_secrets", `{"session":{"type":"realtime","model":"m"}}`, map[string]string{"Authorization": "Bearer sk-test"}, 200},
+		{"gemini bearer instead of key", "/v1alpha/auth_tokens", `{}`, map[string]string{"Authorization": "Bearer g-test"}, 400},
+		{"gemini bad model", "/v1alpha/auth_tokens", `{"bidiGenerateContentSetup":{"setup":{"model":"gemini-x"}}}`, map[string]string{"x-goog-api-key": "g-test"}, 400},
+		{"gemini ok", "/v1alpha/auth_tokens", `{"uses":1,"bidiGenerateContentSetup":{"setup":{"model":"models/gemini-x"}}}`, map[string]string{"x-goog-api-key": "g-test"}, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", srv.URL+tt.path, strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/json")
+			for k, v := range tt.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status = %d, want %d", resp.StatusCode, tt.status)
+			}
+		})
+	}
+}
