@@ -26,7 +26,10 @@ import (
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/provider"
+	"github.com/agentline/agentline/internal/ratelimit"
 	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/widget"
 )
 
 // App is one running agentline.
@@ -42,6 +45,7 @@ type App struct {
 
 	routes  []httpx.Route
 	handler http.Handler
+	closers []io.Closer
 }
 
 // New opens and migrates the database, makes sure a secret and an owner
@@ -88,6 +92,20 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	a.routes = append(a.routes, api.New(a.Store, a.Auth).Routes()...)
 	// tools (issue 4):
 	// widget (issue 5):
+	limiter, err := a.rateLimiter(ctx)
+	if err != nil {
+		return err
+	}
+	a.routes = append(a.routes, widget.New(widget.Options{
+		Store: a.Store, Auth: a.Auth, Limiter: limiter,
+		Provider: provider.New(provider.Config{
+			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
+			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey,
+		}, nil),
+		// Tools: the tool facility (issue 4) is wired here once it is merged;
+		// until then sessions offer no tools and tools/execute is not_configured.
+		Tools: nil,
+	}).Routes()...)
 	// telephony (issue 8):
 
 	mux := http.NewServeMux()
@@ -233,8 +251,28 @@ func (a *App) sweep(ctx context.Context) {
 	}
 }
 
-// Close releases the database.
-func (a *App) Close() error { return a.Store.Close() }
+// Close releases the database and any connection to Redis.
+func (a *App) Close() error {
+	var errs []error
+	for _, c := range a.closers {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(append(errs, a.Store.Close())...)
+}
+
+// rateLimiter counts widget requests in Redis when AGENTLINE_REDIS_URL is
+// set, so that every instance shares the limits, and in memory otherwise.
+func (a *App) rateLimiter(ctx context.Context) (ratelimit.Limiter, error) {
+	if a.Config.RedisURL == "" {
+		return ratelimit.NewMemory(), nil
+	}
+	r, err := ratelimit.NewRedis(ctx, a.Config.RedisURL)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, r)
+	return r, nil
+}
 
 func randomString(n int) string {
 	b := make([]byte, n)

@@ -1,0 +1,166 @@
+package widget
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
+)
+
+// channelInput is the writable part of a channel; nil fields keep their
+// value. agent_id is raw so that null (no agent) differs from absent.
+type channelInput struct {
+	Type     *agentline.ChannelType `json:"type"`
+	AgentID  json.RawMessage        `json:"agent_id"`
+	Name     *string                `json:"name"`
+	Settings *settingsInput         `json:"settings"`
+}
+
+type settingsInput struct {
+	Color          *string `json:"color"`
+	Position       *string `json:"position"`
+	ShowTranscript *bool   `json:"show_transcript"`
+	ShowTextChat   *bool   `json:"show_text_chat"`
+}
+
+// apply changes c by the input and validates the result, including that
+// the agent is one of the channel's project.
+func (h *Handler) apply(r *http.Request, in channelInput, c *agentline.Channel) error {
+	if in.Type != nil {
+		if c.ID != 0 && *in.Type != c.Type {
+			return agentline.Invalid("type", "a channel's type cannot change; create another channel")
+		}
+		c.Type = *in.Type
+	}
+	if raw := bytes.TrimSpace(in.AgentID); len(raw) > 0 {
+		if string(raw) == "null" {
+			c.AgentID = nil
+		} else {
+			var id int64
+			if err := json.Unmarshal(raw, &id); err != nil || id <= 0 {
+				return agentline.Invalid("agent_id", "agent_id must be the id of an agent of this project, or null")
+			}
+			c.AgentID = &id
+		}
+	}
+	if in.Name != nil {
+		c.Name = *in.Name
+	}
+	if s := in.Settings; s != nil {
+		if s.Color != nil {
+			c.Settings.Color = *s.Color
+		}
+		if s.Position != nil {
+			c.Settings.Position = *s.Position
+		}
+		if s.ShowTranscript != nil {
+			c.Settings.ShowTranscript = *s.ShowTranscript
+		}
+		if s.ShowTextChat != nil {
+			c.Settings.ShowTextChat = *s.ShowTextChat
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if c.AgentID != nil {
+		if _, err := h.store.Agent(r.Context(), c.ProjectID, *c.AgentID); errors.Is(err, agentline.ErrNotFound) {
+			return agentline.Invalid("agent_id", "agent %d is not an agent of this project", *c.AgentID)
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *Handler) listChannels(w http.ResponseWriter, r *http.Request) error {
+	projectID, err := httpx.PathID(r, "project_id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermView); err != nil {
+		return err
+	}
+	list, err := h.store.Channels(r.Context(), projectID)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, list)
+	return nil
+}
+
+func (h *Handler) createChannel(w http.ResponseWriter, r *http.Request) error {
+	projectID, err := httpx.PathID(r, "project_id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermCreate); err != nil {
+		return err
+	}
+	var in channelInput
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	c := agentline.Channel{ProjectID: projectID}
+	if err := h.apply(r, in, &c); err != nil {
+		return err
+	}
+	if c, err = h.store.CreateChannel(r.Context(), c); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusCreated, c)
+	return nil
+}
+
+func (h *Handler) getChannel(w http.ResponseWriter, r *http.Request) error {
+	channelID, projectID, err := h.authorizeChannel(r, agentline.PermView)
+	if err != nil {
+		return err
+	}
+	c, err := h.store.Channel(r.Context(), projectID, channelID)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (h *Handler) updateChannel(w http.ResponseWriter, r *http.Request) error {
+	channelID, projectID, err := h.authorizeChannel(r, agentline.PermCreate)
+	if err != nil {
+		return err
+	}
+	var in channelInput
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	c, err := h.store.Channel(r.Context(), projectID, channelID)
+	if err != nil {
+		return err
+	}
+	if err := h.apply(r, in, &c); err != nil {
+		return err
+	}
+	if c, err = h.store.UpdateChannel(r.Context(), c); err != nil {
+		return err
+	}
+	h.forget(channelID)
+	httpx.WriteJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (h *Handler) deleteChannel(w http.ResponseWriter, r *http.Request) error {
+	channelID, projectID, err := h.authorizeChannel(r, agentline.PermDelete)
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteChannel(r.Context(), projectID, channelID); err != nil {
+		return err
+	}
+	h.forget(channelID)
+	httpx.NoContent(w)
+	return nil
+}

@@ -1,0 +1,118 @@
+package widget
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
+)
+
+// Bounds of a key's rate limits.
+const (
+	maxPerMinute = 100_000
+	maxPerDay    = 100_000_000
+)
+
+// createdKey is the answer of POST .../key: the only one that holds the
+// whole key.
+type createdKey struct {
+	Key string `json:"key"`
+	agentline.WidgetKey
+}
+
+// createKey makes the channel's key, or rotates it: the old key stops
+// working at once on this instance and within the cache TTL on others.
+func (h *Handler) createKey(w http.ResponseWriter, r *http.Request) error {
+	channelID, projectID, err := h.authorizeChannel(r, agentline.PermCreate)
+	if err != nil {
+		return err
+	}
+	key, prefix, err := newKey()
+	if err != nil {
+		return err
+	}
+	k, err := h.store.SetWidgetKey(r.Context(), projectID, channelID, hashKey(key), prefix)
+	if err != nil {
+		return err
+	}
+	h.forget(channelID)
+	httpx.Logger(r.Context()).Info("widget key issued", "channel_id", channelID, "prefix", prefix)
+	httpx.WriteJSON(w, http.StatusCreated, createdKey{Key: key, WidgetKey: k})
+	return nil
+}
+
+func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) error {
+	channelID, projectID, err := h.authorizeChannel(r, agentline.PermView)
+	if err != nil {
+		return err
+	}
+	k, err := h.store.WidgetKey(r.Context(), projectID, channelID)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, k)
+	return nil
+}
+
+func (h *Handler) updateKey(w http.ResponseWriter, r *http.Request) error {
+	channelID, projectID, err := h.authorizeChannel(r, agentline.PermCreate)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		AllowedOrigins     *[]string       `json:"allowed_origins"`
+		RateLimitPerMinute *int64          `json:"rate_limit_per_minute"`
+		RateLimitPerDay    json.RawMessage `json:"rate_limit_per_day"` // null removes the limit
+	}
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	k, err := h.store.WidgetKey(r.Context(), projectID, channelID)
+	if err != nil {
+		return err
+	}
+	if in.AllowedOrigins != nil {
+		if k.AllowedOrigins, err = normalizeOrigins(*in.AllowedOrigins); err != nil {
+			return err
+		}
+	}
+	if in.RateLimitPerMinute != nil {
+		if *in.RateLimitPerMinute < 1 || *in.RateLimitPerMinute > maxPerMinute {
+			return agentline.Invalid("rate_limit_per_minute", "rate_limit_per_minute must be between 1 and %d", maxPerMinute)
+		}
+		k.RateLimitPerMinute = *in.RateLimitPerMinute
+	}
+	if raw := bytes.TrimSpace(in.RateLimitPerDay); len(raw) > 0 {
+		if string(raw) == "null" {
+			k.RateLimitPerDay = nil
+		} else {
+			var n int64
+			if err := json.Unmarshal(raw, &n); err != nil || n < 1 || n > maxPerDay {
+				return agentline.Invalid("rate_limit_per_day", "rate_limit_per_day must be null or between 1 and %d", maxPerDay)
+			}
+			k.RateLimitPerDay = &n
+		}
+	}
+	if k, err = h.store.UpdateWidgetKey(r.Context(), k); err != nil {
+		return err
+	}
+	h.forget(channelID)
+	httpx.WriteJSON(w, http.StatusOK, k)
+	return nil
+}
+
+func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) error {
+	channelID, projectID, err := h.authorizeChannel(r, agentline.PermDelete)
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteWidgetKey(r.Context(), projectID, channelID); err != nil {
+		return err
+	}
+	h.forget(channelID)
+	httpx.Logger(r.Context()).Info("widget key revoked", "channel_id", channelID)
+	httpx.NoContent(w)
+	return nil
+}

@@ -1,0 +1,174 @@
+package widget
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
+)
+
+// keyRandomLength is the number of base62 characters after svc_pk_
+// (about 238 bits).
+const keyRandomLength = 40
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// newKey returns a fresh widget key and its stored prefix.
+func newKey() (key, prefix string, err error) {
+	s, err := randomBase62(keyRandomLength)
+	if err != nil {
+		return "", "", err
+	}
+	key = agentline.WidgetKeyPrefix + s
+	return key, key[:len(agentline.WidgetKeyPrefix)+4], nil
+}
+
+// randomBase62 returns n uniformly random base62 characters.
+func randomBase62(n int) (string, error) {
+	out := make([]byte, 0, n)
+	buf := make([]byte, n+n/2)
+	for len(out) < n {
+		if _, err := rand.Read(buf); err != nil {
+			return "", err
+		}
+		for _, b := range buf {
+			// 248 = 4*62: rejecting larger bytes keeps the draw uniform.
+			if b < 248 && len(out) < n {
+				out = append(out, base62[b%62])
+			}
+		}
+	}
+	return string(out), nil
+}
+
+// wellFormedKey reports whether s can be a widget key at all, so that junk
+// is refused without a lookup.
+func wellFormedKey(s string) bool {
+	if len(s) != len(agentline.WidgetKeyPrefix)+keyRandomLength || !strings.HasPrefix(s, agentline.WidgetKeyPrefix) {
+		return false
+	}
+	for i := len(agentline.WidgetKeyPrefix); i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+func hashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// keyCache serves key lookups by hash from memory. Entries, found or not,
+// live for ttl, so a rotation or revocation on another instance is seen
+// within ttl; on this instance forgetChannel makes it immediate. Concurrent
+// misses for one hash share one query.
+type keyCache struct {
+	load    func(ctx context.Context, hash string) (agentline.WidgetKey, error)
+	ttl     time.Duration
+	now     func() time.Time
+	group   singleflight.Group
+	mu      sync.RWMutex
+	entries map[string]keyEntry
+}
+
+type keyEntry struct {
+	key     agentline.WidgetKey
+	found   bool
+	expires time.Time
+}
+
+// maxCachedKeys bounds the cache against floods of made-up keys.
+const maxCachedKeys = 100_000
+
+func newKeyCache(load func(context.Context, string) (agentline.WidgetKey, error), ttl time.Duration) *keyCache {
+	return &keyCache{load: load, ttl: ttl, now: time.Now, entries: map[string]keyEntry{}}
+}
+
+// get returns the key with this hash, or an invalid_key error.
+func (c *keyCache) get(ctx context.Context, hash string) (agentline.WidgetKey, error) {
+	now := c.now()
+	c.mu.RLock()
+	e, ok := c.entries[hash]
+	c.mu.RUnlock()
+	if !ok || now.After(e.expires) {
+		v, err, _ := c.group.Do(hash, func() (any, error) {
+			k, err := c.load(context.WithoutCancel(ctx), hash)
+			if err != nil && !errors.Is(err, agentline.ErrNotFound) {
+				return nil, err
+			}
+			e := keyEntry{key: k, found: err == nil, expires: c.now().Add(c.ttl)}
+			c.mu.Lock()
+			if len(c.entries) >= maxCachedKeys {
+				clear(c.entries)
+			}
+			c.entries[hash] = e
+			c.mu.Unlock()
+			return e, nil
+		})
+		if err != nil {
+			return agentline.WidgetKey{}, err
+		}
+		e = v.(keyEntry)
+	}
+	if !e.found {
+		return agentline.WidgetKey{}, errInvalidKey
+	}
+	return e.key, nil
+}
+
+func (c *keyCache) forgetChannel(channelID int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for h, e := range c.entries {
+		if e.key.ChannelID == channelID {
+			delete(c.entries, h)
+		}
+	}
+}
+
+var errInvalidKey = agentline.Errorf(agentline.EInvalidKey,
+	"the X-API-Key header must hold this channel's current widget key (svc_pk_...); it is missing, malformed, rotated or revoked")
+
+// toucher records keys' last use without a write per request: at most one
+// write per key per interval, off the request path.
+type toucher struct {
+	write    func(ctx context.Context, keyID int64, at time.Time) error
+	interval time.Duration
+	mu       sync.Mutex
+	last     map[int64]time.Time
+}
+
+func newToucher(write func(context.Context, int64, time.Time) error, interval time.Duration) *toucher {
+	return &toucher{write: write, interval: interval, last: map[int64]time.Time{}}
+}
+
+func (t *toucher) used(ctx context.Context, keyID int64, now time.Time) {
+	t.mu.Lock()
+	due := now.Sub(t.last[keyID]) >= t.interval
+	if due {
+		t.last[keyID] = now
+	}
+	t.mu.Unlock()
+	if !due {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := t.write(ctx, keyID, now.UTC().Truncate(time.Second)); err != nil {
+			httpx.Logger(ctx).Warn("record widget key use", "key_id", keyID, "err", err)
+		}
+	}()
+}

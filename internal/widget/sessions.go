@@ -1,0 +1,279 @@
+package widget
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
+)
+
+// sessionAnswer is the answer of POST /widget/v1/session. client_secret and
+// ephemeral_token carry the same provider token.
+type sessionAnswer struct {
+	SessionID      string             `json:"session_id"`
+	AgentID        int64              `json:"agent_id"`
+	Provider       agentline.Provider `json:"provider"`
+	Model          string             `json:"model"`
+	ClientSecret   string             `json:"client_secret"`
+	EphemeralToken string             `json:"ephemeral_token"`
+	ExpiresAt      time.Time          `json:"expires_at"`
+	Connect        struct {
+		URL      string `json:"url"`
+		Protocol string `json:"protocol"`
+	} `json:"connect"`
+}
+
+func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, key agentline.WidgetKey) error {
+	var in struct {
+		AgentID   int64  `json:"agent_id"`
+		SessionID string `json:"session_id"`
+	}
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.AgentID <= 0 {
+		return agentline.Invalid("agent_id", "agent_id is required: the id of the channel's agent from GET /widget/v1/config")
+	}
+	ctx := r.Context()
+	ch, err := h.store.Channel(ctx, key.ProjectID, key.ChannelID)
+	if err != nil {
+		return err
+	}
+	if ch.AgentID == nil || *ch.AgentID != in.AgentID {
+		return agentline.Errorf(agentline.EForbidden, "agent %d is not the agent of this key's channel", in.AgentID)
+	}
+	var pending *agentline.WidgetSession
+	if in.SessionID != "" {
+		s, err := h.sessionOfChannel(r, key, in.SessionID)
+		if err != nil {
+			return err
+		}
+		if s.AgentID != in.AgentID {
+			return agentline.Errorf(agentline.EForbidden, "session %s is with another agent", in.SessionID)
+		}
+		pending = &s
+	}
+	agent, err := h.store.Agent(ctx, key.ProjectID, in.AgentID)
+	if err != nil {
+		return err
+	}
+	var defs []agentline.ToolDefinition
+	if h.tools != nil {
+		if defs, err = h.tools.Definitions(ctx, agent); err != nil {
+			return err
+		}
+	}
+	tok, err := h.provider.SessionToken(ctx, agent, defs)
+	if err != nil {
+		return err
+	}
+	s := agentline.WidgetSession{ProjectID: key.ProjectID, ChannelID: key.ChannelID, AgentID: agent.ID,
+		Origin: r.Header.Get("Origin"), Provider: agent.Provider, Model: agent.Model}
+	if pending != nil {
+		s.ID = pending.ID
+		s, err = h.store.StartWidgetSession(ctx, s)
+	} else {
+		if s.ID, err = newSessionID(); err != nil {
+			return err
+		}
+		s, err = h.store.CreateWidgetSession(ctx, s)
+	}
+	if err != nil {
+		return err
+	}
+	httpx.Logger(ctx).Info("widget session started", "session_id", s.ID, "agent_id", agent.ID, "provider", agent.Provider)
+	out := sessionAnswer{SessionID: s.ID, AgentID: agent.ID, Provider: agent.Provider, Model: agent.Model,
+		ClientSecret: tok.Value, EphemeralToken: tok.Value, ExpiresAt: tok.ExpiresAt}
+	out.Connect.URL, out.Connect.Protocol = tok.URL, tok.Protocol
+	httpx.WriteJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+// newSessionID returns ses_ and 24 random base62 characters.
+func newSessionID() (string, error) {
+	s, err := randomBase62(24)
+	return "ses_" + s, err
+}
+
+// sessionOfChannel loads a session of the key's channel; a session of any
+// other channel is not found.
+func (h *Handler) sessionOfChannel(r *http.Request, key agentline.WidgetKey, id string) (agentline.WidgetSession, error) {
+	if id == "" {
+		return agentline.WidgetSession{}, agentline.Invalid("session_id", "session_id is required")
+	}
+	if len(id) > 100 {
+		return agentline.WidgetSession{}, agentline.NotFound("session")
+	}
+	s, err := h.store.WidgetSession(r.Context(), key.ProjectID, id)
+	if err != nil {
+		return s, err
+	}
+	if s.ChannelID != key.ChannelID {
+		return agentline.WidgetSession{}, agentline.NotFound("session")
+	}
+	return s, nil
+}
+
+func (h *Handler) executeTool(w http.ResponseWriter, r *http.Request, key agentline.WidgetKey) error {
+	var in struct {
+		SessionID string          `json:"session_id"`
+		CallID    string          `json:"call_id"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	if h.tools == nil {
+		return agentline.Errorf(agentline.ENotConfigured, "tools are not available on this server")
+	}
+	if in.CallID == "" || len(in.CallID) > 200 {
+		return agentline.Invalid("call_id", "call_id is required: the provider's id of the tool call")
+	}
+	if in.Name == "" || len(in.Name) > 200 {
+		return agentline.Invalid("name", "name is required: the tool's name")
+	}
+	args, err := toolArguments(in.Arguments)
+	if err != nil {
+		return err
+	}
+	s, err := h.sessionOfChannel(r, key, in.SessionID)
+	if err != nil {
+		return err
+	}
+	agent, err := h.store.Agent(r.Context(), key.ProjectID, s.AgentID)
+	if err != nil {
+		return err
+	}
+	call := agentline.ToolCall{CallID: in.CallID, Name: in.Name, Arguments: args}
+	res, err := h.tools.Execute(r.Context(), agent, call)
+	if err != nil {
+		return err
+	}
+	res.CallID = in.CallID
+	data, _ := json.Marshal(map[string]any{"call_id": call.CallID, "name": call.Name, "arguments": call.Arguments,
+		"output": res.Output, "is_error": res.IsError, "source": "server"})
+	if err := h.store.AddSessionEvents(r.Context(), key.ProjectID, s.ID, []agentline.SessionEvent{
+		{Type: agentline.EventToolCall, At: h.now().UTC(), Data: data}}); err != nil {
+		httpx.Logger(r.Context()).Warn("record tool call", "session_id", s.ID, "err", err)
+	}
+	httpx.WriteJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// toolArguments accepts the arguments as a JSON object, or as a string
+// holding one (OpenAI sends them so), or absent (no arguments).
+func toolArguments(raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage(`{}`), nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, agentline.Invalid("arguments", "arguments must be a JSON object or a string holding one")
+		}
+		raw = json.RawMessage(strings.TrimSpace(s))
+		if len(raw) == 0 {
+			return json.RawMessage(`{}`), nil
+		}
+	}
+	var obj map[string]json.RawMessage
+	if raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
+		return nil, agentline.Invalid("arguments", "arguments must be a JSON object or a string holding one")
+	}
+	return raw, nil
+}
+
+// maxEventsPerBatch and maxEventData bound one analytics report.
+const (
+	maxEventsPerBatch = 100
+	maxEventData      = 16 << 10
+)
+
+func (h *Handler) reportEvents(w http.ResponseWriter, r *http.Request, key agentline.WidgetKey) error {
+	var in struct {
+		SessionID string `json:"session_id"`
+		Events    []struct {
+			Type string          `json:"type"`
+			At   *time.Time      `json:"at"`
+			Data json.RawMessage `json:"data"`
+		} `json:"events"`
+	}
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	if len(in.Events) == 0 {
+		return agentline.Invalid("events", "events is required: a list of at least one event")
+	}
+	if len(in.Events) > maxEventsPerBatch {
+		return &agentline.Error{Code: agentline.ETooLarge, Field: "events",
+			Message: "a batch holds at most 100 events; send the rest in another request"}
+	}
+	now := h.now().UTC()
+	events := make([]agentline.SessionEvent, len(in.Events))
+	for i, e := range in.Events {
+		ev, err := checkEvent(i, e.Type, e.At, e.Data, now)
+		if err != nil {
+			return err
+		}
+		events[i] = ev
+	}
+	s, err := h.sessionOfChannel(r, key, in.SessionID)
+	if err != nil {
+		return err
+	}
+	if err := h.store.AddSessionEvents(r.Context(), key.ProjectID, s.ID, events); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusAccepted, map[string]int{"accepted": len(events)})
+	return nil
+}
+
+// checkEvent validates one reported event; the error names it by index.
+func checkEvent(i int, typ string, at *time.Time, data json.RawMessage, now time.Time) (agentline.SessionEvent, error) {
+	field := func(name string) string { return "events[" + strconv.Itoa(i) + "]" + name }
+	ev := agentline.SessionEvent{Type: typ, At: now, Data: json.RawMessage(`{}`)}
+	switch typ {
+	case agentline.EventSessionStarted, agentline.EventSessionEnded, agentline.EventTranscript, agentline.EventToolCall, agentline.EventError:
+	case "":
+		return ev, agentline.Invalid(field(".type"), "type is required")
+	default:
+		return ev, agentline.Invalid(field(".type"), "unknown event type %q: use session_started, session_ended, transcript, tool_call or error", typ)
+	}
+	if at != nil {
+		if at.After(now.Add(5*time.Minute)) || at.Before(now.Add(-24*time.Hour)) {
+			return ev, agentline.Invalid(field(".at"), "at must be within the last 24 hours")
+		}
+		ev.At = at.UTC()
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) > maxEventData {
+		return ev, agentline.Invalid(field(".data"), "data is larger than %d bytes", maxEventData)
+	}
+	if len(data) > 0 && string(data) != "null" {
+		var obj map[string]json.RawMessage
+		if data[0] != '{' || json.Unmarshal(data, &obj) != nil {
+			return ev, agentline.Invalid(field(".data"), "data must be a JSON object")
+		}
+		ev.Data = data
+	}
+	if typ == agentline.EventTranscript {
+		var t struct {
+			Role string `json:"role"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(ev.Data, &t); err != nil || (t.Role != "user" && t.Role != "assistant") {
+			return ev, agentline.Invalid(field(".data.role"), "a transcript event needs data.role user or assistant")
+		}
+		if t.Text == "" {
+			return ev, agentline.Invalid(field(".data.text"), "a transcript event needs data.text")
+		}
+	}
+	return ev, nil
+}

@@ -1,0 +1,155 @@
+// Package widget is the website channel: channels and their one public key
+// (management routes under /api), and the public widget API under
+// /widget/v1 that a widget or a custom client calls with X-API-Key. It
+// checks keys (cached, so the hot path reads no database), origins, CORS and
+// per-key rate limits, mints provider tokens for sessions, runs tool calls
+// through the tool facility, and stores sessions and their events for the
+// sessions and analytics views.
+package widget
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/provider"
+	"github.com/agentline/agentline/internal/ratelimit"
+	"github.com/agentline/agentline/internal/store"
+)
+
+// Store is what the widget channel needs from storage.
+type Store interface {
+	Project(ctx context.Context, projectID int64) (agentline.Project, error)
+	Agent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
+	ProjectOf(ctx context.Context, kind store.Kind, id int64) (int64, error)
+
+	CreateChannel(ctx context.Context, c agentline.Channel) (agentline.Channel, error)
+	Channels(ctx context.Context, projectID int64) ([]agentline.Channel, error)
+	Channel(ctx context.Context, projectID, channelID int64) (agentline.Channel, error)
+	UpdateChannel(ctx context.Context, c agentline.Channel) (agentline.Channel, error)
+	DeleteChannel(ctx context.Context, projectID, channelID int64) error
+
+	SetWidgetKey(ctx context.Context, projectID, channelID int64, hash, prefix string) (agentline.WidgetKey, error)
+	WidgetKey(ctx context.Context, projectID, channelID int64) (agentline.WidgetKey, error)
+	WidgetKeyByHash(ctx context.Context, hash string) (agentline.WidgetKey, error)
+	UpdateWidgetKey(ctx context.Context, k agentline.WidgetKey) (agentline.WidgetKey, error)
+	DeleteWidgetKey(ctx context.Context, projectID, channelID int64) error
+	TouchWidgetKey(ctx context.Context, keyID int64, at time.Time) error
+
+	CreateWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error)
+	WidgetSession(ctx context.Context, projectID int64, id string) (agentline.WidgetSession, error)
+	StartWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error)
+	AddSessionEvents(ctx context.Context, projectID int64, sessionID string, events []agentline.SessionEvent) error
+	WidgetSessions(ctx context.Context, projectID int64, f store.SessionFilter) ([]store.SessionWithEvents, error)
+	SessionAnalytics(ctx context.Context, projectID int64, from, to time.Time) ([]store.AnalyticsRow, error)
+}
+
+// Tools is the tool facility: the tools an agent offers and running them.
+type Tools interface {
+	Definitions(ctx context.Context, agent agentline.Agent) ([]agentline.ToolDefinition, error)
+	Execute(ctx context.Context, agent agentline.Agent, call agentline.ToolCall) (agentline.ToolResult, error)
+}
+
+// Options configures a Handler.
+type Options struct {
+	Store    Store
+	Auth     *auth.Service
+	Provider *provider.Client
+	Limiter  ratelimit.Limiter
+	// Tools may be nil: sessions then offer no tools and tools/execute
+	// answers not_configured.
+	Tools Tools
+	// CacheTTL is how long a key lookup or a config answer is served from
+	// memory; other instances see key and channel changes within it.
+	// Default 3s.
+	CacheTTL time.Duration
+}
+
+// Handler serves the channel and key management routes and the public
+// widget API.
+type Handler struct {
+	store    Store
+	auth     *auth.Service
+	provider *provider.Client
+	limiter  ratelimit.Limiter
+	tools    Tools
+	keys     *keyCache
+	configs  *configCache
+	touch    *toucher
+	now      func() time.Time
+}
+
+// New returns the widget channel's handler.
+func New(o Options) *Handler {
+	if o.CacheTTL <= 0 {
+		o.CacheTTL = 3 * time.Second
+	}
+	h := &Handler{store: o.Store, auth: o.Auth, provider: o.Provider, limiter: o.Limiter, tools: o.Tools, now: time.Now}
+	h.keys = newKeyCache(o.Store.WidgetKeyByHash, o.CacheTTL)
+	h.configs = newConfigCache(h.buildConfig, o.CacheTTL)
+	h.touch = newToucher(o.Store.TouchWidgetKey, time.Minute)
+	return h
+}
+
+// Routes lists the routes of this package.
+func (h *Handler) Routes() []httpx.Route {
+	m := func(method, pattern string, fn httpx.HandlerFunc) httpx.Route {
+		return httpx.Route{Method: method, Pattern: pattern, Handler: h.auth.Require(fn)}
+	}
+	p := func(method, pattern string, fn publicFunc) httpx.Route {
+		return httpx.Route{Method: method, Pattern: pattern, Handler: h.public(fn)}
+	}
+	pre := func(pattern, methods string) httpx.Route {
+		return httpx.Route{Method: "OPTIONS", Pattern: pattern, Handler: preflight(methods)}
+	}
+	return []httpx.Route{
+		m("GET", "/api/projects/{project_id}/channels", h.listChannels),
+		m("POST", "/api/projects/{project_id}/channels", h.createChannel),
+		m("GET", "/api/channels/{channel_id}", h.getChannel),
+		m("PATCH", "/api/channels/{channel_id}", h.updateChannel),
+		m("DELETE", "/api/channels/{channel_id}", h.deleteChannel),
+
+		m("POST", "/api/channels/{channel_id}/key", h.createKey),
+		m("GET", "/api/channels/{channel_id}/key", h.getKey),
+		m("PATCH", "/api/channels/{channel_id}/key", h.updateKey),
+		m("DELETE", "/api/channels/{channel_id}/key", h.deleteKey),
+
+		m("GET", "/api/projects/{project_id}/sessions", h.listSessions),
+		m("GET", "/api/projects/{project_id}/analytics", h.analytics),
+
+		p("GET", "/widget/v1/config", h.config),
+		p("POST", "/widget/v1/session", h.createSession),
+		p("POST", "/widget/v1/tools/execute", h.executeTool),
+		p("POST", "/widget/v1/analytics", h.reportEvents),
+		pre("/widget/v1/config", "GET"),
+		pre("/widget/v1/session", "POST"),
+		pre("/widget/v1/tools/execute", "POST"),
+		pre("/widget/v1/analytics", "POST"),
+	}
+}
+
+// authorizeChannel authorizes perm on the project owning the channel and
+// returns that project's id; a channel of another tenant is not found.
+func (h *Handler) authorizeChannel(r *http.Request, perm agentline.Permission) (channelID, projectID int64, err error) {
+	channelID, err = httpx.PathID(r, "channel_id")
+	if err != nil {
+		return 0, 0, err
+	}
+	projectID, err = h.store.ProjectOf(r.Context(), store.KindChannel, channelID)
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := h.auth.Authorize(r.Context(), projectID, perm); err != nil {
+		return 0, 0, err
+	}
+	return channelID, projectID, nil
+}
+
+// forget drops what this instance caches about a channel, after a change.
+func (h *Handler) forget(channelID int64) {
+	h.keys.forgetChannel(channelID)
+	h.configs.forget(channelID)
+}
