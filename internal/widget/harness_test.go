@@ -62,6 +62,12 @@ func (f *fakeTools) Definitions(ctx context.Context, a agentline.Agent) ([]agent
 		Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`)}}, nil
 }
 
+func (f *fakeTools) received() []agentline.ToolCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]agentline.ToolCall(nil), f.calls...)
+}
+
 func (f *fakeTools) Execute(ctx context.Context, a agentline.Agent, call agentline.ToolCall) (agentline.ToolResult, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, call)
@@ -97,6 +103,9 @@ type envOptions struct {
 	cacheTTL time.Duration
 	noTools  bool
 	noKeys   bool
+	// noProviderKeys starts the instance without OPENAI_API_KEY and
+	// GEMINI_API_KEY.
+	noProviderKeys bool
 }
 
 // newServer starts an instance on db (a fresh SQLite one when nil).
@@ -113,7 +122,7 @@ func newServer(t *testing.T, o envOptions) *env {
 	if o.limiter == nil {
 		o.limiter = ratelimit.NewMemory()
 	}
-	e.auth = auth.New(e.db, time.Hour)
+	e.auth = authFor(e.db)
 	opts := widget.Options{
 		Store: e.counting, Auth: e.auth, Limiter: o.limiter, CacheTTL: o.cacheTTL,
 		Provider: provider.New(provider.Config{OpenAIBaseURL: fakeSrv.URL, OpenAIAPIKey: "sk-test", GeminiBaseURL: fakeSrv.URL, GeminiAPIKey: "g-test"}, nil),
@@ -121,9 +130,24 @@ func newServer(t *testing.T, o envOptions) *env {
 	if !o.noTools {
 		opts.Tools = e.tools
 	}
+	if o.noProviderKeys {
+		opts.Provider = provider.New(provider.Config{OpenAIBaseURL: fakeSrv.URL, GeminiBaseURL: fakeSrv.URL}, nil)
+	}
 	e.srv = httptest.NewServer(serverHandler(widget.New(opts).Routes(), auth.NewHandler(e.auth, auth.Features{}).Routes()))
 	t.Cleanup(e.srv.Close)
 	return e
+}
+
+// authServices shares one auth.Service per database: making one costs a
+// bcrypt hash, which is slow under the race detector.
+var authServices sync.Map
+
+func authFor(db *store.DB) *auth.Service {
+	if s, ok := authServices.Load(db); ok {
+		return s.(*auth.Service)
+	}
+	s, _ := authServices.LoadOrStore(db, auth.New(db, time.Hour))
+	return s.(*auth.Service)
 }
 
 // serverHandler mounts routes behind the same middleware as the app, with
@@ -150,16 +174,18 @@ func newEnv(t *testing.T, o envOptions) *env {
 
 func (e *env) seed(o envOptions) {
 	t, ctx := e.t, context.Background()
+	// Users and sign-ins are made in the store directly: bcrypt is slow
+	// under the race detector, and signing in is not what is tested here.
 	mustUser := func(email string) (agentline.User, string) {
-		u, err := e.auth.CreateUser(ctx, email, "password123")
+		u, err := e.db.CreateUser(ctx, email, "not-a-hash")
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := e.auth.Login(ctx, email, "password123", "127.0.0.1")
-		if err != nil {
+		token, _ := auth.NewToken("als_")
+		if err := e.db.CreateAuthSession(ctx, u.ID, auth.HashToken(token), time.Now().Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		return u, l.Token
+		return u, token
 	}
 	owner, ownerToken := mustUser("owner@example.com")
 	_, e.viewer = mustUser("viewer@example.com")
