@@ -81,7 +81,7 @@ func (f *fakeTools) Execute(ctx context.Context, a agentline.Agent, call agentli
 // env is one agentline instance serving the widget routes over loopback,
 // with a fake provider, plus the data tests start from.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	db       *store.DB
 	counting *countingStore
 	srv      *httptest.Server
@@ -106,10 +106,12 @@ type envOptions struct {
 	// noProviderKeys starts the instance without OPENAI_API_KEY and
 	// GEMINI_API_KEY.
 	noProviderKeys bool
+	// extra routes are served too, behind the same middleware.
+	extra []httpx.Route
 }
 
 // newServer starts an instance on db (a fresh SQLite one when nil).
-func newServer(t *testing.T, o envOptions) *env {
+func newServer(t testing.TB, o envOptions) *env {
 	t.Helper()
 	e := &env{t: t, db: o.db, tools: &fakeTools{}}
 	if e.db == nil {
@@ -133,7 +135,7 @@ func newServer(t *testing.T, o envOptions) *env {
 	if o.noProviderKeys {
 		opts.Provider = provider.New(provider.Config{OpenAIBaseURL: fakeSrv.URL, GeminiBaseURL: fakeSrv.URL}, nil)
 	}
-	e.srv = httptest.NewServer(serverHandler(widget.New(opts).Routes(), auth.NewHandler(e.auth, auth.Features{}).Routes()))
+	e.srv = httptest.NewServer(serverHandler(widget.New(opts).Routes(), auth.NewHandler(e.auth, auth.Features{}).Routes(), o.extra))
 	t.Cleanup(e.srv.Close)
 	return e
 }
@@ -166,7 +168,7 @@ func serverHandler(routeSets ...[]httpx.Route) http.Handler {
 // newEnv starts an instance with two projects: project (owner and viewer,
 // an OpenAI agent, a Gemini agent, two channels with keys) and other (its
 // own agent).
-func newEnv(t *testing.T, o envOptions) *env {
+func newEnv(t testing.TB, o envOptions) *env {
 	e := newServer(t, o)
 	e.seed(o)
 	return e
@@ -290,7 +292,7 @@ func (e *env) errorCode(method, path, token, key string, body any, header ...str
 	return resp.StatusCode, eb.Error.Code
 }
 
-func decodeBody(t *testing.T, resp *http.Response, out any) {
+func decodeBody(t testing.TB, resp *http.Response, out any) {
 	t.Helper()
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		t.Fatalf("decode: %v", err)

@@ -1,0 +1,94 @@
+package widget_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentline/agentline/internal/httpx"
+)
+
+// benchWorkers is the number of concurrent clients on loopback.
+const benchWorkers = 8
+
+// BenchmarkConfigVsHello measures GET /widget/v1/config (key check, origin
+// check, rate limit, cached config) against a hello-world handler behind
+// the same middleware on the same server, and reports both rates and their
+// ratio (target: config at least 0.5 of hello).
+func BenchmarkConfigVsHello(b *testing.B) {
+	hello := httpx.Route{Method: "GET", Pattern: "/hello", Handler: httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		httpx.WriteJSON(w, http.StatusOK, map[string]string{"hello": "world"})
+		return nil
+	})}
+	e := newEnv(b, envOptions{extra: []httpx.Route{hello}})
+	// Limits far above what the benchmark sends (more than PATCH allows),
+	// so the limiter counts every request but never refuses one.
+	k, err := e.db.WidgetKey(context.Background(), e.project.ID, e.channel.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	k.RateLimitPerMinute, k.AllowedOrigins = 1<<40, []string{"https://shop.example.com"}
+	if _, err := e.db.UpdateWidgetKey(context.Background(), k); err != nil {
+		b.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchWorkers, MaxConnsPerHost: benchWorkers}}
+	defer client.CloseIdleConnections()
+
+	// run sends n requests from benchWorkers clients and returns how long
+	// they took.
+	run := func(n int, path string, header http.Header) time.Duration {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range benchWorkers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for next.Add(1) <= int64(n) {
+					req, _ := http.NewRequest("GET", e.srv.URL+path, nil)
+					req.Header = header.Clone()
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						b.Errorf("%s: status %d", path, resp.StatusCode)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	configHeader := http.Header{"X-Api-Key": {e.key}, "Origin": {"https://shop.example.com"}}
+	started := time.Now()
+	lookups := e.counting.keyLookups.Load()
+	// Both run in alternating rounds, so that load from elsewhere on the
+	// machine falls on both alike.
+	const rounds = 10
+	var helloTime, configTime time.Duration
+	b.ResetTimer()
+	n := max(1, b.N/rounds)
+	for range rounds {
+		helloTime += run(n, "/hello", http.Header{})
+		configTime += run(n, "/widget/v1/config", configHeader)
+	}
+	b.StopTimer()
+	sent := float64(n * rounds)
+	helloRate, configRate := sent/helloTime.Seconds(), sent/configTime.Seconds()
+	b.ReportMetric(helloRate, "hello-req/s")
+	b.ReportMetric(configRate, "config-req/s")
+	b.ReportMetric(configRate/helloRate, "ratio")
+	// The key is read from the database at most once per cache TTL (3 s).
+	if n, most := e.counting.keyLookups.Load()-lookups, int64(time.Since(started)/(3*time.Second))+1; n > most {
+		b.Fatalf("%d key lookups in the database in %v; at most %d expected", n, time.Since(started), most)
+	}
+}
