@@ -12,11 +12,10 @@ import (
 
 func TestKeys(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	revoked := e.newKey(e.channel.ID) // rotates e.key away
 	rotatedAway := e.key
+	rotatedTwice := e.newKey(e.channel.ID)
 	e.key = e.newKey(e.channel.ID)
 	e.do("DELETE", "/api/channels/"+itoa(e.second.ID)+"/key", e.owner, "", nil, 204, nil)
-	_ = revoked
 	tests := []struct {
 		name, key string
 		status    int
@@ -29,7 +28,7 @@ func TestKeys(t *testing.T) {
 		{"bad characters", e.key[:len(e.key)-1] + "!", 401, agentline.EInvalidKey},
 		{"well formed but unknown", "svc_pk_" + strings.Repeat("A", 40), 401, agentline.EInvalidKey},
 		{"rotated away", rotatedAway, 401, agentline.EInvalidKey},
-		{"rotated away twice", revoked, 401, agentline.EInvalidKey},
+		{"rotated away twice", rotatedTwice, 401, agentline.EInvalidKey},
 		{"revoked", e.secondKey, 401, agentline.EInvalidKey},
 	}
 	for _, tt := range tests {
@@ -39,6 +38,14 @@ func TestKeys(t *testing.T) {
 				t.Fatalf("status %d code %q, want %d %q", status, code, tt.status, tt.code)
 			}
 		})
+	}
+	// Unknown keys are remembered too: repeating one costs no more lookups.
+	before := e.counting.keyLookups.Load()
+	for range 10 {
+		e.errorCode("GET", "/widget/v1/config", "", "svc_pk_"+strings.Repeat("B", 40), nil)
+	}
+	if n := e.counting.keyLookups.Load() - before; n != 1 {
+		t.Fatalf("10 requests with one unknown key made %d lookups", n)
 	}
 	// Another channel's key works, but for its own channel only: it cannot
 	// start a session with this channel's agent or touch its sessions.

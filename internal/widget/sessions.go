@@ -72,8 +72,12 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, key agen
 	if err != nil {
 		return err
 	}
+	origin := r.Header.Get("Origin")
+	if len(origin) > maxStoredOrigin { // any origin passes an empty list
+		origin = origin[:maxStoredOrigin]
+	}
 	s := agentline.WidgetSession{ProjectID: key.ProjectID, ChannelID: key.ChannelID, AgentID: agent.ID,
-		Origin: r.Header.Get("Origin"), Provider: agent.Provider, Model: agent.Model}
+		Origin: origin, Provider: agent.Provider, Model: agent.Model}
 	if pending != nil {
 		s.ID = pending.ID
 		s, err = h.store.StartWidgetSession(ctx, s)
@@ -93,6 +97,9 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, key agen
 	httpx.WriteJSON(w, http.StatusCreated, out)
 	return nil
 }
+
+// maxStoredOrigin bounds the Origin kept with a session.
+const maxStoredOrigin = 300
 
 // newSessionID returns ses_ and 24 random base62 characters.
 func newSessionID() (string, error) {
