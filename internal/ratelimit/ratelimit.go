@@ -139,6 +139,10 @@ func NewRedis(ctx context.Context, rawURL string) (*Redis, error) {
 	if err != nil {
 		return nil, fmt.Errorf("AGENTLINE_REDIS_URL: %w", err)
 	}
+	// A limiter must answer fast or not at all: fail a request within about
+	// a second when Redis is gone instead of retrying for many.
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, time.Second, time.Second
+	opt.MaxRetries, opt.DialerRetries = 1, 1
 	c := redis.NewClient(opt)
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()

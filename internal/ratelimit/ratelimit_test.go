@@ -145,4 +145,17 @@ func TestRedisDown(t *testing.T) {
 	if _, err := NewRedis(context.Background(), "ftp://x"); err == nil {
 		t.Fatal("bad URL accepted")
 	}
+	// Redis going away later refuses requests with unavailable rather than
+	// letting them through unlimited.
+	url := redistest.Start(t)
+	r, err := NewRedis(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.client.Shutdown(context.Background()) // answers with the connection closing
+	_, err = r.Allow(context.Background(), "k", []Window{{Limit: 1, Period: time.Minute}})
+	if agentline.ErrorCode(err) != agentline.EUnavailable {
+		t.Fatalf("Allow with Redis gone: %v", err)
+	}
 }
