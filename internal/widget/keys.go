@@ -81,6 +81,8 @@ type keyCache struct {
 	group   singleflight.Group
 	mu      sync.RWMutex
 	entries map[string]keyEntry
+	// gen counts invalidations; a lookup that raced with one is not kept.
+	gen uint64
 }
 
 type keyEntry struct {
@@ -104,6 +106,9 @@ func (c *keyCache) get(ctx context.Context, hash string) (agentline.WidgetKey, e
 	c.mu.RUnlock()
 	if !ok || now.After(e.expires) {
 		v, err, _ := c.group.Do(hash, func() (any, error) {
+			c.mu.RLock()
+			gen := c.gen
+			c.mu.RUnlock()
 			k, err := c.load(context.WithoutCancel(ctx), hash)
 			if err != nil && !errors.Is(err, agentline.ErrNotFound) {
 				return nil, err
@@ -113,7 +118,9 @@ func (c *keyCache) get(ctx context.Context, hash string) (agentline.WidgetKey, e
 			if len(c.entries) >= maxCachedKeys {
 				clear(c.entries)
 			}
-			c.entries[hash] = e
+			if c.gen == gen {
+				c.entries[hash] = e
+			}
 			c.mu.Unlock()
 			return e, nil
 		})
@@ -131,6 +138,7 @@ func (c *keyCache) get(ctx context.Context, hash string) (agentline.WidgetKey, e
 func (c *keyCache) forgetChannel(channelID int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	for h, e := range c.entries {
 		if e.key.ChannelID == channelID {
 			delete(c.entries, h)

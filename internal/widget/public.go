@@ -150,6 +150,7 @@ type configCache struct {
 	now     func() time.Time
 	mu      sync.RWMutex
 	entries map[int64]configEntry
+	gen     uint64 // counts invalidations, as in keyCache
 }
 
 type configEntry struct {
@@ -168,18 +169,24 @@ func (c *configCache) get(ctx context.Context, key agentline.WidgetKey) ([]byte,
 	if ok && c.now().Before(e.expires) {
 		return e.body, nil
 	}
+	c.mu.RLock()
+	gen := c.gen
+	c.mu.RUnlock()
 	body, err := c.build(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	c.entries[key.ChannelID] = configEntry{body: body, expires: c.now().Add(c.ttl)}
+	if c.gen == gen {
+		c.entries[key.ChannelID] = configEntry{body: body, expires: c.now().Add(c.ttl)}
+	}
 	c.mu.Unlock()
 	return body, nil
 }
 
 func (c *configCache) forget(channelID int64) {
 	c.mu.Lock()
+	c.gen++
 	delete(c.entries, channelID)
 	c.mu.Unlock()
 }
