@@ -176,21 +176,8 @@ func newEnv(t testing.TB, o envOptions) *env {
 
 func (e *env) seed(o envOptions) {
 	t, ctx := e.t, context.Background()
-	// Users and sign-ins are made in the store directly: bcrypt is slow
-	// under the race detector, and signing in is not what is tested here.
-	mustUser := func(email string) (agentline.User, string) {
-		u, err := e.db.CreateUser(ctx, email, "not-a-hash")
-		if err != nil {
-			t.Fatal(err)
-		}
-		token, _ := auth.NewToken("als_")
-		if err := e.db.CreateAuthSession(ctx, u.ID, auth.HashToken(token), time.Now().Add(time.Hour)); err != nil {
-			t.Fatal(err)
-		}
-		return u, token
-	}
-	owner, ownerToken := mustUser("owner@example.com")
-	_, e.viewer = mustUser("viewer@example.com")
+	owner, ownerToken := e.newUser("owner@example.com")
+	_, e.viewer = e.newUser("viewer@example.com")
 	e.owner = ownerToken
 	var err error
 	e.project, _ = e.db.CreateProject(ctx, agentline.Project{Name: "Shop", Branding: agentline.Branding{DisplayName: "Shop Inc"}}, owner.ID)
@@ -220,6 +207,28 @@ func (e *env) seed(o envOptions) {
 		e.key = e.newKey(e.channel.ID)
 		e.secondKey = e.newKey(e.second.ID)
 	}
+}
+
+// newUser makes a user and signs them in, in the store directly: bcrypt is
+// slow under the race detector, and signing in is not what is tested here.
+func (e *env) newUser(email string) (agentline.User, string) {
+	e.t.Helper()
+	ctx := context.Background()
+	u, err := e.db.CreateUser(ctx, email, "not-a-hash")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	token, _ := auth.NewToken("als_")
+	if err := e.db.CreateAuthSession(ctx, u.ID, auth.HashToken(token), time.Now().Add(time.Hour)); err != nil {
+		e.t.Fatal(err)
+	}
+	return u, token
+}
+
+func readAll(resp *http.Response) string {
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }
 
 func (e *env) newKey(channelID int64) string {

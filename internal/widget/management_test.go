@@ -49,6 +49,19 @@ func TestChannelRoutes(t *testing.T) {
 			}
 		})
 	}
+	// Another tenant's channel answers exactly like a missing one.
+	var stranger agentline.Channel
+	e.do("POST", "/api/projects/"+pid+"/channels", e.owner, "", map[string]any{"type": "form", "name": "x"}, 201, &stranger)
+	_, outsiderToken := e.newUser("outsider@example.com")
+	for _, suffix := range []string{"", "/key"} {
+		theirs := e.request("GET", "/api/channels/"+itoa(stranger.ID)+suffix, outsiderToken, "", nil)
+		missing := e.request("GET", "/api/channels/987654321"+suffix, outsiderToken, "", nil)
+		a, b := readAll(theirs), readAll(missing)
+		if theirs.StatusCode != 404 || missing.StatusCode != 404 || a != b {
+			t.Fatalf("another tenant's channel%s: %d %s vs missing: %d %s", suffix, theirs.StatusCode, a, missing.StatusCode, b)
+		}
+	}
+
 	var got agentline.Channel
 	e.do("GET", ch, e.owner, "", nil, 200, &got)
 	if got.Settings.Color != "#aabbcc" || !got.Settings.ShowTextChat || got.Settings.Position != "bottom-right" || got.Name != "site" || *got.AgentID != e.agent.ID {

@@ -9,6 +9,7 @@ package widget
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -142,7 +143,11 @@ func (h *Handler) authorizeChannel(r *http.Request, perm agentline.Permission) (
 	if err != nil {
 		return 0, 0, err
 	}
-	if _, err := h.auth.Authorize(r.Context(), projectID, perm); err != nil {
+	// A channel of a project the caller is not in answers exactly like a
+	// missing one, not with "project not found".
+	if _, err := h.auth.Authorize(r.Context(), projectID, perm); errors.Is(err, agentline.ErrNotFound) {
+		return 0, 0, agentline.NotFound("channel")
+	} else if err != nil {
 		return 0, 0, err
 	}
 	return channelID, projectID, nil
