@@ -3,6 +3,7 @@ package widget
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 
 	"github.com/agentline/agentline"
@@ -23,9 +24,15 @@ type createdKey struct {
 }
 
 // createKey makes the channel's key, or rotates it: the old key stops
-// working at once on this instance and within the cache TTL on others.
+// working at once on this instance and within the cache TTL on others. An
+// optional body sets origins and limits as PATCH does, before the key is
+// shown to anyone.
 func (h *Handler) createKey(w http.ResponseWriter, r *http.Request) error {
 	channelID, projectID, err := h.authorizeChannel(r, agentline.PermCreate)
+	if err != nil {
+		return err
+	}
+	in, err := decodeOptionalKeyInput(r)
 	if err != nil {
 		return err
 	}
@@ -37,10 +44,39 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if in != nil {
+		if err := in.apply(&k); err != nil {
+			return err
+		}
+		if k, err = h.store.UpdateWidgetKey(r.Context(), k); err != nil {
+			return err
+		}
+	}
 	h.forget(channelID)
 	httpx.Logger(r.Context()).Info("widget key issued", "channel_id", channelID, "prefix", prefix)
 	httpx.WriteJSON(w, http.StatusCreated, createdKey{Key: key, WidgetKey: k})
 	return nil
+}
+
+// decodeOptionalKeyInput reads the body of POST .../key: nothing, or a
+// keyInput. It validates before any key is made.
+func decodeOptionalKeyInput(r *http.Request) (*keyInput, error) {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	var in keyInput
+	if err := httpx.Decode(r, &in); err != nil {
+		return nil, err
+	}
+	if err := in.apply(&agentline.WidgetKey{RateLimitPerMinute: agentline.DefaultRateLimitPerMinute}); err != nil {
+		return nil, err
+	}
+	return &in, nil
 }
 
 func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) error {
@@ -56,27 +92,20 @@ func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) updateKey(w http.ResponseWriter, r *http.Request) error {
-	channelID, projectID, err := h.authorizeChannel(r, agentline.PermCreate)
-	if err != nil {
-		return err
-	}
-	var in struct {
-		AllowedOrigins     *[]string       `json:"allowed_origins"`
-		RateLimitPerMinute *int64          `json:"rate_limit_per_minute"`
-		RateLimitPerDay    json.RawMessage `json:"rate_limit_per_day"` // null removes the limit
-	}
-	if err := httpx.Decode(r, &in); err != nil {
-		return err
-	}
-	k, err := h.store.WidgetKey(r.Context(), projectID, channelID)
-	if err != nil {
-		return err
-	}
+// keyInput is the writable part of a key; nil fields keep their value.
+type keyInput struct {
+	AllowedOrigins     *[]string       `json:"allowed_origins"`
+	RateLimitPerMinute *int64          `json:"rate_limit_per_minute"`
+	RateLimitPerDay    json.RawMessage `json:"rate_limit_per_day"` // null removes the limit
+}
+
+func (in keyInput) apply(k *agentline.WidgetKey) error {
 	if in.AllowedOrigins != nil {
-		if k.AllowedOrigins, err = normalizeOrigins(*in.AllowedOrigins); err != nil {
+		origins, err := normalizeOrigins(*in.AllowedOrigins)
+		if err != nil {
 			return err
 		}
+		k.AllowedOrigins = origins
 	}
 	if in.RateLimitPerMinute != nil {
 		if *in.RateLimitPerMinute < 1 || *in.RateLimitPerMinute > maxPerMinute {
@@ -94,6 +123,25 @@ func (h *Handler) updateKey(w http.ResponseWriter, r *http.Request) error {
 			}
 			k.RateLimitPerDay = &n
 		}
+	}
+	return nil
+}
+
+func (h *Handler) updateKey(w http.ResponseWriter, r *http.Request) error {
+	channelID, projectID, err := h.authorizeChannel(r, agentline.PermCreate)
+	if err != nil {
+		return err
+	}
+	var in keyInput
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	k, err := h.store.WidgetKey(r.Context(), projectID, channelID)
+	if err != nil {
+		return err
+	}
+	if err := in.apply(&k); err != nil {
+		return err
 	}
 	if k, err = h.store.UpdateWidgetKey(r.Context(), k); err != nil {
 		return err

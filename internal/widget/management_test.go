@@ -140,6 +140,32 @@ func TestKeyRoutes(t *testing.T) {
 	if k.RateLimitPerDay != nil || k.RateLimitPerMinute != 10 {
 		t.Fatalf("per day not cleared: %+v", k)
 	}
+	// POST may set origins and limits in the same step; a bad body makes
+	// no key, so the current one keeps working.
+	var rotated struct {
+		Key            string   `json:"key"`
+		AllowedOrigins []string `json:"allowed_origins"`
+		PerMinute      int64    `json:"rate_limit_per_minute"`
+	}
+	e.do("POST", path, e.owner, "", map[string]any{"allowed_origins": []string{"*.Example.net"}, "rate_limit_per_minute": 7}, 201, &rotated)
+	if len(rotated.AllowedOrigins) != 1 || rotated.AllowedOrigins[0] != "*.example.net" || rotated.PerMinute != 7 || rotated.Key == created.Key {
+		t.Fatalf("POST with settings = %+v", rotated)
+	}
+	for _, bad := range []struct {
+		body   any
+		status int
+	}{
+		{map[string]any{"allowed_origins": []string{"null"}}, 400},
+		{`[1]`, 400},
+		{`{"key":"svc_pk_mine"}`, 400},
+		{`{"allowed_origins":[` + strings.Repeat(`"https://a.example.com",`, 50_000) + `"x"]}`, 413},
+	} {
+		if status, _ := e.errorCode("POST", path, e.owner, "", bad.body); status != bad.status {
+			t.Fatalf("POST key with %.40v: %d, want %d", bad.body, status, bad.status)
+		}
+	}
+	e.do("GET", "/widget/v1/config", "", rotated.Key, nil, 200, nil, "Origin", "https://a.example.net")
+
 	if status, _ := e.errorCode("DELETE", path, e.viewer, "", nil); status != 403 {
 		t.Fatalf("viewer revokes: %d", status)
 	}
