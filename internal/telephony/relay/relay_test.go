@@ -258,8 +258,12 @@ func TestBargeInClearsAndTruncatesAtThePlayedPosition(t *testing.T) {
 			r.send(fmt.Sprintf(`{"event":"mark","sequenceNumber":"5","streamSid":"MZ1","mark":{"name":%q}}`, m.Mark.Name))
 		}
 	}
-	// Wait until the relay has taken the echoes in, then the caller speaks.
-	time.Sleep(100 * time.Millisecond)
+	// A DTMF digit after the echoes is a barrier: once the model has its
+	// text item, the relay has taken the echoes in. Then the caller speaks.
+	r.send(`{"event":"dtmf","streamSid":"MZ1","dtmf":{"digit":"1"}}`)
+	if _, err := r.model.WaitType(r.ctx, "conversation.item.create"); err != nil {
+		t.Fatal(err)
+	}
 	r.modelSend(map[string]any{"type": "input_audio_buffer.speech_started", "audio_start_ms": 1000, "item_id": "item_user"})
 	for {
 		m := r.readCarrier()
