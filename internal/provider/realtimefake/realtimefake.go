@@ -24,7 +24,9 @@ type Server struct {
 	// APIKey is the bearer key the server accepts.
 	APIKey string
 	// Echo, when true, answers every input_audio_buffer.append with a
-	// response.output_audio.delta carrying the same audio (for load runs).
+	// response.output_audio.delta carrying the same audio, and sends back
+	// any message that has no "type" as it came (what a pass-through relay
+	// forwards), for load runs. Nothing is recorded then.
 	Echo bool
 
 	srv      *httptest.Server
@@ -136,6 +138,10 @@ func (ss *Session) run(ctx context.Context) {
 		var head struct {
 			Type  string `json:"type"`
 			Audio string `json:"audio"`
+		}
+		if ss.server.Echo && !bytes.HasPrefix(buf.Bytes(), []byte(`{"type"`)) {
+			ss.SendRaw(ctx, buf.Bytes())
+			continue
 		}
 		if err := json.Unmarshal(buf.Bytes(), &head); err != nil {
 			ss.sendError(ctx, "invalid_json", "We could not parse the JSON body of your request.")
