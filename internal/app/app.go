@@ -72,7 +72,7 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 		}
 		a.Secret = s
 	}
-	a.Auth = auth.New(a.Store, a.Config.SessionTTL)
+	a.Auth = auth.New(a.Store, a.Config.SessionTTL, auth.WithPasswordCost(int(a.Config.PasswordCost)))
 	if err := a.bootstrapOwner(ctx, stdout); err != nil {
 		return err
 	}

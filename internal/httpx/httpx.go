@@ -150,7 +150,7 @@ func decodeError(err error) error {
 		return agentline.Invalid("", "malformed JSON at byte %d: %v", syntax.Offset, syntax)
 	case errors.As(err, &typ):
 		if typ.Field == "" {
-			return agentline.Invalid("", "request body must be a JSON %s, not %s", jsonKind(typ.Type.Kind().String()), typ.Value)
+			return agentline.Invalid("", "request body must be %s, not %s", jsonKind(typ.Type.Kind().String()), typ.Value)
 		}
 		return agentline.Invalid(typ.Field, "field %s must be %s, not %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
