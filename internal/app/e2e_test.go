@@ -1,0 +1,122 @@
+package app_test
+
+import (
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/store/storetest"
+)
+
+func TestMain(m *testing.M) { storetest.Main(m) }
+
+// forEachDatabase runs fn once on a fresh SQLite file and once on a fresh
+// PostgreSQL database.
+func forEachDatabase(t *testing.T, fn func(t *testing.T, databaseURL string)) {
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) { fn(t, storetest.URL(t, d)) })
+	}
+}
+
+// The first start prints a generated owner account once; it signs in, makes
+// a project and an agent; after a graceful stop and a new start on the same
+// database the data is there and nothing new is printed.
+func TestFirstStartThenRestartKeepsData(t *testing.T) {
+	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+		cfg := apptest.Config(t, databaseURL, nil)
+		s := apptest.Start(t, cfg)
+		out := s.Stdout.String()
+		email, password, ok := apptest.FirstCredentials(out)
+		if !ok || email != "admin@localhost" || len(password) < 16 {
+			t.Fatalf("first start printed %q", out)
+		}
+		if strings.Count(out, "password:") != 1 || !strings.Contains(out, s.URL+"/api/auth/login") {
+			t.Fatalf("credentials should be printed once with the login URL: %q", out)
+		}
+		token := s.Login(t, email, password)
+
+		var me struct {
+			User     agentline.User `json:"user"`
+			Features map[string]bool
+		}
+		s.Must(t, http.StatusOK, "GET", "/api/me", token, nil, &me)
+		if me.User.Email != "admin@localhost" {
+			t.Fatalf("me = %+v", me)
+		}
+		var p agentline.Project
+		s.Must(t, http.StatusCreated, "POST", "/api/projects", token, map[string]any{"name": "Shop", "branding": map[string]string{"display_name": "Shop Inc"}}, &p)
+		if p.Role != agentline.RoleOwner {
+			t.Fatalf("creator's role = %q, want owner", p.Role)
+		}
+		var a agentline.Agent
+		s.Must(t, http.StatusCreated, "POST", "/api/projects/"+itoa(p.ID)+"/agents", token,
+			map[string]string{"name": "Ada", "instructions": "Be brief.", "greeting": "Hello!", "model": "gemini-2.5-flash-native-audio-preview-09-2025", "language": "de-DE"}, &a)
+		if a.Provider != agentline.ProviderGemini || a.Voice != "Puck" || a.ProjectID != p.ID {
+			t.Fatalf("agent = %+v", a)
+		}
+		if strings.HasPrefix(databaseURL, "sqlite:") {
+			if _, err := os.Stat(strings.TrimPrefix(databaseURL, "sqlite:") + "-wal"); err != nil {
+				t.Errorf("SQLite should run in WAL mode: %v", err)
+			}
+		}
+		s.Stop(t) // fails the test unless Run returned nil
+
+		s2 := apptest.Start(t, cfg)
+		if out := s2.Stdout.String(); out != "" {
+			t.Fatalf("second start printed %q", out)
+		}
+		// The old session survives the restart; a new sign-in works too.
+		var projects []agentline.Project
+		s2.Must(t, http.StatusOK, "GET", "/api/projects", token, nil, &projects)
+		if len(projects) != 1 || projects[0].Name != "Shop" || projects[0].Branding.DisplayName != "Shop Inc" {
+			t.Fatalf("projects after restart = %+v", projects)
+		}
+		token2 := s2.Login(t, email, password)
+		var got agentline.Agent
+		s2.Must(t, http.StatusOK, "GET", "/api/agents/"+itoa(a.ID), token2, nil, &got)
+		if got != a {
+			t.Fatalf("agent after restart = %+v, want %+v", got, a)
+		}
+	})
+}
+
+// AGENTLINE_ADMIN_EMAIL and AGENTLINE_ADMIN_PASSWORD make that account on
+// first start, and nothing is printed.
+func TestAdminAccountFromSettings(t *testing.T) {
+	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+		s := apptest.Start(t, apptest.Config(t, databaseURL, map[string]string{
+			"AGENTLINE_ADMIN_EMAIL":    "Boss@Example.com",
+			"AGENTLINE_ADMIN_PASSWORD": "a long enough secret",
+		}))
+		if out := s.Stdout.String(); out != "" {
+			t.Fatalf("printed %q although the password was given", out)
+		}
+		s.Login(t, "boss@example.com", "a long enough secret")
+		if r := s.Do(t, "POST", "/api/auth/login", "", map[string]string{"email": "admin@localhost", "password": "x"}); r.Status != http.StatusUnauthorized {
+			t.Fatalf("admin@localhost exists: %s", r)
+		}
+	})
+}
+
+// Only the email given: the password is generated and printed for it.
+func TestAdminEmailWithoutPassword(t *testing.T) {
+	s := apptest.Start(t, apptest.Config(t, storetest.URL(t, store.SQLite), map[string]string{"AGENTLINE_ADMIN_EMAIL": "ops@example.com"}))
+	email, password, ok := apptest.FirstCredentials(s.Stdout.String())
+	if !ok || email != "ops@example.com" {
+		t.Fatalf("printed %q", s.Stdout.String())
+	}
+	s.Login(t, email, password)
+}
+
+// A first-start password too short to be accepted stops start-up.
+func TestAdminPasswordTooShortFailsStart(t *testing.T) {
+	cfg := apptest.Config(t, storetest.URL(t, store.SQLite), map[string]string{"AGENTLINE_ADMIN_PASSWORD": "short"})
+	_, err := newApp(t, cfg)
+	if err == nil || !strings.Contains(err.Error(), "password") {
+		t.Fatalf("New = %v, want an error about the password", err)
+	}
+}
