@@ -129,7 +129,9 @@ func (r *Response) ErrorCode() string {
 	return e.Error.Code
 }
 
-func (r *Response) String() string { return fmt.Sprintf("%d %.300s", r.Status, bytes.TrimSpace(r.Body)) }
+func (r *Response) String() string {
+	return fmt.Sprintf("%d %.300s", r.Status, bytes.TrimSpace(r.Body))
+}
 
 // Request builds a request to path (relative to the server) with an
 // optional bearer token. body is sent as is when it is a string or []byte,
