@@ -1,10 +1,13 @@
 package app_test
 
 import (
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
@@ -119,4 +122,59 @@ func TestAdminPasswordTooShortFailsStart(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "password") {
 		t.Fatalf("New = %v, want an error about the password", err)
 	}
+}
+
+// A request in flight when shutdown starts still completes: the server
+// stops accepting connections, waits for the handler, then Run returns nil.
+func TestShutdownLetsRequestsInFlightFinish(t *testing.T) {
+	s := apptest.Start(t, apptest.Config(t, storetest.URL(t, store.SQLite), nil))
+	_, token := s.NewUser(t, "ann@example.com")
+
+	// With Expect: 100-continue the client sends the body only once the
+	// handler reads it, so the first write below returns only when the
+	// request is being handled.
+	body, w := io.Pipe()
+	req := s.Request(t, "POST", "/api/projects", token, nil)
+	req.Body = body
+	req.Header.Set("Expect", "100-continue")
+	client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Minute}}
+	answer := make(chan *http.Response, 1)
+	go func() {
+		res, err := client.Do(req)
+		if err != nil {
+			t.Errorf("request in flight: %v", err)
+		}
+		answer <- res
+	}()
+	if _, err := w.Write([]byte(`{"name": `)); err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	go func() { s.Stop(t); close(stopped) }()
+	// Wait until the listener is closed, i.e. shutdown has begun.
+	addr := strings.TrimPrefix(s.URL, "http://")
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			break
+		}
+		c.Close()
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case <-stopped:
+		t.Fatal("Run returned while a request was in flight")
+	default:
+	}
+	w.Write([]byte(`"Late"}`))
+	w.Close()
+	res := <-answer
+	if res == nil {
+		t.FailNow()
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("request in flight = %d, want 201", res.StatusCode)
+	}
+	<-stopped
 }
