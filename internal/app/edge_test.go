@@ -40,6 +40,7 @@ func TestMetrics(t *testing.T) {
 	s.Must(t, 200, "GET", "/healthz", "", nil, nil)
 	s.Must(t, 401, "GET", "/api/agents/7", "", nil, nil)
 	s.Must(t, 404, "GET", "/no/such/path", "", nil, nil)
+	s.Must(t, 404, "BREW", "/coffee", "", nil, nil)
 	r := s.Must(t, 200, "GET", "/metrics", "", nil, nil)
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
 		t.Errorf("Content-Type = %q, want Prometheus text", ct)
@@ -50,6 +51,8 @@ func TestMetrics(t *testing.T) {
 		// Labelled by the route pattern, never the raw path with its ids.
 		`agentline_http_requests_total{method="GET",route="GET /api/agents/{agent_id}",status="401"} 1`,
 		`agentline_http_requests_total{method="GET",route="/",status="404"} 1`,
+		// Invented methods share one label value.
+		`agentline_http_requests_total{method="OTHER",route="/",status="404"} 1`,
 		`agentline_http_request_duration_seconds_bucket{route="GET /healthz",le="0.005"}`,
 		`agentline_http_request_duration_seconds_count{route="GET /healthz"} 1`,
 		"go_goroutines ",
@@ -58,8 +61,8 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
-	if strings.Contains(body, "/api/agents/7") {
-		t.Error("metrics hold a raw path")
+	if strings.Contains(body, "/api/agents/7") || strings.Contains(body, "BREW") {
+		t.Error("metrics hold a raw path or method")
 	}
 }
 

@@ -104,9 +104,11 @@ func sqliteDSN(path string) string {
 // Dialect tells which database this is.
 func (db *DB) Dialect() Dialect { return db.dialect }
 
-// Ping checks that the database answers.
+// Ping checks that the database answers. It uses the read pool: on SQLite
+// the single write connection may be busy with a long write, which says
+// nothing about readiness.
 func (db *DB) Ping(ctx context.Context) error {
-	if err := db.write.PingContext(ctx); err != nil {
+	if err := db.read.PingContext(ctx); err != nil {
 		return fmt.Errorf("ping %s: %w", db.dialect, err)
 	}
 	return nil
