@@ -66,11 +66,18 @@ func TestFirstStartThenRestartKeepsData(t *testing.T) {
 				t.Errorf("SQLite should run in WAL mode: %v", err)
 			}
 		}
+		secret := s.App.Secret
+		if len(secret) < 32 {
+			t.Fatalf("generated secret %q is too short", secret)
+		}
 		s.Stop(t) // fails the test unless Run returned nil
 
 		s2 := apptest.Start(t, cfg)
 		if out := s2.Stdout.String(); out != "" {
 			t.Fatalf("second start printed %q", out)
+		}
+		if s2.App.Secret != secret {
+			t.Fatal("the generated secret changed across a restart")
 		}
 		// The old session survives the restart; a new sign-in works too.
 		var projects []agentline.Project
@@ -94,7 +101,11 @@ func TestAdminAccountFromSettings(t *testing.T) {
 		s := apptest.Start(t, apptest.Config(t, databaseURL, map[string]string{
 			"AGENTLINE_ADMIN_EMAIL":    "Boss@Example.com",
 			"AGENTLINE_ADMIN_PASSWORD": "a long enough secret",
+			"AGENTLINE_SECRET":         "from-the-environment",
 		}))
+		if s.App.Secret != "from-the-environment" {
+			t.Fatalf("secret = %q, want AGENTLINE_SECRET", s.App.Secret)
+		}
 		if out := s.Stdout.String(); out != "" {
 			t.Fatalf("printed %q although the password was given", out)
 		}
