@@ -57,7 +57,9 @@ func TestAgentsOverHTTP(t *testing.T) {
 			{"PATCH", one, map[string]any{"id": 9}, "id", "unknown field"},
 		} {
 			r := s.Do(t, tc.method, tc.path, tok, tc.body)
-			var e struct{ Error struct{ Code, Message, Field string } }
+			var e struct {
+				Error struct{ Code, Message, Field string }
+			}
 			r.JSON(t, &e)
 			if r.Status != 400 || e.Error.Field != tc.field || !strings.Contains(e.Error.Message, tc.says) {
 				t.Errorf("%s %v = %s, want 400 on %s saying %q", tc.method, tc.body, r, tc.field, tc.says)
