@@ -9,11 +9,10 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/store"
-	"github.com/agentline/agentline/internal/store/storetest"
 )
 
 func startSQLite(t *testing.T) *apptest.Server {
-	return apptest.Start(t, apptest.Config(t, storetest.URL(t, store.SQLite), nil))
+	return apptest.StartFresh(t, store.SQLite, nil)
 }
 
 func TestHealthAndReadiness(t *testing.T) {

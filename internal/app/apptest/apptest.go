@@ -1,7 +1,16 @@
 // Package apptest starts a whole agentline (app.New + Run on a loopback
 // listener) for end-to-end tests, and speaks JSON to it. Every package's
 // end-to-end tests use it, so they all exercise the real middleware, routes
-// and database.
+// and database:
+//
+//	func TestMain(m *testing.M) { storetest.Main(m) }
+//
+//	func TestSomething(t *testing.T) {
+//		s := apptest.StartFresh(t, store.SQLite, nil)
+//		_, token := s.NewUser(t, "ann@example.com")
+//		var p agentline.Project
+//		s.Must(t, 201, "POST", "/api/projects", token, map[string]string{"name": "Shop"}, &p)
+//	}
 package apptest
 
 import (
@@ -23,6 +32,8 @@ import (
 	"github.com/agentline/agentline/internal/app"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/config"
+	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/store/storetest"
 )
 
 // Config returns the settings of a test instance on databaseURL: the
@@ -43,6 +54,14 @@ func Config(t testing.TB, databaseURL string, env map[string]string) config.Conf
 		t.Fatalf("config: %v", err)
 	}
 	return cfg
+}
+
+// StartFresh starts an app on a fresh database of dialect d (a temp SQLite
+// file, or a new database in the package's throwaway PostgreSQL cluster; the
+// package's TestMain must call storetest.Main), with settings from env.
+func StartFresh(t testing.TB, d store.Dialect, env map[string]string) *Server {
+	t.Helper()
+	return Start(t, Config(t, storetest.URL(t, d), env))
 }
 
 // Server is a running agentline on 127.0.0.1.
