@@ -103,6 +103,8 @@ func TestEveryRouteSurvivesBadInput(t *testing.T) {
 			method, pattern, _ := strings.Cut(route, " ")
 			t.Run(route, func(t *testing.T) {
 				f := newTenants(t, s, base, base)
+				anonymous := map[string]*apptest.Response{} // by variant, no token
+				signedIn := map[string]*apptest.Response{}  // by variant, owner's token, body {}
 				for _, v := range pathVariants(t, pattern, f) {
 					send := func(token string, body []byte) *apptest.Response {
 						requests++
@@ -110,8 +112,14 @@ func TestEveryRouteSurvivesBadInput(t *testing.T) {
 					}
 					// Without a valid token.
 					for _, tok := range []string{"", "als_not-a-real-token"} {
-						check(t, route, v.name, "token "+tok, send(tok, []byte(`{}`)))
+						r := send(tok, []byte(`{}`))
+						check(t, route, v.name, "token "+tok, r)
+						if tok == "" {
+							anonymous[v.name] = r
+						}
 					}
+					signedIn[v.name] = send(s.Token(t, f.ownerID), []byte(`{}`))
+					check(t, route, v.name, "{}", signedIn[v.name])
 					// Signed in, with each bad body.
 					for _, bb := range badBodies {
 						r := send(s.Token(t, f.ownerID), bb.body)
@@ -120,6 +128,13 @@ func TestEveryRouteSurvivesBadInput(t *testing.T) {
 						if bb.name == "2 MiB" && v.name == "own ids" && readsBody && (r.Status != 413 || r.ErrorCode() != agentline.ETooLarge) {
 							t.Errorf("%s with own ids and a 2 MiB body = %s, want 413 too_large", route, r)
 						}
+					}
+				}
+				// On a route that needs a session, another tenant's object
+				// answers exactly like one that does not exist.
+				if own, other := anonymous["own ids"], signedIn["other tenant's ids"]; own != nil && other != nil && own.Status == http.StatusUnauthorized {
+					if unused := signedIn["unused ids"]; other.Status != unused.Status || !bytes.Equal(other.Body, unused.Body) {
+						t.Errorf("%s tells another tenant's object (%s) from a missing one (%s)", route, other, unused)
 					}
 				}
 			})
@@ -131,7 +146,8 @@ func TestEveryRouteSurvivesBadInput(t *testing.T) {
 type pathVariant struct{ name, path string }
 
 // pathVariants fills the route's {params}: all with own ids, all with the
-// other tenant's ids, then each bad id in each param (the others own).
+// other tenant's ids, all with ids no object has, then each bad id in each
+// param (the others own).
 func pathVariants(t *testing.T, pattern string, f tenants) []pathVariant {
 	t.Helper()
 	params := paramPattern.FindAllStringSubmatch(pattern, -1)
@@ -149,7 +165,11 @@ func pathVariants(t *testing.T, pattern string, f tenants) []pathVariant {
 	fill := func(vals map[string]string) string {
 		return paramPattern.ReplaceAllStringFunc(pattern, func(m string) string { return vals[m[1:len(m)-1]] })
 	}
-	out := []pathVariant{{"own ids", fill(own)}, {"other tenant's ids", fill(other)}}
+	unused := map[string]string{}
+	for k := range own {
+		unused[k] = "987654321"
+	}
+	out := []pathVariant{{"own ids", fill(own)}, {"other tenant's ids", fill(other)}, {"unused ids", fill(unused)}}
 	for _, p := range params {
 		for _, bad := range badIDs {
 			vals := map[string]string{}
