@@ -44,7 +44,6 @@ func Config(t testing.TB, databaseURL string, env map[string]string) config.Conf
 	vars := map[string]string{
 		"AGENTLINE_DATABASE_URL":  databaseURL,
 		"AGENTLINE_PASSWORD_COST": "4",
-		"AGENTLINE_LOG_LEVEL":     "warn",
 	}
 	for k, v := range env {
 		vars[k] = v
