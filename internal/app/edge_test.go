@@ -98,3 +98,16 @@ func TestUnknownPathIsJSON404(t *testing.T) {
 		}
 	}
 }
+
+// Over a real connection, a body over the limit is refused with a JSON 413
+// while the client is still sending it.
+func TestTooLargeBodyOverTheNetwork(t *testing.T) {
+	s := startSQLite(t)
+	_, token := s.NewUser(t, "ann@example.com")
+	r := s.Do(t, "POST", "/api/projects", token, tooLarge)
+	if r.Status != http.StatusRequestEntityTooLarge || r.ErrorCode() != agentline.ETooLarge {
+		t.Fatalf("2 MiB body = %s, want 413 too_large", r)
+	}
+	// The server still serves afterwards.
+	s.Must(t, 201, "POST", "/api/projects", token, map[string]string{"name": "small"}, nil)
+}
