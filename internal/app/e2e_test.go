@@ -1,15 +1,19 @@
 package app_test
 
 import (
+	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app"
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/store/storetest"
@@ -188,4 +192,36 @@ func TestShutdownLetsRequestsInFlightFinish(t *testing.T) {
 		t.Fatalf("request in flight = %d, want 201", res.StatusCode)
 	}
 	<-stopped
+}
+
+// Instances starting together on one empty PostgreSQL database: all start,
+// one account is made and printed once, and they share one secret.
+func TestInstancesStartingTogether(t *testing.T) {
+	cfg := apptest.Config(t, storetest.EmptyURL(t, store.Postgres), nil)
+	apps := make([]*app.App, 3)
+	errs := make([]error, 3)
+	outs := make([]apptest.Buffer, 3)
+	var wg sync.WaitGroup
+	for i := range apps {
+		wg.Go(func() {
+			apps[i], errs[i] = app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), &outs[i])
+		})
+	}
+	wg.Wait()
+	printed := 0
+	for i, a := range apps {
+		if errs[i] != nil {
+			t.Fatalf("instance %d: %v", i, errs[i])
+		}
+		defer a.Close()
+		if _, _, ok := apptest.FirstCredentials(outs[i].String()); ok {
+			printed++
+		}
+		if a.Secret != apps[0].Secret {
+			t.Error("instances disagree on the secret")
+		}
+	}
+	if printed != 1 {
+		t.Fatalf("credentials printed by %d instances, want 1", printed)
+	}
 }
