@@ -181,7 +181,7 @@ func jsonKind(goKind string) string {
 func PathID(r *http.Request, name string) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, agentline.Errorf(agentline.ENotFound, "%s %q not found", strings.TrimSuffix(name, "_id"), r.PathValue(name))
+		return 0, agentline.Errorf(agentline.ENotFound, "%s %.40q not found", strings.TrimSuffix(name, "_id"), r.PathValue(name))
 	}
 	return id, nil
 }

@@ -189,3 +189,14 @@ func TestAccessLog(t *testing.T) {
 		t.Fatalf("access log = %s", lines[0])
 	}
 }
+
+// A malformed id is named in the answer, but never more than 40 characters
+// of it.
+func TestPathIDMessageIsShort(t *testing.T) {
+	r := httptest.NewRequest("GET", "/", nil)
+	r.SetPathValue("agent_id", strings.Repeat("x", 5000))
+	_, err := httpx.PathID(r, "agent_id")
+	if msg := agentline.ErrorMessage(err); len(msg) > 80 || !strings.HasPrefix(msg, `agent "xxxx`) {
+		t.Fatalf("message = %.100q (%d bytes)", msg, len(msg))
+	}
+}
