@@ -34,13 +34,13 @@ var paramFixtures = map[string]func(f tenants) (own, other string){
 	"user_id":    func(f tenants) (string, string) { return itoa(f.ownMember), itoa(f.otherUser) },
 }
 
-// newTenants makes a fresh project with an agent and a viewer for owner, so
-// that a route's deletes do not take objects from the next route.
-func newTenants(t *testing.T, s *apptest.Server, owner, other tenants) tenants {
+// newTenants copies base with a fresh project, agent and viewer of
+// base.ownerID, so that a route's deletes do not take objects from the next
+// route.
+func newTenants(t *testing.T, s *apptest.Server, base tenants) tenants {
 	t.Helper()
-	f := other
-	f.ownerID = owner.ownerID
-	tok := s.Token(t, owner.ownerID)
+	f := base
+	tok := s.Token(t, base.ownerID)
 	var p agentline.Project
 	var a agentline.Agent
 	var m agentline.Member
@@ -102,7 +102,7 @@ func TestEveryRouteSurvivesBadInput(t *testing.T) {
 		for _, route := range routes {
 			method, pattern, _ := strings.Cut(route, " ")
 			t.Run(route, func(t *testing.T) {
-				f := newTenants(t, s, base, base)
+				f := newTenants(t, s, base)
 				anonymous := map[string]*apptest.Response{} // by variant, no token
 				signedIn := map[string]*apptest.Response{}  // by variant, owner's token, body {}
 				for _, v := range pathVariants(t, pattern, f) {
