@@ -1,11 +1,14 @@
 package httpx_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -198,5 +201,52 @@ func TestPathIDMessageIsShort(t *testing.T) {
 	_, err := httpx.PathID(r, "agent_id")
 	if msg := agentline.ErrorMessage(err); len(msg) > 80 || !strings.HasPrefix(msg, `agent "xxxx`) {
 		t.Fatalf("message = %.100q (%d bytes)", msg, len(msg))
+	}
+}
+
+// WebSocket libraries hijack the connection and streaming handlers flush:
+// both work through the edge's status recorder.
+func TestHijackAndFlushPassThrough(t *testing.T) {
+	edge := httpx.NewEdge(slog.New(slog.NewTextHandler(io.Discard, nil)), 1024, prometheus.NewRegistry())
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /stream", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("first\n"))
+		if err := http.NewResponseController(w).Flush(); err != nil {
+			t.Errorf("flush: %v", err)
+		}
+		w.Write([]byte("second\n"))
+	})
+	mux.HandleFunc("GET /upgrade", func(w http.ResponseWriter, r *http.Request) {
+		conn, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		defer conn.Close()
+		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\nhello")
+		rw.Flush()
+	})
+	srv := httptest.NewServer(edge.Wrap(mux))
+	defer srv.Close()
+
+	res, err := http.Get(srv.URL + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(body) != "first\nsecond\n" {
+		t.Fatalf("stream = %q", body)
+	}
+
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.Write([]byte("GET /upgrade HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n"))
+	res, err = http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil || res.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade = %v %v", res, err)
 	}
 }
