@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -72,7 +73,7 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 		}
 		a.Secret = s
 	}
-	a.Auth = auth.New(a.Store, a.Config.SessionTTL)
+	a.Auth = auth.New(a.Store, a.Config.SessionTTL, auth.WithPasswordCost(int(a.Config.PasswordCost)))
 	if err := a.bootstrapOwner(ctx, stdout); err != nil {
 		return err
 	}
@@ -194,7 +195,12 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(a.Logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	go a.sweep(ctx)
+	// Run returns only once the sweeper it started has stopped too, so that
+	// Close never pulls the database from under it.
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	var sweeping sync.WaitGroup
+	sweeping.Go(func() { a.sweep(sweepCtx) })
+	defer func() { stopSweep(); sweeping.Wait() }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	a.Logger.Info("listening", "addr", ln.Addr().String(), "database", string(a.Store.Dialect()), "url", a.BaseURL())
