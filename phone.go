@@ -77,15 +77,15 @@ func CallStatusAdvances(from, to string) bool {
 
 // Call is the record of one phone call of an agent.
 type Call struct {
-	ID        int64   `json:"id"`
-	ProjectID int64   `json:"project_id"`
-	AgentID   int64   `json:"agent_id"`
-	NumberID  *int64  `json:"number_id"`
-	CallSID   string  `json:"call_sid"`
-	Direction string  `json:"direction"`
-	From      string  `json:"from"`
-	To        string  `json:"to"`
-	Status    string  `json:"status"`
+	ID        int64  `json:"id"`
+	ProjectID int64  `json:"project_id"`
+	AgentID   int64  `json:"agent_id"`
+	NumberID  *int64 `json:"number_id"`
+	CallSID   string `json:"call_sid"`
+	Direction string `json:"direction"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Status    string `json:"status"`
 	// StreamRef ties an outbound call's media stream to this record before
 	// the carrier's call SID is known; it is internal.
 	StreamRef string     `json:"-"`
