@@ -39,6 +39,7 @@ type Config struct {
 	TwilioAccountSID     string        // TWILIO_ACCOUNT_SID
 	TwilioAuthToken      string        // TWILIO_AUTH_TOKEN
 	TwilioAPIBaseURL     string        // TWILIO_API_BASE_URL
+	MaxConcurrentCalls   int64         // AGENTLINE_MAX_CONCURRENT_CALLS
 }
 
 // Production reports whether the service runs in production mode.
@@ -78,6 +79,7 @@ func (c *Config) settings() []setting {
 		{env: "TWILIO_ACCOUNT_SID", flag: "twilio-account-sid", usage: "carrier account SID", str: &c.TwilioAccountSID},
 		{env: "TWILIO_AUTH_TOKEN", flag: "twilio-auth-token", usage: "carrier auth token, also used to check webhook signatures", str: &c.TwilioAuthToken},
 		{env: "TWILIO_API_BASE_URL", flag: "twilio-api-base-url", def: "https://api.twilio.com", usage: "base URL of the carrier REST API", str: &c.TwilioAPIBaseURL},
+		{env: "AGENTLINE_MAX_CONCURRENT_CALLS", flag: "max-concurrent-calls", def: "10", usage: "most live phone calls per project; more outbound calls get 429", integer: &c.MaxConcurrentCalls},
 	}
 }
 
@@ -185,6 +187,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SessionTTL < time.Minute {
 		bad("AGENTLINE_SESSION_TTL must be at least 1m")
+	}
+	if c.MaxConcurrentCalls < 1 {
+		bad("AGENTLINE_MAX_CONCURRENT_CALLS must be at least 1")
 	}
 	if c.ShutdownTimeout <= 0 {
 		bad("AGENTLINE_SHUTDOWN_TIMEOUT must be positive")

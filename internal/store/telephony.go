@@ -325,7 +325,7 @@ type CallEvent struct {
 	From, To  string
 	At        time.Time // when the carrier says it happened
 	DurationS *int      // with final statuses
-	EndReason string    // why it ended, when we know more than the status
+	EndReason string    // why it ends, when we know more than the status; kept once set
 }
 
 // ApplyCallEvent records a status report. Statuses only move forward
@@ -357,12 +357,12 @@ func (db *DB) ApplyCallEvent(ctx context.Context, e CallEvent) (agentline.Call, 
 			if agentline.CallStatusFinal(e.Status) {
 				call.EndedAt = &e.At
 				call.DurationS = e.DurationS
-				if call.EndReason == "" {
-					call.EndReason = e.EndReason
-				}
 			}
 		} else if agentline.CallStatusFinal(call.Status) && call.DurationS == nil && e.DurationS != nil {
 			call.DurationS = e.DurationS // a late duration for an ended call
+		}
+		if call.EndReason == "" {
+			call.EndReason = e.EndReason
 		}
 		call.UpdatedAt = db.now()
 		_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ? WHERE id = ?`,
@@ -371,14 +371,6 @@ func (db *DB) ApplyCallEvent(ctx context.Context, e CallEvent) (agentline.Call, 
 		return err
 	})
 	return out, err
-}
-
-// MarkCallEnding records why a call is about to end (for example a hang-up
-// through the API), without changing its status.
-func (db *DB) MarkCallEnding(ctx context.Context, projectID int64, callSID, reason string) error {
-	_, err := db.writer().exec(ctx, `UPDATE calls SET end_reason = ?, updated_at = ? WHERE project_id = ? AND call_sid = ? AND end_reason = ''`,
-		reason, db.now(), projectID, callSID)
-	return err
 }
 
 // newInboundCall inserts the record of a call the carrier reports to one of
