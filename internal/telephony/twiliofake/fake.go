@@ -496,6 +496,17 @@ func (f *Fake) updateCall(w http.ResponseWriter, r *http.Request) {
 	writeError(w, http.StatusNotFound, 20404, "The requested resource "+r.URL.Path+" was not found")
 }
 
+// IncomingCall simulates someone dialing one of the account's numbers:
+// the call exists at the fake (in progress) so it can be updated, and its
+// SID is returned. It does not call the number's webhooks.
+func (f *Fake) IncomingCall(from, to string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := &Call{SID: "CA" + randomHex(16), To: to, From: from, Status: "in-progress"}
+	f.calls = append(f.calls, c)
+	return c.SID
+}
+
 // SetCallStatus changes a call's status at the fake, as if the carrier had
 // moved it on (for example to in-progress when the callee answers).
 func (f *Fake) SetCallStatus(sid, status string) {
