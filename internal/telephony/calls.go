@@ -87,11 +87,10 @@ func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// Whatever happens to the request from here, the record must match
-	// what the carrier did.
-	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
+	// what the carrier did; the carrier client's timeout bounds each step.
+	bg := context.WithoutCancel(ctx)
 	log := httpx.Logger(ctx).With("project_id", projectID, "agent_id", agentID, "call_id", call.ID)
-	cc, err := carrier.CreateCall(ctx, CallRequest{
+	cc, err := carrier.CreateCall(bg, CallRequest{
 		To: in.ToNumber, From: number.PhoneNumber, TwiML: twiml,
 		StatusCallbackURL: "https://" + host + "/api/telephony/status",
 	})
@@ -155,6 +154,7 @@ func (h *Handler) endCall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	ctx = context.WithoutCancel(ctx) // a hang-up that happened must be recorded
 	status, err := carrier.HangUp(ctx, sid)
 	if err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
@@ -101,6 +100,9 @@ func (h *Handler) provisionNumber(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	// From the purchase on, the request's end must not cut the work short:
+	// a purchase the carrier made must be stored or released again.
+	ctx = context.WithoutCancel(ctx)
 	sid, err := carrier.BuyNumber(ctx, BuyRequest{
 		PhoneNumber:       in.PhoneNumber,
 		FriendlyName:      fmt.Sprintf("agentline project %d agent %d", projectID, agent.ID),
@@ -116,10 +118,7 @@ func (h *Handler) provisionNumber(w http.ResponseWriter, r *http.Request) error 
 		Status: agentline.NumberActive, CarrierSID: sid,
 	})
 	if err != nil {
-		// The request may be over; the release must still happen.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if rerr := carrier.ReleaseNumber(rctx, sid); rerr != nil && !errors.Is(rerr, ErrNumberGone) {
+		if rerr := carrier.ReleaseNumber(ctx, sid); rerr != nil && !errors.Is(rerr, ErrNumberGone) {
 			log.Error("bought a number, could not store it, and could not release it: release it by hand", "phone_number", in.PhoneNumber, "err", rerr, "store_err", err)
 		} else {
 			log.Warn("bought a number and released it again because storing it failed", "phone_number", in.PhoneNumber, "err", err)
@@ -239,6 +238,8 @@ func (h *Handler) releaseNumber(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	log := httpx.Logger(ctx).With("project_id", projectID, "number_id", n.ID, "carrier_sid", n.CarrierSID)
+	// A release the carrier made must also delete the record.
+	ctx = context.WithoutCancel(ctx)
 	if err := carrier.ReleaseNumber(ctx, n.CarrierSID); errors.Is(err, ErrNumberGone) {
 		log.Warn("the carrier no longer had the number; deleting its record", "phone_number", n.PhoneNumber)
 	} else if err != nil {

@@ -65,3 +65,21 @@ func BenchmarkVerifyStreamToken(b *testing.B) {
 		}
 	}
 }
+
+// FuzzVerifyStreamToken: no input panics, and whatever verifies was signed
+// with the secret for that agent.
+func FuzzVerifyStreamToken(f *testing.F) {
+	now := time.Unix(1_800_000_000, 0)
+	f.Add(Sign("s3cret", 7, "CA1", "inbound", now.Add(time.Minute)), int64(7))
+	f.Add("e30.AAAA", int64(0))
+	f.Add("..", int64(-1))
+	f.Fuzz(func(t *testing.T, token string, agentID int64) {
+		c, err := Verify("s3cret", token, agentID, now)
+		if err != nil {
+			return
+		}
+		if c.AgentID != agentID || c.Expires <= now.Unix() {
+			t.Fatalf("verified bad claims %+v for agent %d", c, agentID)
+		}
+	})
+}
