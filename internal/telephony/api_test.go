@@ -700,3 +700,43 @@ func TestStatusCallbackSignatureInProduction(t *testing.T) {
 func verifyToken(e *env, token string, agentID int64) (telephony.Claims, error) {
 	return telephony.Verify(e.app.Secret, token, agentID, time.Now())
 }
+
+// Every route of the phone channel is described in docs/openapi.yaml.
+func TestOpenAPIDescribesEveryRoute(t *testing.T) {
+	e := newEnvNoUsers(t)
+	doc := string(agentline.OpenAPI)
+	for _, r := range e.Routes() {
+		if !strings.Contains(r, "telephony") && !strings.HasPrefix(r, "GET /api/calls/") {
+			continue
+		}
+		method, pattern, _ := strings.Cut(r, " ")
+		i := strings.Index(doc, "\n  "+pattern+":\n")
+		if i < 0 {
+			t.Errorf("%s is not in docs/openapi.yaml", pattern)
+			continue
+		}
+		rest := doc[i+len(pattern)+4:]
+		if end := strings.Index(rest, "\n  /"); end >= 0 {
+			rest = rest[:end]
+		}
+		if !strings.Contains(rest, "\n    "+strings.ToLower(method)+":") {
+			t.Errorf("%s %s is not in docs/openapi.yaml", method, pattern)
+		}
+	}
+}
+
+// newEnvNoUsers starts the app alone, for tests that only need its routes.
+func newEnvNoUsers(t *testing.T) *app.App {
+	cfg, err := config.Load(nil, func(k string) string {
+		return map[string]string{"AGENTLINE_DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "test.db"), "AGENTLINE_ADMIN_EMAIL": "o@example.com", "AGENTLINE_ADMIN_PASSWORD": "owner-password"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
