@@ -29,7 +29,7 @@ const botHost = "bot.example.test"
 // is a fake Twilio on loopback, with a project, its members and agents, and
 // an outsider with a project of their own.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	app  *app.App
 	srv  *httptest.Server
 	fake *twiliofake.Fake
@@ -39,7 +39,7 @@ type env struct {
 	ada, bob, gemini, eve           int64 // agents: ada, bob and gemini in project; eve in otherProject
 }
 
-func newEnv(t *testing.T, settings map[string]string) *env {
+func newEnv(t testing.TB, settings map[string]string) *env {
 	t.Helper()
 	e := &env{t: t, fake: twiliofake.New(twiliofake.Options{})}
 	t.Cleanup(e.fake.Close)
@@ -739,4 +739,38 @@ func newEnvNoUsers(t *testing.T) *app.App {
 	}
 	t.Cleanup(func() { a.Close() })
 	return a
+}
+
+// BenchmarkStatusCallback measures one carrier status callback through the
+// whole HTTP stack (middleware, form parsing, the store's transaction) on
+// SQLite, each creating the record of a new inbound call.
+func BenchmarkStatusCallback(b *testing.B) {
+	e := newEnv(b, nil)
+	n := e.provision("+14155550100", e.ada)
+	h := e.app.Handler()
+	i := 0
+	for b.Loop() {
+		i++
+		form := url.Values{"CallSid": {fmt.Sprintf("CA%032x", i)}, "CallStatus": {"ringing"}, "Direction": {"inbound"}, "From": {"+14155550199"}, "To": {n.PhoneNumber}}
+		req := httptest.NewRequest("POST", "/api/telephony/status", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != 204 {
+			b.Fatalf("status %d %s", w.Code, w.Body)
+		}
+	}
+}
+
+// BenchmarkOutboundTwiML measures building an outbound call's stream token
+// and TwiML, the work done per outbound call besides the carrier request.
+func BenchmarkOutboundTwiML(b *testing.B) {
+	now := time.Now()
+	for b.Loop() {
+		tok := telephony.Sign("s3cret", 42, "sr_0123456789abcdefghijkl", "outbound", now.Add(telephony.StreamTokenTTL))
+		if _, err := telephony.StreamTwiML(botHost, 42, telephony.StreamParam{Name: "direction", Value: "outbound"},
+			telephony.StreamParam{Name: "stream_token", Value: tok}, telephony.StreamParam{Name: "stream_ref", Value: "sr_0123456789abcdefghijkl"}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -76,3 +76,19 @@ func TestSignaturesCheckOnlyInProduction(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSignatureValid measures checking one signed status callback.
+func BenchmarkSignatureValid(b *testing.B) {
+	s := NewSignatures("12345", "example.com", true)
+	r := httptest.NewRequest("POST", "/myapp.php?foo=1&bar=2", strings.NewReader(vectorForm.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.Header.Set("X-Twilio-Signature", vectorSignature)
+	if err := r.ParseForm(); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if !s.Valid(r) {
+			b.Fatal("invalid")
+		}
+	}
+}
