@@ -647,6 +647,23 @@ func TestTelephonyDisabled(t *testing.T) {
 	}
 }
 
+func TestNotConfigured(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"TWILIO_ACCOUNT_SID": "", "TWILIO_AUTH_TOKEN": ""})
+	e.run([]check{
+		{name: "no carrier account", token: e.owner, method: "GET", path: fmt.Sprintf("/api/projects/%d/telephony/numbers/available", e.project), status: 503, code: "not_configured", has: "TWILIO_ACCOUNT_SID"},
+		{name: "no carrier account, buying", token: e.owner, method: "POST", path: fmt.Sprintf("/api/projects/%d/telephony/numbers", e.project), body: map[string]any{"phone_number": "+14155550100", "agent_id": e.ada}, status: 503, code: "not_configured"},
+		{name: "reads still work", token: e.owner, method: "GET", path: fmt.Sprintf("/api/projects/%d/telephony/numbers", e.project), status: 200},
+	})
+	e2 := newEnv(t, map[string]string{"BOT_HOST": ""})
+	e2.run([]check{
+		{name: "no BOT_HOST", token: e2.owner, method: "POST", path: fmt.Sprintf("/api/projects/%d/telephony/numbers", e2.project), body: map[string]any{"phone_number": "+14155550100", "agent_id": e2.ada}, status: 503, code: "not_configured", has: "BOT_HOST"},
+	})
+	if len(e2.fake.Numbers()) != 0 {
+		t.Fatal("bought a number without BOT_HOST")
+	}
+}
+
 func TestStatusCallbackSignatureInProduction(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, map[string]string{"AGENTLINE_ENV": "production"})

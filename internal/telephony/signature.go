@@ -17,6 +17,7 @@ import (
 // proxy in front of the service changes.
 type Signatures struct {
 	validator client.RequestValidator
+	keyed     bool // an empty token would let anyone sign
 	botHost   string
 	enforce   bool
 }
@@ -25,7 +26,7 @@ type Signatures struct {
 // enforces signatures only when enforce is true (in production); outside
 // production every request passes, as the spec says.
 func NewSignatures(authToken, botHost string, enforce bool) *Signatures {
-	return &Signatures{validator: client.NewRequestValidator(authToken), botHost: botHost, enforce: enforce}
+	return &Signatures{validator: client.NewRequestValidator(authToken), keyed: authToken != "", botHost: botHost, enforce: enforce}
 }
 
 // Check wraps a form-POST webhook: it parses the form and, when enforcing,
@@ -51,7 +52,7 @@ func (s *Signatures) Check(next httpx.HandlerFunc) httpx.HandlerFunc {
 // the carrier computes for it.
 func (s *Signatures) Valid(r *http.Request) bool {
 	sig := r.Header.Get("X-Twilio-Signature")
-	if sig == "" || s.botHost == "" {
+	if sig == "" || !s.keyed || s.botHost == "" {
 		return false
 	}
 	params := make(map[string]string, len(r.PostForm))

@@ -43,6 +43,7 @@ func TestSignaturesValid(t *testing.T) {
 		{"wrong token", "54321", "example.com", "/myapp.php?foo=1&bar=2", vectorForm, vectorSignature, false},
 		{"no signature", "12345", "example.com", "/myapp.php?foo=1&bar=2", vectorForm, "", false},
 		{"no BOT_HOST", "12345", "", "/myapp.php?foo=1&bar=2", vectorForm, vectorSignature, false},
+		{"no token: an empty key signs nothing", "", "example.com", "/myapp.php?foo=1&bar=2", vectorForm, twiliofake.Sign("", "https://example.com/myapp.php?foo=1&bar=2", vectorForm), false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

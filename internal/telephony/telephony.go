@@ -50,7 +50,8 @@ type Options struct {
 	Secret string
 	// BotHost is the public host the carrier reaches (BOT_HOST).
 	BotHost string
-	// Signatures checks the carrier's webhooks.
+	// Signatures checks the carrier's webhooks; when nil, every webhook is
+	// refused.
 	Signatures *Signatures
 	// MaxConcurrentCalls caps a project's live calls
 	// (AGENTLINE_MAX_CONCURRENT_CALLS).
@@ -69,6 +70,10 @@ type Handler struct {
 func New(opts Options) *Handler {
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Signatures == nil {
+		// Without a checker, refuse every webhook rather than trust it.
+		opts.Signatures = NewSignatures("", opts.BotHost, true)
 	}
 	if opts.MaxConcurrentCalls <= 0 {
 		opts.MaxConcurrentCalls = 10
