@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentline/agentline"
@@ -397,12 +396,6 @@ func newInboundCall(ctx context.Context, c conn, e CallEvent, now time.Time) (ag
 	return call, nil
 }
 
-// pendingSIDPrefix marks the placeholder SID of a reserved call.
-const pendingSIDPrefix = "pending:"
-
 // PendingCallSID is the placeholder SID a reserved call has until the
-// carrier's SID is attached.
-func PendingCallSID(streamRef string) string { return pendingSIDPrefix + streamRef }
-
-// IsPendingCallSID reports whether sid is such a placeholder.
-func IsPendingCallSID(sid string) bool { return strings.HasPrefix(sid, pendingSIDPrefix) }
+// carrier's SID is attached. The colon keeps it apart from any carrier SID.
+func PendingCallSID(streamRef string) string { return "pending:" + streamRef }
