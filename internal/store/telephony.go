@@ -261,6 +261,18 @@ func (db *DB) Call(ctx context.Context, projectID int64, callSID string) (agentl
 	return c, notFound(err, "call")
 }
 
+// CallByStreamRef returns the outbound call of the project whose media
+// stream carries ref (the stream_ref parameter of its TwiML), so the relay
+// can match a stream's start message to the record.
+func (db *DB) CallByStreamRef(ctx context.Context, projectID int64, ref string) (agentline.Call, error) {
+	if ref == "" {
+		return agentline.Call{}, agentline.NotFound("call")
+	}
+	c, err := scanCall(db.reader().queryRow(ctx,
+		`SELECT `+callColumns+` FROM calls WHERE project_id = ? AND stream_ref = ?`, projectID, ref))
+	return c, notFound(err, "call")
+}
+
 // ProjectOfCall returns the id of the project that owns the call, so that
 // handlers addressed by a call SID can authorize before loading it.
 func (db *DB) ProjectOfCall(ctx context.Context, callSID string) (int64, error) {

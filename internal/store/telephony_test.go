@@ -212,6 +212,17 @@ func TestCalls(t *testing.T) {
 		if _, err := db.Call(ctx, p2.ID, "CA1"); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("call across projects: %v", err)
 		}
+		if c, err := db.CallByStreamRef(ctx, p1.ID, "ref1"); err != nil || c.CallSID != "CA1" {
+			t.Fatalf("CallByStreamRef = %+v %v", c, err)
+		}
+		for _, probe := range []struct {
+			project int64
+			ref     string
+		}{{p2.ID, "ref1"}, {p1.ID, ""}, {p1.ID, "ref2"}} {
+			if _, err := db.CallByStreamRef(ctx, probe.project, probe.ref); !errors.Is(err, agentline.ErrNotFound) {
+				t.Fatalf("CallByStreamRef(%d, %q): %v", probe.project, probe.ref, err)
+			}
+		}
 		if _, err := db.AttachCallSID(ctx, p2.ID, c1.ID, "CAX", agentline.CallQueued); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("attach across projects: %v", err)
 		}
