@@ -28,6 +28,7 @@ import (
 	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/telephony"
 )
 
 // App is one running agentline.
@@ -90,6 +91,11 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	// tools (issue 4):
 	// widget (issue 5):
 	// telephony (issue 8):
+	phone, err := a.telephony()
+	if err != nil {
+		return err
+	}
+	a.routes = append(a.routes, phone.Routes()...)
 
 	mux := http.NewServeMux()
 	for _, r := range a.routes {
@@ -100,6 +106,27 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	}))
 	a.handler = httpx.NewEdge(a.Logger, a.Config.MaxBodyBytes, a.Registry).Wrap(mux)
 	return nil
+}
+
+// telephony builds the phone channel's handler; without a carrier account
+// the routes that need the carrier answer 503.
+func (a *App) telephony() (*telephony.Handler, error) {
+	var carrier telephony.Carrier
+	if a.Config.TwilioAccountSID != "" && a.Config.TwilioAuthToken != "" {
+		t, err := telephony.NewTwilio(telephony.TwilioConfig{
+			AccountSID: a.Config.TwilioAccountSID, AuthToken: a.Config.TwilioAuthToken, BaseURL: a.Config.TwilioAPIBaseURL,
+		})
+		if err != nil {
+			return nil, err
+		}
+		carrier = t
+	}
+	return telephony.New(telephony.Options{
+		Enabled: a.Config.TelephonyEnabled, Store: a.Store, Auth: a.Auth, Carrier: carrier,
+		Secret: a.Secret, BotHost: a.Config.BotHost,
+		Signatures:         telephony.NewSignatures(a.Config.TwilioAuthToken, a.Config.BotHost, a.Config.Production()),
+		MaxConcurrentCalls: int(a.Config.MaxConcurrentCalls),
+	}), nil
 }
 
 // bootstrapOwner creates the first account when there is no user at all.

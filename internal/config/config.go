@@ -40,6 +40,7 @@ type Config struct {
 	TwilioAccountSID     string        // TWILIO_ACCOUNT_SID
 	TwilioAuthToken      string        // TWILIO_AUTH_TOKEN
 	TwilioAPIBaseURL     string        // TWILIO_API_BASE_URL
+	MaxConcurrentCalls   int64         // AGENTLINE_MAX_CONCURRENT_CALLS
 }
 
 // Production reports whether the service runs in production mode.
@@ -80,6 +81,7 @@ func (c *Config) settings() []setting {
 		{env: "TWILIO_ACCOUNT_SID", flag: "twilio-account-sid", usage: "carrier account SID", str: &c.TwilioAccountSID},
 		{env: "TWILIO_AUTH_TOKEN", flag: "twilio-auth-token", usage: "carrier auth token, also used to check webhook signatures", str: &c.TwilioAuthToken},
 		{env: "TWILIO_API_BASE_URL", flag: "twilio-api-base-url", def: "https://api.twilio.com", usage: "base URL of the carrier REST API", str: &c.TwilioAPIBaseURL},
+		{env: "AGENTLINE_MAX_CONCURRENT_CALLS", flag: "max-concurrent-calls", def: "10", usage: "most live phone calls per project; more outbound calls get 429", integer: &c.MaxConcurrentCalls},
 	}
 }
 
@@ -190,6 +192,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PasswordCost < 4 || c.PasswordCost > 31 {
 		bad("AGENTLINE_PASSWORD_COST must be between 4 and 31, not %d", c.PasswordCost)
+	}
+	if c.MaxConcurrentCalls < 1 {
+		bad("AGENTLINE_MAX_CONCURRENT_CALLS must be at least 1")
 	}
 	if c.ShutdownTimeout <= 0 {
 		bad("AGENTLINE_SHUTDOWN_TIMEOUT must be positive")
