@@ -10,11 +10,13 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
 // tenants holds, for the robustness test, one object of each kind in the
@@ -22,6 +24,8 @@ import (
 type tenants struct {
 	ownerID, ownProject, ownAgent, ownMember int64
 	otherUser, otherProject, otherAgent      int64
+	ownNumber, otherNumber                   int64
+	ownCallSID, otherCallSID                 string
 }
 
 // paramFixtures maps each path parameter name of the routes to a real id in
@@ -32,7 +36,30 @@ var paramFixtures = map[string]func(f tenants) (own, other string){
 	"project_id": func(f tenants) (string, string) { return itoa(f.ownProject), itoa(f.otherProject) },
 	"agent_id":   func(f tenants) (string, string) { return itoa(f.ownAgent), itoa(f.otherAgent) },
 	"user_id":    func(f tenants) (string, string) { return itoa(f.ownMember), itoa(f.otherUser) },
+	"number_id":  func(f tenants) (string, string) { return itoa(f.ownNumber), itoa(f.otherNumber) },
+	"call_sid":   func(f tenants) (string, string) { return f.ownCallSID, f.otherCallSID },
 }
+
+// phoneFixtures stores a number and a live inbound call of the agent, as
+// the carrier's webhooks would, and returns the number's id and the call SID.
+func phoneFixtures(t *testing.T, s *apptest.Server, projectID, agentID int64) (int64, string) {
+	t.Helper()
+	ctx := context.Background()
+	seq := phoneSeq.Add(1)
+	n, err := s.App.Store.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: projectID, AgentID: &agentID,
+		PhoneNumber: fmt.Sprintf("+1415555%04d", seq), Status: agentline.NumberActive, CarrierSID: fmt.Sprintf("PN%032d", seq)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.App.Store.ReserveCall(ctx, agentline.Call{ProjectID: projectID, AgentID: agentID, NumberID: &n.ID,
+		CallSID: fmt.Sprintf("CA%032d", seq), Direction: "inbound", From: "+14155550000", To: n.PhoneNumber, Status: agentline.CallInProgress}, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n.ID, c.CallSID
+}
+
+var phoneSeq atomic.Int64
 
 // newTenants copies base with a fresh project, agent and viewer of
 // base.ownerID, so that a route's deletes do not take objects from the next
@@ -48,6 +75,7 @@ func newTenants(t *testing.T, s *apptest.Server, base tenants) tenants {
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "mine"}, &a)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/members", tok, map[string]string{"email": "member@example.com", "role": "viewer"}, &m)
 	f.ownProject, f.ownAgent, f.ownMember = p.ID, a.ID, m.UserID
+	f.ownNumber, f.ownCallSID = phoneFixtures(t, s, p.ID, a.ID)
 	return f
 }
 
@@ -84,7 +112,14 @@ var paramPattern = regexp.MustCompile(`\{([a-z_]+)\}`)
 // shape: never a 5xx, never a panic.
 func TestEveryRouteSurvivesBadInput(t *testing.T) {
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
-		s := apptest.Start(t, apptest.Config(t, databaseURL, nil))
+		// Telephony on, against the fake carrier, so that its routes are
+		// reached past the feature switch.
+		carrier := twiliofake.New(twiliofake.Options{})
+		t.Cleanup(carrier.Close)
+		s := apptest.Start(t, apptest.Config(t, databaseURL, map[string]string{
+			"TELEPHONY_ENABLED": "true", "BOT_HOST": "agentline.example.com", "OPENAI_API_KEY": "sk-test",
+			"TWILIO_ACCOUNT_SID": carrier.AccountSID(), "TWILIO_AUTH_TOKEN": carrier.AuthToken(), "TWILIO_API_BASE_URL": carrier.URL(),
+		}))
 		owner, _ := s.NewUser(t, "owner@example.com")
 		s.NewUser(t, "member@example.com")
 		outsider, outTok := s.NewUser(t, "outsider@example.com")
@@ -93,6 +128,7 @@ func TestEveryRouteSurvivesBadInput(t *testing.T) {
 		s.Must(t, 201, "POST", "/api/projects", outTok, map[string]string{"name": "other"}, &q)
 		s.Must(t, 201, "POST", "/api/projects/"+itoa(q.ID)+"/agents", outTok, map[string]string{"name": "other"}, &b)
 		base := tenants{ownerID: owner.ID, otherUser: outsider.ID, otherProject: q.ID, otherAgent: b.ID}
+		base.otherNumber, base.otherCallSID = phoneFixtures(t, s, q.ID, b.ID)
 
 		routes := s.App.Routes()
 		if len(routes) < 17 {

@@ -185,6 +185,19 @@ func (s *Service) Authorize(ctx context.Context, projectID int64, perm agentline
 	return role, nil
 }
 
+// AuthorizeOwned is Authorize for an object addressed by its own id (an
+// agent, a call, ...) whose owning project the caller looked up first. A
+// caller who is no member of that project gets the very same not_found as for
+// an object that does not exist ("agent not found"), so that the answer never
+// tells that another tenant's object exists.
+func (s *Service) AuthorizeOwned(ctx context.Context, noun string, projectID int64, perm agentline.Permission) error {
+	_, err := s.Authorize(ctx, projectID, perm)
+	if errors.Is(err, agentline.ErrNotFound) {
+		return agentline.NotFound(noun)
+	}
+	return err
+}
+
 // NewToken returns prefix followed by 32 random bytes in base64url.
 func NewToken(prefix string) (string, error) {
 	var b [32]byte

@@ -156,6 +156,13 @@ func (h *Handler) endCall(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx = context.WithoutCancel(ctx) // a hang-up that happened must be recorded
 	status, err := carrier.HangUp(ctx, sid)
+	if errors.Is(err, ErrCallGone) {
+		// Our record missed the end (a lost status callback): close it.
+		if _, err := h.Store.ApplyCallEvent(ctx, store.CallEvent{CallSID: sid, Status: agentline.CallCompleted, EndReason: "unknown to the carrier"}); err != nil {
+			return err
+		}
+		return agentline.Errorf(agentline.EConflict, "call %s has already ended: the carrier no longer knows it", sid)
+	}
 	if err != nil {
 		return err
 	}
@@ -238,7 +245,7 @@ func (h *Handler) getCall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.Auth.Authorize(ctx, projectID, agentline.PermView); err != nil {
+	if err := h.Auth.AuthorizeOwned(ctx, "call", projectID, agentline.PermView); err != nil {
 		return err
 	}
 	call, err := h.Store.Call(ctx, projectID, sid)

@@ -8,7 +8,7 @@ import (
 // Carrier is what the handlers need from the telephony carrier. Twilio
 // implements it; tests point Twilio at twiliofake on loopback. Every error
 // a Carrier returns is an *agentline.Error with code carrier_error whose
-// message is safe to show, except ErrNumberGone.
+// message is safe to show, except ErrNumberGone and ErrCallGone.
 type Carrier interface {
 	// AvailableNumbers searches US local numbers, optionally in one area code.
 	AvailableNumbers(ctx context.Context, areaCode string) ([]AvailableNumber, error)
@@ -19,13 +19,18 @@ type Carrier interface {
 	ReleaseNumber(ctx context.Context, sid string) error
 	// CreateCall places an outbound call.
 	CreateCall(ctx context.Context, req CallRequest) (CarrierCall, error)
-	// HangUp ends a call and returns its status afterwards.
+	// HangUp ends a call and returns its status afterwards; ErrCallGone
+	// when the carrier does not know the call (any more).
 	HangUp(ctx context.Context, callSID string) (status string, err error)
 }
 
 // ErrNumberGone is returned by ReleaseNumber for a number the carrier no
 // longer has: releasing it again has nothing left to do.
 var ErrNumberGone = errors.New("the carrier no longer has this number")
+
+// ErrCallGone is returned by HangUp for a call the carrier does not know:
+// whatever our record says, that call is over.
+var ErrCallGone = errors.New("the carrier has no such call")
 
 // AvailableNumber is one number a project could buy.
 type AvailableNumber struct {

@@ -134,10 +134,7 @@ func (h *Handler) authorizeOwned(ctx context.Context, kind store.Kind, id int64,
 	if err != nil {
 		return 0, err
 	}
-	if _, err := h.Auth.Authorize(ctx, projectID, perm); err != nil {
-		return 0, err
-	}
-	return projectID, nil
+	return projectID, h.Auth.AuthorizeOwned(ctx, kind.Noun(), projectID, perm)
 }
 
 // authorizeProject reads {project_id} and authorizes perm on it.

@@ -158,6 +158,10 @@ func (t *Twilio) CreateCall(ctx context.Context, req CallRequest) (CarrierCall, 
 // HangUp implements Carrier: Status=completed ends the call in any state.
 func (t *Twilio) HangUp(ctx context.Context, callSID string) (string, error) {
 	c, err := t.api(ctx).UpdateCall(callSID, (&openapi.UpdateCallParams{}).SetStatus("completed"))
+	var tre *client.TwilioRestError
+	if errors.As(err, &tre) && tre.Status == http.StatusNotFound {
+		return "", ErrCallGone
+	}
 	if err != nil {
 		return "", carrierError("hang up", err)
 	}
