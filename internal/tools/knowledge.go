@@ -291,4 +291,3 @@ func (h *Handler) deleteKnowledge(w http.ResponseWriter, r *http.Request) error 
 	httpx.NoContent(w)
 	return nil
 }
-
