@@ -217,7 +217,7 @@ func transportError(parent, call context.Context, err error, timeout time.Durati
 	case parent.Err() != nil:
 		return fmt.Errorf("tool call: %w", parent.Err())
 	case errors.As(err, &blocked):
-		return &toolError{Code: "blocked_address", Message: "the tool's URL leads to a " + blocked.reason + ", which webhooks may not reach"}
+		return &toolError{Code: "blocked_address", Message: "the tool's URL leads to an address webhooks may not reach: " + blocked.reason}
 	case errors.Is(call.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
 		return &toolError{Code: "timeout", Message: fmt.Sprintf("the tool's endpoint did not answer within %s", timeout)}
 	}
