@@ -75,8 +75,9 @@ func typeByExtension(name string) string {
 }
 
 // prepareDocument checks an upload and turns it into the document record and
-// its chunks.
-func prepareDocument(title, contentType, content string) (agentline.KnowledgeDocument, []string, error) {
+// its chunks. The title is the one given, else an HTML document's <title>,
+// else fallbackTitle.
+func prepareDocument(title, fallbackTitle, contentType, content string) (agentline.KnowledgeDocument, []string, error) {
 	var doc agentline.KnowledgeDocument
 	if len(content) > MaxDocumentBytes {
 		return doc, nil, agentline.Errorf(agentline.ETooLarge, "the document is larger than %d bytes", MaxDocumentBytes)
@@ -91,6 +92,9 @@ func prepareDocument(title, contentType, content string) (agentline.KnowledgeDoc
 		if strings.TrimSpace(title) == "" {
 			title = htmlTitle
 		}
+	}
+	if strings.TrimSpace(title) == "" {
+		title = fallbackTitle
 	}
 	title = strings.Join(strings.Fields(title), " ")
 	if title == "" {
@@ -112,6 +116,9 @@ type knowledgeInput struct {
 	Title       string `json:"title"`
 	Content     string `json:"content"`
 	ContentType string `json:"content_type"`
+	// fileTitle is an uploaded file's name without extension, the title of
+	// last resort.
+	fileTitle string
 }
 
 // readUpload reads a JSON or multipart upload into title, content type and
@@ -168,9 +175,7 @@ func readUpload(r *http.Request) (knowledgeInput, error) {
 				return in, err
 			}
 			in.ContentType, in.Content = ct, string(b)
-			if in.Title == "" {
-				in.Title = strings.TrimSuffix(path.Base(part.FileName()), path.Ext(part.FileName()))
-			}
+			in.fileTitle = strings.TrimSuffix(path.Base(part.FileName()), path.Ext(part.FileName()))
 		default:
 			return in, agentline.Invalid(part.FormName(), "unknown form field %q: send file and, optionally, title", part.FormName())
 		}
@@ -223,7 +228,7 @@ func (h *Handler) uploadKnowledge(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	doc, chunks, err := prepareDocument(in.Title, in.ContentType, in.Content)
+	doc, chunks, err := prepareDocument(in.Title, in.fileTitle, in.ContentType, in.Content)
 	if err != nil {
 		return err
 	}
