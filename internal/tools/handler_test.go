@@ -220,20 +220,26 @@ func TestKnowledgeRoutes(t *testing.T) {
 			return e.do(t, e.owner, "POST", base, map[string]any{"title": "x", "content": "x", "content_type": "image/png"})
 		}},
 		{"JSON unknown field", 400, func() (int, []byte) { return e.do(t, e.owner, "POST", base, map[string]any{"title": "x", "body": "x"}) }},
-		{"viewer cannot upload", 403, func() (int, []byte) { return e.do(t, e.viewer, "POST", base, map[string]any{"title": "x", "content": "x"}) }},
+		{"viewer cannot upload", 403, func() (int, []byte) {
+			return e.do(t, e.viewer, "POST", base, map[string]any{"title": "x", "content": "x"})
+		}},
 		{"other project's agent", 404, func() (int, []byte) {
 			return e.do(t, e.owner, "POST", fmt.Sprintf("/api/agents/%d/knowledge", e.otherAgent.ID), map[string]any{"title": "x", "content": "x"})
 		}},
 		{"search without q", 400, func() (int, []byte) { return e.do(t, e.viewer, "GET", base+"/search", nil) }},
 		{"search bad limit", 400, func() (int, []byte) { return e.do(t, e.viewer, "GET", base+"/search?q=x&limit=0", nil) }},
-		{"search long q", 400, func() (int, []byte) { return e.do(t, e.viewer, "GET", base+"/search?q="+strings.Repeat("a", 1001), nil) }},
+		{"search long q", 400, func() (int, []byte) {
+			return e.do(t, e.viewer, "GET", base+"/search?q="+strings.Repeat("a", 1001), nil)
+		}},
 		{"search other project", 404, func() (int, []byte) {
 			return e.do(t, e.owner, "GET", fmt.Sprintf("/api/agents/%d/knowledge/search?q=x", e.otherAgent.ID), nil)
 		}},
 		{"list other project", 404, func() (int, []byte) {
 			return e.do(t, e.owner, "GET", fmt.Sprintf("/api/agents/%d/knowledge", e.otherAgent.ID), nil)
 		}},
-		{"viewer cannot delete", 403, func() (int, []byte) { return e.do(t, e.viewer, "DELETE", fmt.Sprintf("/api/knowledge/%d", doc.ID), nil) }},
+		{"viewer cannot delete", 403, func() (int, []byte) {
+			return e.do(t, e.viewer, "DELETE", fmt.Sprintf("/api/knowledge/%d", doc.ID), nil)
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
