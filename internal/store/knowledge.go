@@ -132,14 +132,9 @@ func (db *DB) SearchKnowledge(ctx context.Context, projectID, agentID int64, lan
 	var rows *sql.Rows
 	var err error
 	if db.dialect == Postgres {
-		// websearch_to_tsquery never fails on user text; the terms hold only
-		// letters and digits, joined by its "or" operator.
-		rows, err = db.reader().query(ctx,
-			`SELECT c.document_id, c.title, c.body, ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', c.tsv, q, 1) AS score
-			 FROM knowledge_chunks c, websearch_to_tsquery(?::regconfig, ?) q
-			 WHERE c.project_id = ? AND c.agent_id = ? AND c.tsv @@ q
-			 ORDER BY score DESC, c.id LIMIT ?`,
-			TextSearchConfig(language), strings.Join(terms, " or "), projectID, agentID, limit)
+		cfg, words := TextSearchConfig(language), strings.Join(terms, " ")
+		rows, err = db.reader().query(ctx, postgresSearch,
+			cfg, words, projectID, agentID, cfg, strings.Join(terms, " or "), projectID, agentID, limit)
 	} else {
 		quoted := make([]string, len(terms))
 		for i, t := range terms {
@@ -167,6 +162,42 @@ func (db *DB) SearchKnowledge(ctx context.Context, projectID, agentID int64, lan
 	}
 	return out, rows.Err()
 }
+
+// postgresSearch ranks chunks with BM25's idea on top of ts_rank_cd, which
+// alone has no notion of how rare a word is: each query term's ts_rank_cd
+// (title weighs A, body B, divided by 1 + log of the chunk's length) is
+// multiplied by the term's inverse document frequency among the agent's
+// chunks, and the products are summed. Candidates are the chunks matching
+// any term (GIN index); since every chunk holding a term is a candidate,
+// counting over candidates gives the exact document frequency.
+// websearch_to_tsquery never fails on user text, and the terms hold only
+// letters and digits. Parameters: config, terms joined by spaces, project,
+// agent, config, terms joined by " or ", project, agent, limit.
+const postgresSearch = `
+WITH terms AS (
+    SELECT t.i, websearch_to_tsquery(?::regconfig, t.w) AS tq
+    FROM unnest(string_to_array(?, ' ')) WITH ORDINALITY AS t(w, i)
+),
+live AS (SELECT i, tq FROM terms WHERE numnode(tq) > 0),
+cand AS (
+    SELECT c.id, c.document_id, c.title, c.body, c.tsv
+    FROM knowledge_chunks c
+    WHERE c.project_id = ? AND c.agent_id = ? AND c.tsv @@ websearch_to_tsquery(?::regconfig, ?)
+),
+df AS (
+    SELECT live.i, count(*) AS n FROM live JOIN cand ON cand.tsv @@ live.tq GROUP BY live.i
+),
+total AS (SELECT count(*) AS n FROM knowledge_chunks WHERE project_id = ? AND agent_id = ?)
+SELECT cand.document_id, cand.title, cand.body,
+       sum(ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5))::float8
+           * ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', cand.tsv, live.tq, 1)) AS score
+FROM cand
+JOIN live ON cand.tsv @@ live.tq
+JOIN df ON df.i = live.i
+CROSS JOIN total
+GROUP BY cand.id, cand.document_id, cand.title, cand.body
+ORDER BY score DESC, cand.id
+LIMIT ?`
 
 // maxQueryTerms bounds the work one search can ask for.
 const maxQueryTerms = 32
