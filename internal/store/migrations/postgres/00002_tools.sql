@@ -31,7 +31,9 @@ CREATE INDEX knowledge_documents_project ON knowledge_documents(project_id);
 
 -- project_id and agent_id are copies of the document's, so a search filters
 -- without a join. language is the text search configuration the chunk was
--- indexed with (from the agent's language); the title weighs A, the body B.
+-- indexed with (from the agent's language). tsv holds title and body and is
+-- what the GIN index finds; title_tsv tells the ranking a word is in the title,
+-- lexemes is the chunk's length for it, kept apart so ranking never reads tsv.
 CREATE TABLE knowledge_chunks (
     id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     document_id BIGINT NOT NULL REFERENCES knowledge_documents(id) ON DELETE CASCADE,
@@ -43,7 +45,9 @@ CREATE TABLE knowledge_chunks (
     language    regconfig NOT NULL DEFAULT 'simple',
     tsv         tsvector GENERATED ALWAYS AS (
                     setweight(to_tsvector(language, title), 'A') || setweight(to_tsvector(language, body), 'B')
-                ) STORED
+                ) STORED,
+    title_tsv   tsvector GENERATED ALWAYS AS (to_tsvector(language, title)) STORED,
+    lexemes     integer GENERATED ALWAYS AS (length(to_tsvector(language, title || ' ' || body))) STORED
 );
 CREATE INDEX knowledge_chunks_document ON knowledge_chunks(document_id);
 CREATE INDEX knowledge_chunks_agent ON knowledge_chunks(agent_id);

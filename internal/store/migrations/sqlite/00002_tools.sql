@@ -30,12 +30,14 @@ CREATE INDEX knowledge_documents_agent ON knowledge_documents(agent_id);
 CREATE INDEX knowledge_documents_project ON knowledge_documents(project_id);
 
 -- project_id and agent_id are copies of the document's, so a search filters
--- without a join.
+-- without a join. scope is the token "agent<agent_id>": indexed with the
+-- text, it lets the full-text query itself keep to one agent's chunks.
 CREATE TABLE knowledge_chunks (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     document_id INTEGER NOT NULL REFERENCES knowledge_documents(id) ON DELETE CASCADE,
     project_id  INTEGER NOT NULL,
     agent_id    INTEGER NOT NULL,
+    scope       TEXT NOT NULL,
     position    INTEGER NOT NULL,
     title       TEXT NOT NULL,
     body        TEXT NOT NULL
@@ -45,20 +47,20 @@ CREATE INDEX knowledge_chunks_document ON knowledge_chunks(document_id);
 -- The full-text index reads its text from knowledge_chunks (external
 -- content); the triggers keep it in step, cascading deletes included.
 CREATE VIRTUAL TABLE knowledge_fts USING fts5(
-    title, body,
+    scope, title, body,
     content='knowledge_chunks', content_rowid='id',
     tokenize='porter unicode61 remove_diacritics 2'
 );
 
 -- +goose StatementBegin
 CREATE TRIGGER knowledge_chunks_ai AFTER INSERT ON knowledge_chunks BEGIN
-    INSERT INTO knowledge_fts(rowid, title, body) VALUES (new.id, new.title, new.body);
+    INSERT INTO knowledge_fts(rowid, scope, title, body) VALUES (new.id, new.scope, new.title, new.body);
 END;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
 CREATE TRIGGER knowledge_chunks_ad AFTER DELETE ON knowledge_chunks BEGIN
-    INSERT INTO knowledge_fts(knowledge_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body);
+    INSERT INTO knowledge_fts(knowledge_fts, rowid, scope, title, body) VALUES ('delete', old.id, old.scope, old.title, old.body);
 END;
 -- +goose StatementEnd
 
