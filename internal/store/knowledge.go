@@ -220,25 +220,24 @@ ORDER BY top.score DESC, top.id`
 
 // sqliteTermBudget bounds how many index entries (chunks matching a term,
 // summed over the terms) a SQLite search ranks, past its rarest term.
-const sqliteTermBudget = 3000
+const sqliteTermBudget = 2000
 
 // sqliteSelectiveTerms picks the query terms worth ranking on SQLite. FTS5
 // computes bm25 for every chunk matching any term, so common words make a
 // query read much of the corpus, while they hardly move a BM25 ranking (a
 // word in half the chunks has an IDF below ln 2, against 5 to 9 for the
-// rare words that tell passages apart). So, when the query has rarer ones,
-// terms found in more than half of the agent's chunks are dropped, and then
-// the most common remaining terms until the rest match at most
-// sqliteTermBudget chunks; the rarest term always stays. Counting a term's
-// matches reads only its list in the index. Small knowledge bases never
-// reach the budget.
+// rare words that tell passages apart). So when the terms together match
+// more than sqliteTermBudget chunks, the most common ones are dropped until
+// the rest fit; the rarest term always stays. Counting a term's matches
+// reads only its list in the index. Small knowledge bases never reach the
+// budget.
 func (db *DB) sqliteSelectiveTerms(ctx context.Context, agentID int64, terms []string) ([]string, error) {
 	if len(terms) < 2 {
 		return terms, nil
 	}
 	var q strings.Builder
-	q.WriteString(`SELECT (SELECT coalesce(sum(chunks), 0) FROM knowledge_documents WHERE agent_id = ?)`)
-	args := []any{agentID}
+	q.WriteString(`SELECT 0`)
+	var args []any
 	for _, t := range terms {
 		q.WriteString(`, (SELECT count(*) FROM knowledge_fts WHERE knowledge_fts MATCH ?)`)
 		args = append(args, `scope:"`+sqliteScope(agentID)+`" AND "`+t+`"`)
@@ -251,16 +250,26 @@ func (db *DB) sqliteSelectiveTerms(ctx context.Context, agentID int64, terms []s
 	if err := db.reader().queryRow(ctx, q.String(), args...).Scan(dest...); err != nil {
 		return nil, fmt.Errorf("search knowledge: term counts: %w", err)
 	}
-	total, df := counts[0], counts[1:]
+	df := counts[1:]
+	var sum int64
+	for _, n := range df {
+		sum += n
+	}
+	if sum <= sqliteTermBudget {
+		return terms, nil
+	}
 	order := make([]int, len(terms))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(df[a], df[b]) })
 	var keep []string
-	var sum int64
-	for n, i := range order {
-		if n > 0 && (df[i]*2 > total || sum+df[i] > sqliteTermBudget) {
+	sum = 0
+	for _, i := range order {
+		if df[i] == 0 {
+			continue
+		}
+		if len(keep) > 0 && sum+df[i] > sqliteTermBudget {
 			break
 		}
 		keep = append(keep, terms[i])
