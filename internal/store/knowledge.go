@@ -287,27 +287,22 @@ const maxQueryTerms = 32
 // QueryTerms splits a plain-language query into the lower-case words worth
 // searching for: letters and digits only (so no query syntax gets through),
 // without duplicates and, for English, without stop words. A query of stop
-// words only keeps them.
+// words only has no terms and finds nothing, as on PostgreSQL, whose
+// language configurations drop stop words themselves; ranking every passage
+// by "the" and "of" would cost a scan of the whole index for no answer.
 func QueryTerms(language, query string) []string {
 	words := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
 	})
 	english := baseLanguage(language) == "en"
 	seen := map[string]bool{}
-	var out, stops []string
+	var out []string
 	for _, w := range words {
-		if seen[w] || w == "or" || w == "and" {
+		if seen[w] || w == "or" || w == "and" || (english && englishStopWords[w]) {
 			continue
 		}
 		seen[w] = true
-		if english && englishStopWords[w] {
-			stops = append(stops, w)
-			continue
-		}
 		out = append(out, w)
-	}
-	if len(out) == 0 {
-		out = stops
 	}
 	if len(out) > maxQueryTerms {
 		out = out[:maxQueryTerms]

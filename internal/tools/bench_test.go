@@ -60,6 +60,13 @@ func syntheticCorpus(documents, chunksPerDoc, queries int) (docs [][]string, qs 
 // 99th percentile latency.
 func BenchmarkKnowledgeSearch(b *testing.B) {
 	docs, queries := syntheticCorpus(100, 100, 200)
+	empty := 0
+	for _, q := range queries {
+		if len(store.QueryTerms("en", q)) == 0 {
+			empty++
+		}
+	}
+	b.Logf("%d of %d queries are stop words only (they find nothing without touching the index)", empty, len(queries))
 	for _, d := range storetest.Dialects() {
 		db := storetest.Open(b, d)
 		ctx := context.Background()
