@@ -16,7 +16,10 @@ import (
 )
 
 func TestToolRoutes(t *testing.T) {
-	e := newEnv(t, storetest.Open(t, store.SQLite))
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) { testToolRoutes(t, newEnv(t, db)) })
+}
+
+func testToolRoutes(t *testing.T, e *env) {
 	base := fmt.Sprintf("/api/agents/%d/tools", e.agent.ID)
 	valid := func(name string) map[string]any {
 		return map[string]any{"name": name, "description": "Look up an order", "url": "https://shop.example.com/hooks/order",
@@ -165,7 +168,10 @@ func multipartUpload(t *testing.T, filename, contentType, content, title string)
 }
 
 func TestKnowledgeRoutes(t *testing.T) {
-	e := newEnv(t, storetest.Open(t, store.SQLite))
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) { testKnowledgeRoutes(t, newEnv(t, db)) })
+}
+
+func testKnowledgeRoutes(t *testing.T, e *env) {
 	base := fmt.Sprintf("/api/agents/%d/knowledge", e.agent.ID)
 	upload := func(token, filename, contentType, content, title string) (int, []byte) {
 		body, ct := multipartUpload(t, filename, contentType, content, title)
