@@ -142,7 +142,7 @@ func (e *toolError) Error() string { return e.Code + ": " + e.Message }
 // for failures of agentline itself (context canceled, database down).
 func (f *Facility) Execute(ctx context.Context, agent agentline.Agent, call agentline.ToolCall) (agentline.ToolResult, error) {
 	start := time.Now()
-	label := call.Name
+	label := "unknown"
 	output, truncated, err := f.execute(ctx, agent, call, &label)
 	elapsed := time.Since(start)
 
@@ -164,11 +164,15 @@ func (f *Facility) Execute(ctx context.Context, agent agentline.Agent, call agen
 	if outcome == "internal" {
 		level = slog.LevelError
 	}
+	// Names and call ids can come from a public widget: bounded in logs.
 	attrs := []slog.Attr{
-		slog.Int64("agent_id", agent.ID), slog.Int64("project_id", agent.ProjectID), slog.String("tool", call.Name),
-		slog.String("call_id", call.CallID), slog.Duration("duration", elapsed), slog.String("outcome", outcome),
+		slog.Int64("agent_id", agent.ID), slog.Int64("project_id", agent.ProjectID), slog.String("tool", clip(call.Name, 100)),
+		slog.String("call_id", clip(call.CallID, 100)), slog.Duration("duration", elapsed), slog.String("outcome", outcome),
 	}
-	if err != nil {
+	switch {
+	case te != nil && te.Status != 0:
+		attrs = append(attrs, slog.Int("status", te.Status))
+	case te == nil && err != nil:
 		attrs = append(attrs, slog.String("err", err.Error()))
 	}
 	f.logger.LogAttrs(ctx, level, "tool call", attrs...)
@@ -185,9 +189,10 @@ func (f *Facility) Execute(ctx context.Context, agent agentline.Agent, call agen
 	return agentline.ToolResult{CallID: call.CallID, Output: output}, nil
 }
 
-// execute runs the call and returns its output. label is set to the metric
-// label of the tool: its name when the agent has it, "unknown" otherwise, so
-// names made up by a caller cannot grow the metrics without bound.
+// execute runs the call and returns its output. It sets label, the metric
+// label of the tool, to the tool's name once the agent is known to have the
+// tool; otherwise it stays "unknown", so names made up by a caller cannot
+// grow the metrics without bound.
 func (f *Facility) execute(ctx context.Context, agent agentline.Agent, call agentline.ToolCall, label *string) (string, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return "", false, err
@@ -198,9 +203,9 @@ func (f *Facility) execute(ctx context.Context, agent agentline.Agent, call agen
 			return "", false, err
 		}
 		if !has {
-			*label = "unknown"
 			return "", false, unknownTool(call.Name)
 		}
+		*label = call.Name
 		args, err := decodeArguments(call.Arguments)
 		if err != nil {
 			return "", false, err
@@ -210,12 +215,12 @@ func (f *Facility) execute(ctx context.Context, agent agentline.Agent, call agen
 	// Looked up by agent and project: only the agent's own tools run.
 	tool, err := f.store.ToolByName(ctx, agent.ProjectID, agent.ID, call.Name)
 	if errors.Is(err, agentline.ErrNotFound) {
-		*label = "unknown"
 		return "", false, unknownTool(call.Name)
 	}
 	if err != nil {
 		return "", false, err
 	}
+	*label = call.Name
 	args, err := decodeArguments(call.Arguments)
 	if err != nil {
 		return "", false, err
@@ -231,7 +236,18 @@ func (f *Facility) execute(ctx context.Context, agent agentline.Agent, call agen
 }
 
 func unknownTool(name string) *toolError {
-	return &toolError{Code: "unknown_tool", Message: fmt.Sprintf("this agent has no tool named %q", name)}
+	return &toolError{Code: "unknown_tool", Message: fmt.Sprintf("this agent has no tool named %q", clip(name, 100))}
+}
+
+// clip cuts s to at most n bytes, at a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // search runs search_knowledge_base.

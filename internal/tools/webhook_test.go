@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -306,4 +307,41 @@ func counterValue(t *testing.T, f *Facility, labels ...string) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// Each call leaves one log line with its ids, duration and outcome, and
+// nothing of the response body.
+func TestExecuteLogsOneLinePerCall(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, store.SQLite))
+	srv, _, _ := hookServer(t)
+	e.addTool(t, e.agent, agentline.WebhookTool{Name: "down", URL: srv.URL + "/down"})
+	var buf strings.Builder
+	f := New(e.db, Options{AllowPrivateWebhooks: true, Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	for _, name := range []string{"down", strings.Repeat("x", 5000)} {
+		if _, err := f.Execute(context.Background(), e.agent, agentline.ToolCall{CallID: "call_9", Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("log lines = %q", lines)
+	}
+	var first struct {
+		Msg, Tool, CallID, Outcome string
+		AgentID                    int64 `json:"agent_id"`
+		Status                     int
+		Duration                   int64
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	if first.Msg != "tool call" || first.Tool != "down" || first.AgentID != e.agent.ID || first.Outcome != "http_error" || first.Status != 503 || first.Duration <= 0 || !strings.Contains(lines[0], `"call_id":"call_9"`) {
+		t.Fatalf("log line = %s", lines[0])
+	}
+	if strings.Contains(buf.String(), "database is down") {
+		t.Fatalf("the response body was logged: %s", lines[0])
+	}
+	if len(lines[1]) > 600 || !strings.Contains(lines[1], `"outcome":"unknown_tool"`) {
+		t.Fatalf("unknown tool line (%d bytes) = %.300s", len(lines[1]), lines[1])
+	}
 }
