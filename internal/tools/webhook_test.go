@@ -18,6 +18,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/store"
@@ -343,5 +344,80 @@ func TestExecuteLogsOneLinePerCall(t *testing.T) {
 	}
 	if len(lines[1]) > 600 || !strings.Contains(lines[1], `"outcome":"unknown_tool"`) {
 		t.Fatalf("unknown tool line (%d bytes) = %.300s", len(lines[1]), lines[1])
+	}
+}
+
+// fakeDNS is a DNS server on loopback that answers A queries from answers,
+// and a resolver that asks only it.
+func fakeDNS(t *testing.T, answers map[string]netip.Addr) *net.Resolver {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			var p dnsmessage.Parser
+			h, err := p.Start(buf[:n])
+			if err != nil {
+				continue
+			}
+			q, err := p.Question()
+			if err != nil {
+				continue
+			}
+			b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true})
+			b.StartQuestions()
+			b.Question(q)
+			b.StartAnswers()
+			if addr, ok := answers[strings.TrimSuffix(q.Name.String(), ".")]; ok && q.Type == dnsmessage.TypeA {
+				b.AResource(dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET}, dnsmessage.AResource{A: addr.As4()})
+			}
+			msg, err := b.Finish()
+			if err == nil {
+				pc.WriteTo(msg, from)
+			}
+		}
+	}()
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "udp", pc.LocalAddr().String())
+	}}
+}
+
+// Names are checked by the addresses they resolve to, whatever resolves
+// them: a public-looking name that points inside is refused.
+func TestSSRFGuardChecksResolvedNames(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, store.SQLite))
+	srv, reqs, _ := hookServer(t)
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	resolver := fakeDNS(t, map[string]netip.Addr{
+		"hooks.example.com":    netip.MustParseAddr("127.0.0.1"),
+		"internal.example.com": netip.MustParseAddr("10.0.0.7"),
+		"metadata.example.com": netip.MustParseAddr("169.254.169.254"),
+	})
+	guarded := New(e.db, Options{Resolver: resolver, Logger: quiet})
+	open := New(e.db, Options{Resolver: resolver, AllowPrivateWebhooks: true, Logger: quiet})
+	for _, host := range []string{"hooks.example.com", "internal.example.com", "metadata.example.com"} {
+		e.addTool(t, e.agent, agentline.WebhookTool{Name: strings.Split(host, ".")[0], URL: fmt.Sprintf("http://%s:%d/order", host, port), TimeoutMS: 2000})
+		res, err := guarded.Execute(context.Background(), e.agent, agentline.ToolCall{Name: strings.Split(host, ".")[0]})
+		if err != nil || errorCode(t, res) != "blocked_address" {
+			t.Fatalf("%s: %s %v", host, res.Output, err)
+		}
+	}
+	if len(reqs) != 0 {
+		t.Fatal("the guarded facility reached the server")
+	}
+	// With the guard off, the same name reaches the loopback server: the
+	// refusal above came from the guard, not from a failed lookup.
+	res, err := open.Execute(context.Background(), e.agent, agentline.ToolCall{Name: "hooks"})
+	if err != nil || res.IsError || !strings.Contains(res.Output, "shipped") {
+		t.Fatalf("unguarded: %s %v", res.Output, err)
 	}
 }
