@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"unicode"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/store"
@@ -207,4 +208,28 @@ func TestQueryTermsAndConfigs(t *testing.T) {
 			t.Errorf("TextSearchConfig(%q) = %q, want %q", lang, got, want)
 		}
 	}
+}
+
+// FuzzQueryTerms: whatever a caller types, the terms hold only lower-case
+// letters and digits, so no full-text query syntax reaches either database.
+func FuzzQueryTerms(f *testing.F) {
+	for _, s := range []string{`"a" OR b*`, "NEAR(x y)", "a & !b | c:*", "ÄÖÜ straße", "\x00\xff"} {
+		f.Add("en", s)
+	}
+	f.Fuzz(func(t *testing.T, lang, q string) {
+		terms := store.QueryTerms(lang, q)
+		if len(terms) > 32 {
+			t.Fatalf("%d terms", len(terms))
+		}
+		for _, term := range terms {
+			if term == "" {
+				t.Fatal("empty term")
+			}
+			for _, r := range term {
+				if !unicode.IsLetter(r) && !unicode.IsNumber(r) {
+					t.Fatalf("term %q of %q holds %q", term, q, r)
+				}
+			}
+		}
+	})
 }

@@ -116,3 +116,24 @@ func TestCapOutput(t *testing.T) {
 		t.Fatalf("invalid UTF-8 = %q", s)
 	}
 }
+
+// FuzzChunk: any upload turns into passages without panicking, each within
+// the size bounds and valid UTF-8 when the input was.
+func FuzzChunk(f *testing.F) {
+	for _, s := range []string{"", "# A\n\nB", "<h1>x</h1><p>y", "```\n# a\n", strings.Repeat("é", 3000), "a. b. c.\r\n\r\n#\n##  \n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		text, _ := HTMLToText(s)
+		for _, in := range []string{s, text} {
+			for _, c := range Chunk(in) {
+				if strings.TrimSpace(c) == "" {
+					t.Fatalf("empty chunk from %q", in)
+				}
+				if utf8.ValidString(in) && !utf8.ValidString(c) {
+					t.Fatalf("invalid UTF-8 chunk %q from %q", c, in)
+				}
+			}
+		}
+	})
+}
