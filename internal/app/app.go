@@ -29,6 +29,7 @@ import (
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony"
+	"github.com/agentline/agentline/internal/tools"
 )
 
 // App is one running agentline.
@@ -38,6 +39,8 @@ type App struct {
 	Store    *store.DB
 	Auth     *auth.Service
 	Registry *prometheus.Registry
+	// Tools runs agents' tool calls for widget sessions and phone calls.
+	Tools *tools.Facility
 	// Secret signs stream tokens: AGENTLINE_SECRET, or the one generated and
 	// stored on first start.
 	Secret string
@@ -89,6 +92,10 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	a.routes = append(a.routes, auth.NewHandler(a.Auth, features).Routes()...)
 	a.routes = append(a.routes, api.New(a.Store, a.Auth).Routes()...)
 	// tools (issue 4):
+	a.Tools = tools.New(a.Store, tools.Options{
+		AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks, Registerer: a.Registry, Logger: a.Logger,
+	})
+	a.routes = append(a.routes, tools.NewHandler(a.Store, a.Auth).Routes()...)
 	// widget (issue 5):
 	// telephony (issue 8):
 	phone, err := a.telephony()
