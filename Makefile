@@ -10,9 +10,11 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 
-# Long load and soak runs; results go to docs/benchmarks.md.
+# Benchmarks and long load runs; results go to docs/benchmarks.md.
+# RELAYLOAD_CALLS (e.g. 100,200,400) and RELAYLOAD_SECONDS tune the relay run.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./internal/telephony/relay/
+	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v /internal/telephony/relay$$)
 
 lint:
 	gofmt -l . | (! grep .)

@@ -135,7 +135,7 @@ func userCreate(ctx context.Context, args []string, getenv func(string) string, 
 	if err := db.Migrate(ctx); err != nil {
 		return err
 	}
-	u, err := auth.New(db, cfg.SessionTTL).CreateUser(ctx, *email, *password)
+	u, err := auth.New(db, cfg.SessionTTL, auth.WithPasswordCost(int(cfg.PasswordCost))).CreateUser(ctx, *email, *password)
 	if err != nil {
 		return err
 	}

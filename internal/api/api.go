@@ -68,15 +68,11 @@ func (h *Handler) Routes() []httpx.Route {
 }
 
 // authorizeOwned authorizes perm on the project that owns the object id of
-// kind, and returns that project's id. An object that
-// does not exist and one of a project the caller is not in both answer 404.
+// kind, and returns that project's id (see auth.Service.AuthorizeOwned).
 func (h *Handler) authorizeOwned(ctx context.Context, kind store.Kind, id int64, perm agentline.Permission) (projectID int64, err error) {
 	projectID, err = h.store.ProjectOf(ctx, kind, id)
 	if err != nil {
 		return 0, err
 	}
-	if _, err := h.auth.Authorize(ctx, projectID, perm); err != nil {
-		return 0, err
-	}
-	return projectID, nil
+	return projectID, h.auth.AuthorizeOwned(ctx, kind.Noun(), projectID, perm)
 }

@@ -10,16 +10,28 @@ import (
 )
 
 type projectInput struct {
-	Name     *string             `json:"name"`
-	Branding *agentline.Branding `json:"branding"`
+	Name     *string        `json:"name"`
+	Branding *brandingInput `json:"branding"`
+}
+
+// brandingInput changes only the branding fields that are sent, so that
+// PATCH {"branding": {"logo_url": ...}} keeps the display name.
+type brandingInput struct {
+	DisplayName *string `json:"display_name"`
+	LogoURL     *string `json:"logo_url"`
 }
 
 func (in projectInput) apply(p *agentline.Project) error {
 	if in.Name != nil {
 		p.Name = strings.TrimSpace(*in.Name)
 	}
-	if in.Branding != nil {
-		p.Branding = *in.Branding
+	if b := in.Branding; b != nil {
+		if b.DisplayName != nil {
+			p.Branding.DisplayName = strings.TrimSpace(*b.DisplayName)
+		}
+		if b.LogoURL != nil {
+			p.Branding.LogoURL = strings.TrimSpace(*b.LogoURL)
+		}
 	}
 	if p.Name == "" {
 		return agentline.Invalid("name", "name is required")

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +30,8 @@ import (
 	"github.com/agentline/agentline/internal/provider"
 	"github.com/agentline/agentline/internal/ratelimit"
 	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/telephony"
+	"github.com/agentline/agentline/internal/tools"
 	"github.com/agentline/agentline/internal/widget"
 )
 
@@ -39,6 +42,8 @@ type App struct {
 	Store    *store.DB
 	Auth     *auth.Service
 	Registry *prometheus.Registry
+	// Tools runs agents' tool calls for widget sessions and phone calls.
+	Tools *tools.Facility
 	// Secret signs stream tokens: AGENTLINE_SECRET, or the one generated and
 	// stored on first start.
 	Secret string
@@ -76,7 +81,7 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 		}
 		a.Secret = s
 	}
-	a.Auth = auth.New(a.Store, a.Config.SessionTTL)
+	a.Auth = auth.New(a.Store, a.Config.SessionTTL, auth.WithPasswordCost(int(a.Config.PasswordCost)))
 	if err := a.bootstrapOwner(ctx, stdout); err != nil {
 		return err
 	}
@@ -91,6 +96,10 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	a.routes = append(a.routes, auth.NewHandler(a.Auth, features).Routes()...)
 	a.routes = append(a.routes, api.New(a.Store, a.Auth).Routes()...)
 	// tools (issue 4):
+	a.Tools = tools.New(a.Store, tools.Options{
+		AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks, Registerer: a.Registry, Logger: a.Logger,
+	})
+	a.routes = append(a.routes, tools.NewHandler(a.Store, a.Auth).Routes()...)
 	// widget (issue 5):
 	limiter, err := a.rateLimiter(ctx)
 	if err != nil {
@@ -102,11 +111,14 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
 			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey,
 		}, nil),
-		// Tools: the tool facility (issue 4) is wired here once it is merged;
-		// until then sessions offer no tools and tools/execute is not_configured.
-		Tools: nil,
+		Tools: a.Tools,
 	}).Routes()...)
 	// telephony (issue 8):
+	phone, err := a.telephony()
+	if err != nil {
+		return err
+	}
+	a.routes = append(a.routes, phone.Routes()...)
 
 	mux := http.NewServeMux()
 	for _, r := range a.routes {
@@ -117,6 +129,27 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	}))
 	a.handler = httpx.NewEdge(a.Logger, a.Config.MaxBodyBytes, a.Registry).Wrap(mux)
 	return nil
+}
+
+// telephony builds the phone channel's handler; without a carrier account
+// the routes that need the carrier answer 503.
+func (a *App) telephony() (*telephony.Handler, error) {
+	var carrier telephony.Carrier
+	if a.Config.TwilioAccountSID != "" && a.Config.TwilioAuthToken != "" {
+		t, err := telephony.NewTwilio(telephony.TwilioConfig{
+			AccountSID: a.Config.TwilioAccountSID, AuthToken: a.Config.TwilioAuthToken, BaseURL: a.Config.TwilioAPIBaseURL,
+		})
+		if err != nil {
+			return nil, err
+		}
+		carrier = t
+	}
+	return telephony.New(telephony.Options{
+		Enabled: a.Config.TelephonyEnabled, Store: a.Store, Auth: a.Auth, Carrier: carrier,
+		Secret: a.Secret, BotHost: a.Config.BotHost,
+		Signatures:         telephony.NewSignatures(a.Config.TwilioAuthToken, a.Config.BotHost, a.Config.Production()),
+		MaxConcurrentCalls: int(a.Config.MaxConcurrentCalls),
+	}), nil
 }
 
 // bootstrapOwner creates the first account when there is no user at all.
@@ -212,7 +245,12 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(a.Logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	go a.sweep(ctx)
+	// Run returns only once the sweeper it started has stopped too, so that
+	// Close never pulls the database from under it.
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	var sweeping sync.WaitGroup
+	sweeping.Go(func() { a.sweep(sweepCtx) })
+	defer func() { stopSweep(); sweeping.Wait() }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	a.Logger.Info("listening", "addr", ln.Addr().String(), "database", string(a.Store.Dialect()), "url", a.BaseURL())

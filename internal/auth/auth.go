@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -36,27 +37,57 @@ type Service struct {
 	ttl      time.Duration
 	throttle *throttle
 	now      func() time.Time
+	cost     int
 	// dummyHash is compared against when the email is unknown, so that a
-	// failed login takes as long whichever part was wrong.
+	// failed login takes as long whichever part was wrong. It is made on
+	// first use, at the service's cost.
+	dummyOnce sync.Once
 	dummyHash []byte
 }
 
+// Option changes a Service made by New.
+type Option func(*Service)
+
+// WithPasswordCost sets the bcrypt cost of new password hashes
+// (AGENTLINE_PASSWORD_COST). Tests use bcrypt.MinCost to stay fast.
+func WithPasswordCost(cost int) Option { return func(s *Service) { s.cost = cost } }
+
+// WithClock replaces time.Now, for tests of expiry and throttling.
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
 // New returns a Service whose sign-ins last ttl.
-func New(store Store, ttl time.Duration) *Service {
-	dummy, _ := bcrypt.GenerateFromPassword([]byte("not a real password"), bcrypt.DefaultCost)
-	return &Service{store: store, ttl: ttl, throttle: newThrottle(), now: time.Now, dummyHash: dummy}
+func New(store Store, ttl time.Duration, opts ...Option) *Service {
+	s := &Service{store: store, ttl: ttl, throttle: newThrottle(), now: time.Now, cost: bcrypt.DefaultCost}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+func (s *Service) dummy() []byte {
+	s.dummyOnce.Do(func() {
+		s.dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a real password"), s.cost)
+	})
+	return s.dummyHash
 }
 
 // MinPasswordLength is the shortest password accepted.
 const MinPasswordLength = 8
 
-// HashPassword returns the bcrypt hash of password.
+// HashPassword returns the bcrypt hash of password at the default cost.
 func HashPassword(password string) (string, error) {
+	return hashPassword(password, bcrypt.DefaultCost)
+}
+
+func hashPassword(password string, cost int) (string, error) {
 	if len(password) > 72 {
 		return "", agentline.Invalid("password", "password is longer than 72 bytes")
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
-	return string(h), err
+	h, err := bcrypt.GenerateFromPassword([]byte(password), cost)
+	if err != nil {
+		return "", fmt.Errorf("hash password: %w", err)
+	}
+	return string(h), nil
 }
 
 // CreateUser validates the email and password and stores a new user.
@@ -68,7 +99,7 @@ func (s *Service) CreateUser(ctx context.Context, email, password string) (agent
 	if len(password) < MinPasswordLength {
 		return agentline.User{}, agentline.Invalid("password", "password must be at least %d characters", MinPasswordLength)
 	}
-	hash, err := HashPassword(password)
+	hash, err := hashPassword(password, s.cost)
 	if err != nil {
 		return agentline.User{}, err
 	}
@@ -98,7 +129,7 @@ func (s *Service) Login(ctx context.Context, email, password, clientIP string) (
 		return Login{}, err
 	}
 	if err != nil {
-		bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
+		bcrypt.CompareHashAndPassword(s.dummy(), []byte(password))
 		s.throttle.fail(keys, s.now())
 		return Login{}, errBadLogin
 	}
@@ -152,6 +183,19 @@ func (s *Service) Authorize(ctx context.Context, projectID int64, perm agentline
 		return role, agentline.Errorf(agentline.EForbidden, "your role %s in this project does not grant %s", role, perm)
 	}
 	return role, nil
+}
+
+// AuthorizeOwned is Authorize for an object addressed by its own id (an
+// agent, a call, ...) whose owning project the caller looked up first. A
+// caller who is no member of that project gets the very same not_found as for
+// an object that does not exist ("agent not found"), so that the answer never
+// tells that another tenant's object exists.
+func (s *Service) AuthorizeOwned(ctx context.Context, noun string, projectID int64, perm agentline.Permission) error {
+	_, err := s.Authorize(ctx, projectID, perm)
+	if errors.Is(err, agentline.ErrNotFound) {
+		return agentline.NotFound(noun)
+	}
+	return err
 }
 
 // NewToken returns prefix followed by 32 random bytes in base64url.

@@ -27,6 +27,7 @@ type Config struct {
 
 	MaxBodyBytes         int64         // AGENTLINE_MAX_BODY_BYTES
 	SessionTTL           time.Duration // AGENTLINE_SESSION_TTL
+	PasswordCost         int64         // AGENTLINE_PASSWORD_COST
 	ShutdownTimeout      time.Duration // AGENTLINE_SHUTDOWN_TIMEOUT
 	AllowPrivateWebhooks bool          // AGENTLINE_ALLOW_PRIVATE_WEBHOOKS
 	LogLevel             string        // AGENTLINE_LOG_LEVEL
@@ -39,6 +40,7 @@ type Config struct {
 	TwilioAccountSID     string        // TWILIO_ACCOUNT_SID
 	TwilioAuthToken      string        // TWILIO_AUTH_TOKEN
 	TwilioAPIBaseURL     string        // TWILIO_API_BASE_URL
+	MaxConcurrentCalls   int64         // AGENTLINE_MAX_CONCURRENT_CALLS
 }
 
 // Production reports whether the service runs in production mode.
@@ -66,6 +68,7 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_ADMIN_PASSWORD", flag: "admin-password", usage: "password of the owner account created on first start", str: &c.AdminPassword},
 		{env: "AGENTLINE_MAX_BODY_BYTES", flag: "max-body-bytes", def: "1048576", usage: "largest request body accepted", integer: &c.MaxBodyBytes},
 		{env: "AGENTLINE_SESSION_TTL", flag: "session-ttl", def: "168h", usage: "how long a console sign-in lasts", duration: &c.SessionTTL},
+		{env: "AGENTLINE_PASSWORD_COST", flag: "password-cost", def: "10", usage: "bcrypt cost of password hashes (4 to 31; each step doubles the work)", integer: &c.PasswordCost},
 		{env: "AGENTLINE_SHUTDOWN_TIMEOUT", flag: "shutdown-timeout", def: "30s", usage: "how long shutdown waits for requests in flight", duration: &c.ShutdownTimeout},
 		{env: "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS", flag: "allow-private-webhooks", def: "false", usage: "let webhook tools reach loopback and private addresses", boolean: &c.AllowPrivateWebhooks},
 		{env: "AGENTLINE_LOG_LEVEL", flag: "log-level", def: "info", usage: "debug, info, warn or error", str: &c.LogLevel},
@@ -78,6 +81,7 @@ func (c *Config) settings() []setting {
 		{env: "TWILIO_ACCOUNT_SID", flag: "twilio-account-sid", usage: "carrier account SID", str: &c.TwilioAccountSID},
 		{env: "TWILIO_AUTH_TOKEN", flag: "twilio-auth-token", usage: "carrier auth token, also used to check webhook signatures", str: &c.TwilioAuthToken},
 		{env: "TWILIO_API_BASE_URL", flag: "twilio-api-base-url", def: "https://api.twilio.com", usage: "base URL of the carrier REST API", str: &c.TwilioAPIBaseURL},
+		{env: "AGENTLINE_MAX_CONCURRENT_CALLS", flag: "max-concurrent-calls", def: "10", usage: "most live phone calls per project; more outbound calls get 429", integer: &c.MaxConcurrentCalls},
 	}
 }
 
@@ -185,6 +189,12 @@ func (c *Config) Validate() error {
 	}
 	if c.SessionTTL < time.Minute {
 		bad("AGENTLINE_SESSION_TTL must be at least 1m")
+	}
+	if c.PasswordCost < 4 || c.PasswordCost > 31 {
+		bad("AGENTLINE_PASSWORD_COST must be between 4 and 31, not %d", c.PasswordCost)
+	}
+	if c.MaxConcurrentCalls < 1 {
+		bad("AGENTLINE_MAX_CONCURRENT_CALLS must be at least 1")
 	}
 	if c.ShutdownTimeout <= 0 {
 		bad("AGENTLINE_SHUTDOWN_TIMEOUT must be positive")

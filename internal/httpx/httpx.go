@@ -150,7 +150,7 @@ func decodeError(err error) error {
 		return agentline.Invalid("", "malformed JSON at byte %d: %v", syntax.Offset, syntax)
 	case errors.As(err, &typ):
 		if typ.Field == "" {
-			return agentline.Invalid("", "request body must be a JSON %s, not %s", jsonKind(typ.Type.Kind().String()), typ.Value)
+			return agentline.Invalid("", "request body must be %s, not %s", jsonKind(typ.Type.Kind().String()), typ.Value)
 		}
 		return agentline.Invalid(typ.Field, "field %s must be %s, not %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -181,7 +181,7 @@ func jsonKind(goKind string) string {
 func PathID(r *http.Request, name string) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, agentline.Errorf(agentline.ENotFound, "%s %q not found", strings.TrimSuffix(name, "_id"), r.PathValue(name))
+		return 0, agentline.Errorf(agentline.ENotFound, "%s %.40q not found", strings.TrimSuffix(name, "_id"), r.PathValue(name))
 	}
 	return id, nil
 }

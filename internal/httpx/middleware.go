@@ -78,7 +78,7 @@ func (e *Edge) Wrap(next http.Handler) http.Handler {
 				route = "unmatched"
 			}
 			elapsed := time.Since(start)
-			e.requests.WithLabelValues(route, r.Method, strconv.Itoa(rec.status)).Inc()
+			e.requests.WithLabelValues(route, methodLabel(r.Method), strconv.Itoa(rec.status)).Inc()
 			e.latency.WithLabelValues(route).Observe(elapsed.Seconds())
 			logger.LogAttrs(r.Context(), slog.LevelInfo, "http",
 				slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("route", route),
@@ -87,6 +87,17 @@ func (e *Edge) Wrap(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// methodLabel keeps the metrics' method label to the standard methods, so
+// that clients inventing methods cannot grow the number of series.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "OTHER"
 }
 
 // statusRecorder remembers the status and size of an answer. It passes

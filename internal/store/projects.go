@@ -211,7 +211,12 @@ func (db *DB) ProjectOf(ctx context.Context, kind Kind, id int64) (int64, error)
 	}
 	var projectID int64
 	err := db.reader().queryRow(ctx, `SELECT project_id FROM `+string(kind)+` WHERE id = ?`, id).Scan(&projectID)
-	return projectID, notFound(err, strings.TrimSuffix(strings.ReplaceAll(string(kind), "_", " "), "s"))
+	return projectID, notFound(err, kind.Noun())
+}
+
+// Noun names one row of the kind in messages: "agent" for agents.
+func (k Kind) Noun() string {
+	return strings.TrimSuffix(strings.ReplaceAll(string(k), "_", " "), "s")
 }
 
 var validKind = regexp.MustCompile(`^[a-z_]+$`)

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -104,9 +105,11 @@ func sqliteDSN(path string) string {
 // Dialect tells which database this is.
 func (db *DB) Dialect() Dialect { return db.dialect }
 
-// Ping checks that the database answers.
+// Ping checks that the database answers. It uses the read pool: on SQLite
+// the single write connection may be busy with a long write, which says
+// nothing about readiness.
 func (db *DB) Ping(ctx context.Context) error {
-	if err := db.write.PingContext(ctx); err != nil {
+	if err := db.read.PingContext(ctx); err != nil {
 		return fmt.Errorf("ping %s: %w", db.dialect, err)
 	}
 	return nil
@@ -156,10 +159,19 @@ func (db *DB) migrator() (*goose.Provider, error) {
 		return nil, err
 	}
 	gd := goose.DialectSQLite3
+	var opts []goose.ProviderOption
 	if db.dialect == Postgres {
 		gd = goose.DialectPostgres
+		// Instances starting together on one database take turns: the
+		// first migrates, the others wait on an advisory lock (retried
+		// every second for up to 5 minutes) and then find nothing to do.
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
+		if err != nil {
+			return nil, fmt.Errorf("migration lock: %w", err)
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
 	}
-	p, err := goose.NewProvider(gd, db.write, sub)
+	p, err := goose.NewProvider(gd, db.write, sub, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
 	}

@@ -58,9 +58,22 @@ func Open(t testing.TB, d store.Dialect) *store.DB {
 	return db
 }
 
-// URL returns the URL of a fresh, empty database of the dialect (migrated
-// already on PostgreSQL, where each one is a copy of a migrated template).
+// URL returns the URL of a fresh database of the dialect without data
+// (migrated already on PostgreSQL, where each one is a copy of a migrated
+// template).
 func URL(t testing.TB, d store.Dialect) string {
+	t.Helper()
+	return newURL(t, d, "agentline_template")
+}
+
+// EmptyURL returns the URL of a fresh database of the dialect with no
+// tables at all, for tests of migrating.
+func EmptyURL(t testing.TB, d store.Dialect) string {
+	t.Helper()
+	return newURL(t, d, "template0")
+}
+
+func newURL(t testing.TB, d store.Dialect, template string) string {
 	t.Helper()
 	switch d {
 	case store.SQLite:
@@ -73,7 +86,7 @@ func URL(t testing.TB, d store.Dialect) string {
 			}
 			t.Skipf("PostgreSQL not available: %v", err)
 		}
-		u, err := c.newDatabase()
+		u, err := c.newDatabase(template)
 		if err != nil {
 			t.Fatalf("postgres: %v", err)
 		}
@@ -228,7 +241,7 @@ func (c *cluster) createTemplate(ctx context.Context, admin *store.DB) error {
 	return db.Migrate(ctx)
 }
 
-func (c *cluster) newDatabase() (string, error) {
+func (c *cluster) newDatabase(template string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	admin, err := store.Open(ctx, c.url("postgres"))
@@ -237,7 +250,7 @@ func (c *cluster) newDatabase() (string, error) {
 	}
 	defer admin.Close()
 	name := fmt.Sprintf("t%d", c.n.Add(1))
-	if err := admin.ExecAdmin(ctx, "CREATE DATABASE "+name+" TEMPLATE agentline_template"); err != nil {
+	if err := admin.ExecAdmin(ctx, "CREATE DATABASE "+name+" TEMPLATE "+template); err != nil {
 		return "", err
 	}
 	return c.url(name), nil

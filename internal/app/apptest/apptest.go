@@ -1,0 +1,290 @@
+// Package apptest starts a whole agentline (app.New + Run on a loopback
+// listener) for end-to-end tests, and speaks JSON to it. Every package's
+// end-to-end tests use it, so they all exercise the real middleware, routes
+// and database:
+//
+//	func TestMain(m *testing.M) { storetest.Main(m) }
+//
+//	func TestSomething(t *testing.T) {
+//		s := apptest.StartFresh(t, store.SQLite, nil)
+//		_, token := s.NewUser(t, "ann@example.com")
+//		var p agentline.Project
+//		s.Must(t, 201, "POST", "/api/projects", token, map[string]string{"name": "Shop"}, &p)
+//	}
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app"
+	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/config"
+	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/store/storetest"
+)
+
+// Config returns the settings of a test instance on databaseURL: the
+// defaults, then env (names as in DESIGN.md), with the cheapest bcrypt cost
+// so that sign-ins stay fast under -race.
+func Config(t testing.TB, databaseURL string, env map[string]string) config.Config {
+	t.Helper()
+	vars := map[string]string{
+		"AGENTLINE_DATABASE_URL":  databaseURL,
+		"AGENTLINE_PASSWORD_COST": "4",
+	}
+	for k, v := range env {
+		vars[k] = v
+	}
+	cfg, err := config.Load(nil, func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	return cfg
+}
+
+// StartFresh starts an app on a fresh database of dialect d (a temp SQLite
+// file, or a new database in the package's throwaway PostgreSQL cluster; the
+// package's TestMain must call storetest.Main), with settings from env.
+func StartFresh(t testing.TB, d store.Dialect, env map[string]string) *Server {
+	t.Helper()
+	return Start(t, Config(t, storetest.URL(t, d), env))
+}
+
+// Server is a running agentline on 127.0.0.1.
+type Server struct {
+	URL    string // http://127.0.0.1:PORT
+	App    *app.App
+	Stdout *Buffer // what the app printed on stdout (first-start credentials)
+	Client *http.Client
+
+	cancel  context.CancelFunc
+	done    chan error
+	stopped bool
+}
+
+// Start runs an App with cfg on a fresh loopback port; it stops when the
+// test ends, and the test fails if Run does not return nil (a graceful
+// shutdown).
+func Start(t testing.TB, cfg config.Config) *Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr = ln.Addr().String()
+	s := &Server{URL: "http://" + cfg.Addr, Stdout: &Buffer{}, Client: &http.Client{Timeout: 30 * time.Second}, done: make(chan error, 1)}
+	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.New(ctx, cfg, logger, s.Stdout)
+	if err != nil {
+		cancel()
+		ln.Close()
+		t.Fatalf("app.New: %v", err)
+	}
+	s.App, s.cancel = a, cancel
+	go func() { s.done <- a.Run(ctx, ln) }()
+	t.Cleanup(func() { s.Stop(t) })
+	return s
+}
+
+// Stop shuts the server down gracefully and closes its database; calling it
+// again does nothing.
+func (s *Server) Stop(t testing.TB) {
+	t.Helper()
+	if s.stopped {
+		return
+	}
+	s.stopped = true
+	s.cancel()
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("Run returned %v, want nil after a graceful shutdown", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Errorf("Run did not return within 30s of cancel")
+	}
+	s.Client.CloseIdleConnections()
+	if err := s.App.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+}
+
+// Response is a whole answer, body read.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v, failing the test when it is not JSON.
+func (r *Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("answer %d is not JSON (%v): %.300s", r.Status, err, r.Body)
+	}
+}
+
+// ErrorCode is the error.code of an error answer, or "".
+func (r *Response) ErrorCode() string {
+	var e struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	json.Unmarshal(r.Body, &e)
+	return e.Error.Code
+}
+
+func (r *Response) String() string {
+	return fmt.Sprintf("%d %.300s", r.Status, bytes.TrimSpace(r.Body))
+}
+
+// Request builds a request to path (relative to the server) with an
+// optional bearer token. body is sent as is when it is a string or []byte,
+// else as JSON; nil sends no body.
+func (s *Server) Request(t testing.TB, method, path, token string, body any) *http.Request {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, s.URL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return req
+}
+
+// Send sends req over the network and reads the whole answer.
+func (s *Server) Send(t testing.TB, req *http.Request) *Response {
+	t.Helper()
+	res, err := s.Client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read body: %v", req.Method, req.URL.Path, err)
+	}
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// Do sends one request; see Request for token and body.
+func (s *Server) Do(t testing.TB, method, path, token string, body any) *Response {
+	t.Helper()
+	return s.Send(t, s.Request(t, method, path, token, body))
+}
+
+// Must sends one request and fails the test unless the status is want; it
+// decodes a JSON answer into out when out is not nil.
+func (s *Server) Must(t testing.TB, want int, method, path, token string, body, out any) *Response {
+	t.Helper()
+	r := s.Do(t, method, path, token, body)
+	if r.Status != want {
+		t.Fatalf("%s %s = %s, want %d", method, path, r, want)
+	}
+	if out != nil {
+		r.JSON(t, out)
+	}
+	return r
+}
+
+// Login signs in over HTTP and returns the session token.
+func (s *Server) Login(t testing.TB, email, password string) string {
+	t.Helper()
+	var out auth.Login
+	s.Must(t, http.StatusOK, "POST", "/api/auth/login", "", map[string]string{"email": email, "password": password}, &out)
+	if out.Token == "" {
+		t.Fatalf("login of %s gave no token", email)
+	}
+	return out.Token
+}
+
+// Password is the password of every user NewUser makes.
+const Password = "correct horse battery"
+
+// NewUser creates an account with Password and signs it in over HTTP.
+func (s *Server) NewUser(t testing.TB, email string) (agentline.User, string) {
+	t.Helper()
+	u, err := s.App.Auth.CreateUser(context.Background(), email, Password)
+	if err != nil {
+		t.Fatalf("create user %s: %v", email, err)
+	}
+	return u, s.Login(t, email, Password)
+}
+
+// Token starts a session for the user directly in the store, without a
+// bcrypt comparison: for tests that need many tokens.
+func (s *Server) Token(t testing.TB, userID int64) string {
+	t.Helper()
+	tok, err := auth.NewToken("als_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.App.Store.CreateAuthSession(context.Background(), userID, auth.HashToken(tok), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+var credentialLine = regexp.MustCompile(`(?m)^\s*(email|password):\s*(\S+)\s*$`)
+
+// FirstCredentials finds the generated first-start account in what the app
+// printed. ok is false when nothing was printed.
+func FirstCredentials(stdout string) (email, password string, ok bool) {
+	for _, m := range credentialLine.FindAllStringSubmatch(stdout, -1) {
+		if m[1] == "email" {
+			email = m[2]
+		} else {
+			password = m[2]
+		}
+	}
+	return email, password, email != "" && password != ""
+}
+
+// Buffer is a bytes.Buffer safe for the app and the test to share.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}

@@ -1,0 +1,113 @@
+package app_test
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/store"
+)
+
+func startSQLite(t *testing.T) *apptest.Server {
+	return apptest.StartFresh(t, store.SQLite, nil)
+}
+
+func TestHealthAndReadiness(t *testing.T) {
+	s := startSQLite(t)
+	s.Must(t, 200, "GET", "/healthz", "", nil, nil)
+	r := s.Must(t, 200, "GET", "/readyz", "", nil, nil)
+	if !strings.Contains(string(r.Body), `"ready"`) {
+		t.Fatalf("readyz = %s", r)
+	}
+	// With the database gone the instance is alive but not ready.
+	s.App.Store.Close()
+	r = s.Do(t, "GET", "/readyz", "", nil)
+	if r.Status != http.StatusServiceUnavailable || r.ErrorCode() != agentline.EUnavailable {
+		t.Fatalf("readyz without a database = %s, want 503 unavailable", r)
+	}
+	if strings.Contains(string(r.Body), "closed") {
+		t.Fatalf("readyz leaks the internal error: %s", r)
+	}
+	s.Must(t, 200, "GET", "/healthz", "", nil, nil)
+}
+
+func TestMetrics(t *testing.T) {
+	s := startSQLite(t)
+	s.Must(t, 200, "GET", "/healthz", "", nil, nil)
+	s.Must(t, 401, "GET", "/api/agents/7", "", nil, nil)
+	s.Must(t, 404, "GET", "/no/such/path", "", nil, nil)
+	s.Must(t, 404, "BREW", "/coffee", "", nil, nil)
+	r := s.Must(t, 200, "GET", "/metrics", "", nil, nil)
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		t.Errorf("Content-Type = %q, want Prometheus text", ct)
+	}
+	body := string(r.Body)
+	for _, want := range []string{
+		`agentline_http_requests_total{method="GET",route="GET /healthz",status="200"} 1`,
+		// Labelled by the route pattern, never the raw path with its ids.
+		`agentline_http_requests_total{method="GET",route="GET /api/agents/{agent_id}",status="401"} 1`,
+		`agentline_http_requests_total{method="GET",route="/",status="404"} 1`,
+		// Invented methods share one label value.
+		`agentline_http_requests_total{method="OTHER",route="/",status="404"} 1`,
+		`agentline_http_request_duration_seconds_bucket{route="GET /healthz",le="0.005"}`,
+		`agentline_http_request_duration_seconds_count{route="GET /healthz"} 1`,
+		"go_goroutines ",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if strings.Contains(body, "/api/agents/7") || strings.Contains(body, "BREW") {
+		t.Error("metrics hold a raw path or method")
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	s := startSQLite(t)
+	generated := regexp.MustCompile(`^[0-9a-f]{16}$`)
+	for _, tc := range []struct{ sent, want string }{
+		{"abc-123.X_y", "abc-123.X_y"},
+		{"", ""},
+		{"has space", ""},
+		{"<script>", ""},
+		{strings.Repeat("a", 65), ""},
+	} {
+		req := s.Request(t, "GET", "/healthz", "", nil)
+		if tc.sent != "" {
+			req.Header.Set("X-Request-Id", tc.sent)
+		}
+		got := s.Send(t, req).Header.Get("X-Request-Id")
+		if tc.want != "" && got != tc.want {
+			t.Errorf("sent %q, got %q: a sane id is echoed", tc.sent, got)
+		}
+		if tc.want == "" && !generated.MatchString(got) {
+			t.Errorf("sent %q, got %q: want a generated id", tc.sent, got)
+		}
+	}
+}
+
+func TestUnknownPathIsJSON404(t *testing.T) {
+	s := startSQLite(t)
+	for _, path := range []string{"/nope", "/api/nope", "/api/projects/1/nope", "/api/agents"} {
+		r := s.Do(t, "GET", path, "", nil)
+		if r.Status != 404 || r.ErrorCode() != agentline.ENotFound || r.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("GET %s = %s %q", path, r, r.Header.Get("Content-Type"))
+		}
+	}
+}
+
+// Over a real connection, a body over the limit is refused with a JSON 413
+// while the client is still sending it.
+func TestTooLargeBodyOverTheNetwork(t *testing.T) {
+	s := startSQLite(t)
+	_, token := s.NewUser(t, "ann@example.com")
+	r := s.Do(t, "POST", "/api/projects", token, tooLarge)
+	if r.Status != http.StatusRequestEntityTooLarge || r.ErrorCode() != agentline.ETooLarge {
+		t.Fatalf("2 MiB body = %s, want 413 too_large", r)
+	}
+	// The server still serves afterwards.
+	s.Must(t, 201, "POST", "/api/projects", token, map[string]string{"name": "small"}, nil)
+}

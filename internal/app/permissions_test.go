@@ -1,0 +1,132 @@
+package app_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app/apptest"
+)
+
+// permissionFixture: owner made project "Shop" with agent Ada and added
+// editor and viewer; newcomer has an account but no role; outsider owns
+// project "Elsewhere" with agent Eve. IDs: project_id, agent_id, user_id
+// (the newcomer, for member removal), owner_id, and other_project_id,
+// other_agent_id of the outsider.
+func permissionFixture(t *testing.T, s *apptest.Server) apptest.Fixture {
+	t.Helper()
+	f := apptest.Fixture{Tokens: map[string]string{}, IDs: map[string]int64{}}
+	users := map[string]agentline.User{}
+	for _, name := range []string{"owner", "editor", "viewer", "outsider", "newcomer"} {
+		users[name], f.Tokens[name] = s.NewUser(t, name+"@example.com")
+	}
+	var p, q agentline.Project
+	var a, b agentline.Agent
+	s.Must(t, http.StatusCreated, "POST", "/api/projects", f.Tokens["owner"], map[string]string{"name": "Shop"}, &p)
+	s.Must(t, http.StatusCreated, "POST", "/api/projects/"+itoa(p.ID)+"/agents", f.Tokens["owner"], map[string]string{"name": "Ada"}, &a)
+	for _, r := range []string{"editor", "viewer"} {
+		s.Must(t, http.StatusCreated, "POST", "/api/projects/"+itoa(p.ID)+"/members", f.Tokens["owner"], map[string]string{"email": r + "@example.com", "role": r}, nil)
+	}
+	s.Must(t, http.StatusCreated, "POST", "/api/projects", f.Tokens["outsider"], map[string]string{"name": "Elsewhere"}, &q)
+	s.Must(t, http.StatusCreated, "POST", "/api/projects/"+itoa(q.ID)+"/agents", f.Tokens["outsider"], map[string]string{"name": "Eve"}, &b)
+	f.IDs["project_id"], f.IDs["agent_id"] = p.ID, a.ID
+	f.IDs["user_id"], f.IDs["owner_id"] = users["newcomer"].ID, users["owner"].ID
+	f.IDs["other_project_id"], f.IDs["other_agent_id"] = q.ID, b.ID
+	return f
+}
+
+// every returns one scenario per actor with that actor's status.
+func every(method, url string, body any, status map[string]int) []apptest.Scenario {
+	var out []apptest.Scenario
+	for _, as := range []string{"viewer", "editor", "outsider", "owner"} {
+		want, ok := status[as]
+		if !ok {
+			continue
+		}
+		sc := apptest.Scenario{Method: method, URL: url, As: as, Body: body, Status: want}
+		switch want {
+		case http.StatusForbidden:
+			sc.Code = agentline.EForbidden
+		case http.StatusNotFound:
+			// Another tenant's object: 404, and nothing about it leaks.
+			sc.Code, sc.NotContains = agentline.ENotFound, []string{"Shop", "Ada", "Elsewhere", "Eve"}
+		}
+		out = append(out, sc)
+	}
+	return out
+}
+
+// readers may view; writers (owner, editor) may create and update; only
+// the owner may delete and manage members. A non-member gets 404.
+var (
+	readers  = map[string]int{"viewer": 200, "editor": 200, "owner": 200, "outsider": 404}
+	writers  = map[string]int{"viewer": 403, "editor": 200, "owner": 200, "outsider": 404}
+	creators = map[string]int{"viewer": 403, "editor": 201, "owner": 201, "outsider": 404}
+	// Deletes by everyone but the owner are refused; the owner's own
+	// delete comes last in the table, once the refusals have been checked.
+	refusedDeletes = map[string]int{"viewer": 403, "editor": 403, "outsider": 404}
+)
+
+func TestPermissionMatrix(t *testing.T) {
+	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+		s := apptest.Start(t, apptest.Config(t, databaseURL, nil))
+		f := permissionFixture(t, s)
+
+		var table []apptest.Scenario
+		add := func(sc ...apptest.Scenario) { table = append(table, sc...) }
+		add(
+			apptest.Scenario{Method: "GET", URL: "/api/projects", As: "viewer", Status: 200, Contains: []string{`"name":"Shop"`, `"role":"viewer"`}},
+			apptest.Scenario{Method: "GET", URL: "/api/projects", As: "outsider", Status: 200, Contains: []string{"Elsewhere"}, NotContains: []string{"Shop"}},
+			apptest.Scenario{Method: "GET", URL: "/api/projects", As: "newcomer", Status: 200, Contains: []string{"[]"}},
+			apptest.Scenario{Method: "POST", URL: "/api/projects", As: "viewer", Body: map[string]string{"name": "Mine"}, Status: 201, Contains: []string{`"role":"owner"`}},
+		)
+		add(every("GET", "/api/projects/{project_id}", nil, readers)...)
+		add(every("PATCH", "/api/projects/{project_id}", map[string]string{"name": "Shop"}, writers)...)
+		add(every("GET", "/api/projects/{project_id}/members", nil, readers)...)
+		add(every("POST", "/api/projects/{project_id}/members", map[string]string{"email": "newcomer@example.com", "role": "viewer"},
+			map[string]int{"viewer": 403, "editor": 403, "outsider": 404, "owner": 201})...)
+		add(
+			// The last owner can be neither removed nor demoted.
+			apptest.Scenario{Method: "DELETE", URL: "/api/projects/{project_id}/members/{owner_id}", As: "owner", Status: 409, Code: agentline.EConflict},
+			apptest.Scenario{Method: "POST", URL: "/api/projects/{project_id}/members", As: "owner", Body: map[string]string{"email": "owner@example.com", "role": "editor"}, Status: 409, Code: agentline.EConflict},
+		)
+		add(every("DELETE", "/api/projects/{project_id}/members/{user_id}", nil, refusedDeletes)...)
+		add(apptest.Scenario{Method: "DELETE", URL: "/api/projects/{project_id}/members/{user_id}", As: "owner", Status: 204})
+		add(apptest.Scenario{Method: "DELETE", URL: "/api/projects/{project_id}/members/{user_id}", As: "owner", Status: 404, Code: agentline.ENotFound})
+
+		add(every("GET", "/api/projects/{project_id}/agents", nil, readers)...)
+		add(every("POST", "/api/projects/{project_id}/agents", map[string]string{"name": "Bo"}, creators)...)
+		add(every("GET", "/api/agents/{agent_id}", nil, readers)...)
+		add(every("PATCH", "/api/agents/{agent_id}", map[string]string{"greeting": "Hi"}, writers)...)
+
+		// The owner of this project is an outsider to the other one.
+		for _, sc := range []apptest.Scenario{
+			{Method: "GET", URL: "/api/projects/{other_project_id}"},
+			{Method: "PATCH", URL: "/api/projects/{other_project_id}", Body: map[string]string{"name": "x"}},
+			{Method: "DELETE", URL: "/api/projects/{other_project_id}"},
+			{Method: "GET", URL: "/api/projects/{other_project_id}/members"},
+			{Method: "POST", URL: "/api/projects/{other_project_id}/members", Body: map[string]string{"email": "owner@example.com", "role": "owner"}},
+			{Method: "GET", URL: "/api/projects/{other_project_id}/agents"},
+			{Method: "POST", URL: "/api/projects/{other_project_id}/agents", Body: map[string]string{"name": "x"}},
+			{Method: "GET", URL: "/api/agents/{other_agent_id}"},
+			{Method: "PATCH", URL: "/api/agents/{other_agent_id}", Body: map[string]string{"name": "x"}},
+			{Method: "DELETE", URL: "/api/agents/{other_agent_id}"},
+		} {
+			sc.As, sc.Status, sc.Code, sc.NotContains = "owner", 404, agentline.ENotFound, []string{"Elsewhere", "Eve"}
+			add(sc)
+		}
+
+		add(every("DELETE", "/api/agents/{agent_id}", nil, refusedDeletes)...)
+		add(apptest.Scenario{Method: "DELETE", URL: "/api/agents/{agent_id}", As: "owner", Status: 204})
+		add(apptest.Scenario{Method: "GET", URL: "/api/agents/{agent_id}", As: "owner", Status: 404, Code: agentline.ENotFound})
+		add(every("DELETE", "/api/projects/{project_id}", nil, refusedDeletes)...)
+		add(apptest.Scenario{Method: "DELETE", URL: "/api/projects/{project_id}", As: "owner", Status: 204})
+		add(apptest.Scenario{Method: "GET", URL: "/api/projects/{project_id}", As: "owner", Status: 404, Code: agentline.ENotFound})
+		// The other tenant is untouched by all of the above.
+		add(apptest.Scenario{Method: "GET", URL: "/api/agents/{other_agent_id}", As: "outsider", Status: 200, Contains: []string{`"name":"Eve"`}})
+
+		for _, sc := range table {
+			sc.Test(t, s, f)
+		}
+	})
+}

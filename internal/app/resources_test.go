@@ -1,0 +1,136 @@
+package app_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app/apptest"
+)
+
+// Creating and changing agents over HTTP: defaults, the provider derived
+// from the model, and a 400 naming the field for every bad value.
+func TestAgentsOverHTTP(t *testing.T) {
+	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+		s := apptest.Start(t, apptest.Config(t, databaseURL, nil))
+		_, tok := s.NewUser(t, "ann@example.com")
+		var p agentline.Project
+		s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Shop"}, &p)
+		agents := "/api/projects/" + itoa(p.ID) + "/agents"
+
+		var a agentline.Agent
+		s.Must(t, 201, "POST", agents, tok, map[string]string{"name": "Ada"}, &a)
+		if a.Model != "gpt-realtime" || a.Provider != agentline.ProviderOpenAI || a.Voice != "marin" || a.Language != "en" || a.ProjectID != p.ID {
+			t.Fatalf("defaults = %+v", a)
+		}
+		one := "/api/agents/" + itoa(a.ID)
+
+		// Switching provider without a voice takes the new provider's default;
+		// with a voice, keeps it; fields not sent keep their value.
+		s.Must(t, 200, "PATCH", one, tok, map[string]string{"model": "gemini-live-2.5-flash-preview"}, &a)
+		if a.Provider != agentline.ProviderGemini || a.Voice != "Puck" || a.Name != "Ada" {
+			t.Fatalf("after model change = %+v", a)
+		}
+		s.Must(t, 200, "PATCH", one, tok, map[string]string{"model": "gpt-4o-realtime-preview", "voice": "cedar", "greeting": "Hi!"}, &a)
+		if a.Provider != agentline.ProviderOpenAI || a.Voice != "cedar" || a.Greeting != "Hi!" {
+			t.Fatalf("after model and voice change = %+v", a)
+		}
+		s.Must(t, 200, "PATCH", one, tok, map[string]any{"greeting": ""}, &a)
+		if a.Greeting != "" || a.Voice != "cedar" {
+			t.Fatalf("clearing greeting = %+v", a)
+		}
+
+		for _, tc := range []struct {
+			method, path string
+			body         any
+			field, says  string
+		}{
+			{"POST", agents, map[string]string{"name": "x", "model": "gpt-4o"}, "model", "gpt-realtime*"},
+			{"PATCH", one, map[string]string{"model": "gemini-2.5-flash"}, "model", "gemini-*live*"},
+			{"POST", agents, map[string]string{}, "name", "required"},
+			{"PATCH", one, map[string]string{"name": "   "}, "name", "required"},
+			{"POST", agents, map[string]string{"name": "x", "language": "English"}, "language", "BCP 47"},
+			{"POST", agents, map[string]string{"name": "x", "greeting": strings.Repeat("g", 2001)}, "greeting", "2000"},
+			{"POST", agents, map[string]any{"name": "x", "voice": 7}, "voice", "string"},
+			{"POST", agents, map[string]any{"name": "x", "provider": "openai"}, "provider", "unknown field"},
+			{"PATCH", one, map[string]any{"id": 9}, "id", "unknown field"},
+		} {
+			r := s.Do(t, tc.method, tc.path, tok, tc.body)
+			var e struct {
+				Error struct{ Code, Message, Field string }
+			}
+			r.JSON(t, &e)
+			if r.Status != 400 || e.Error.Field != tc.field || !strings.Contains(e.Error.Message, tc.says) {
+				t.Errorf("%s %v = %s, want 400 on %s saying %q", tc.method, tc.body, r, tc.field, tc.says)
+			}
+		}
+		// A refused change changes nothing.
+		var got agentline.Agent
+		s.Must(t, 200, "GET", one, tok, nil, &got)
+		if got != a {
+			t.Fatalf("after refused changes = %+v, want %+v", got, a)
+		}
+		var list []agentline.Agent
+		s.Must(t, 200, "GET", agents, tok, nil, &list)
+		if len(list) != 1 {
+			t.Fatalf("agents = %+v", list)
+		}
+	})
+}
+
+func TestProjectsAndMembersOverHTTP(t *testing.T) {
+	s := startSQLite(t)
+	_, tok := s.NewUser(t, "ann@example.com")
+	s.NewUser(t, "bob@example.com")
+	var p agentline.Project
+	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": " Shop ", "branding": map[string]string{"display_name": "Shop Inc"}}, &p)
+	if p.Name != "Shop" || p.Branding.DisplayName != "Shop Inc" || p.Role != agentline.RoleOwner || p.CreatedAt.IsZero() || p.CreatedAt.Location().String() != "UTC" {
+		t.Fatalf("project = %+v", p)
+	}
+	path := "/api/projects/" + itoa(p.ID)
+	// Branding fields not sent keep their value; "" clears one.
+	var patched agentline.Project
+	s.Must(t, 200, "PATCH", path, tok, map[string]any{"branding": map[string]string{"logo_url": "https://shop.example.com/logo.png"}}, &patched)
+	if patched.Name != "Shop" || patched.Branding != (agentline.Branding{DisplayName: "Shop Inc", LogoURL: "https://shop.example.com/logo.png"}) || patched.Role != agentline.RoleOwner {
+		t.Fatalf("after branding patch = %+v", patched)
+	}
+	var cleared agentline.Project
+	s.Must(t, 200, "PATCH", path, tok, map[string]any{"branding": map[string]string{"display_name": ""}}, &cleared)
+	if cleared.Branding != (agentline.Branding{LogoURL: "https://shop.example.com/logo.png"}) {
+		t.Fatalf("after clearing display_name = %+v", cleared)
+	}
+	for _, tc := range []struct {
+		method, path string
+		body         any
+		field        string
+	}{
+		{"POST", "/api/projects", map[string]string{"name": ""}, "name"},
+		{"POST", "/api/projects", map[string]string{"name": strings.Repeat("n", 201)}, "name"},
+		{"PATCH", path, map[string]any{"branding": map[string]string{"logo_url": "javascript:alert(1)"}}, "branding.logo_url"},
+		{"PATCH", path, map[string]any{"branding": map[string]string{"display_name": strings.Repeat("d", 201)}}, "branding.display_name"},
+		{"PATCH", path, map[string]any{"branding": map[string]any{"colour": "red"}}, "colour"},
+		{"POST", path + "/members", map[string]string{"email": "bob@example.com", "role": "admin"}, "role"},
+		{"POST", path + "/members", map[string]string{"role": "viewer"}, "email"},
+		{"POST", path + "/members", map[string]string{"email": "nobody@example.com", "role": "viewer"}, "email"},
+	} {
+		r := s.Do(t, tc.method, tc.path, tok, tc.body)
+		if r.Status != 400 || !strings.Contains(string(r.Body), `"field":"`+tc.field+`"`) {
+			t.Errorf("%s %s %v = %s, want 400 on %s", tc.method, tc.path, tc.body, r, tc.field)
+		}
+	}
+	var m agentline.Member
+	s.Must(t, http.StatusCreated, "POST", path+"/members", tok, map[string]string{"email": "BOB@example.com", "role": "viewer"}, &m)
+	s.Must(t, http.StatusOK, "POST", path+"/members", tok, map[string]string{"email": "bob@example.com", "role": "owner"}, &m)
+	if m.Role != agentline.RoleOwner || m.Email != "bob@example.com" {
+		t.Fatalf("member = %+v", m)
+	}
+	var members []agentline.Member
+	s.Must(t, 200, "GET", path+"/members", tok, nil, &members)
+	if len(members) != 2 || members[0].Email != "ann@example.com" || members[0].Role != agentline.RoleOwner {
+		t.Fatalf("members = %+v", members)
+	}
+	// With two owners, one may leave.
+	s.Must(t, 204, "DELETE", path+"/members/"+itoa(members[0].UserID), tok, nil, nil)
+	s.Must(t, 404, "GET", path, tok, nil, nil)
+}

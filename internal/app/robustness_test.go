@@ -1,0 +1,282 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
+)
+
+// tenants holds, for the robustness test, one object of each kind in the
+// caller's project and one in another tenant's project.
+type tenants struct {
+	ownerID, ownProject, ownAgent, ownMember int64
+	otherUser, otherProject, otherAgent      int64
+	ownNumber, otherNumber                   int64
+	ownCallSID, otherCallSID                 string
+	ownChannel, otherChannel                 int64
+}
+
+// paramFixtures maps each path parameter name of the routes to a real id in
+// the caller's project (own) and one of another tenant (other). A package
+// that adds a route with a new {param} adds its name here, with objects it
+// makes in newTenants.
+var paramFixtures = map[string]func(f tenants) (own, other string){
+	"project_id": func(f tenants) (string, string) { return itoa(f.ownProject), itoa(f.otherProject) },
+	"agent_id":   func(f tenants) (string, string) { return itoa(f.ownAgent), itoa(f.otherAgent) },
+	"user_id":    func(f tenants) (string, string) { return itoa(f.ownMember), itoa(f.otherUser) },
+	"number_id":  func(f tenants) (string, string) { return itoa(f.ownNumber), itoa(f.otherNumber) },
+	"call_sid":   func(f tenants) (string, string) { return f.ownCallSID, f.otherCallSID },
+	"channel_id": func(f tenants) (string, string) { return itoa(f.ownChannel), itoa(f.otherChannel) },
+}
+
+// phoneFixtures stores a number and a live inbound call of the agent, as
+// the carrier's webhooks would, and returns the number's id and the call SID.
+func phoneFixtures(t *testing.T, s *apptest.Server, projectID, agentID int64) (int64, string) {
+	t.Helper()
+	ctx := context.Background()
+	seq := phoneSeq.Add(1)
+	n, err := s.App.Store.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: projectID, AgentID: &agentID,
+		PhoneNumber: fmt.Sprintf("+1415555%04d", seq), Status: agentline.NumberActive, CarrierSID: fmt.Sprintf("PN%032d", seq)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.App.Store.ReserveCall(ctx, agentline.Call{ProjectID: projectID, AgentID: agentID, NumberID: &n.ID,
+		CallSID: fmt.Sprintf("CA%032d", seq), Direction: "inbound", From: "+14155550000", To: n.PhoneNumber, Status: agentline.CallInProgress}, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n.ID, c.CallSID
+}
+
+var phoneSeq atomic.Int64
+
+// newTenants copies base with a fresh project, agent and viewer of
+// base.ownerID, so that a route's deletes do not take objects from the next
+// route.
+func newTenants(t *testing.T, s *apptest.Server, base tenants) tenants {
+	t.Helper()
+	f := base
+	tok := s.Token(t, base.ownerID)
+	var p agentline.Project
+	var a agentline.Agent
+	var m agentline.Member
+	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "mine"}, &p)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "mine"}, &a)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/members", tok, map[string]string{"email": "member@example.com", "role": "viewer"}, &m)
+	f.ownProject, f.ownAgent, f.ownMember = p.ID, a.ID, m.UserID
+	f.ownNumber, f.ownCallSID = phoneFixtures(t, s, p.ID, a.ID)
+	f.ownChannel = channelFixture(t, s, tok, p.ID, a.ID)
+	return f
+}
+
+// channelFixture makes a voice widget channel of the agent, with a key.
+func channelFixture(t *testing.T, s *apptest.Server, token string, projectID, agentID int64) int64 {
+	t.Helper()
+	var c agentline.Channel
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(projectID)+"/channels", token,
+		map[string]any{"type": "voice_widget", "name": "site", "agent_id": agentID}, &c)
+	s.Must(t, 201, "POST", "/api/channels/"+itoa(c.ID)+"/key", token, nil, nil)
+	return c.ID
+}
+
+// Ids that name nothing: not numbers, not positive, too large, too long.
+var badIDs = []string{"abc", "-1", "0", "99999999999999999999", strings.Repeat("9", 5000)}
+
+// Bodies every route must survive. tooLarge is over the 1 MiB default limit.
+var (
+	tooLarge  = []byte(`{"name":"` + strings.Repeat("a", 2<<20) + `"}`)
+	badBodies = []struct {
+		name string
+		body []byte
+	}{
+		{"malformed JSON", []byte(`{"name": "x",`)},
+		{"wrong types", []byte(`{"name": 5, "email": [], "role": {}, "branding": "x", "model": true}`)},
+		{"array", []byte(`[{"name": "x"}]`)},
+		{"null", []byte(`null`)},
+		{"unknown field", []byte(`{"name": "x", "no_such_field": 1}`)},
+		{"empty", nil},
+		{"2 MiB", tooLarge},
+	}
+)
+
+// ignoresBody lists the POST, PUT and PATCH routes whose handler reads no
+// body, so a body over the limit is not refused with 413.
+var ignoresBody = map[string]bool{
+	"POST /api/auth/logout": true,
+}
+
+var paramPattern = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+// Every registered route, with bad ids, another tenant's ids, no or a bad
+// token and every kind of bad body, answers a 4xx (or 2xx) in the JSON error
+// shape: never a 5xx, never a panic.
+func TestEveryRouteSurvivesBadInput(t *testing.T) {
+	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+		// Telephony on, against the fake carrier, so that its routes are
+		// reached past the feature switch.
+		carrier := twiliofake.New(twiliofake.Options{})
+		t.Cleanup(carrier.Close)
+		s := apptest.Start(t, apptest.Config(t, databaseURL, map[string]string{
+			"TELEPHONY_ENABLED": "true", "BOT_HOST": "agentline.example.com", "OPENAI_API_KEY": "sk-test",
+			"TWILIO_ACCOUNT_SID": carrier.AccountSID(), "TWILIO_AUTH_TOKEN": carrier.AuthToken(), "TWILIO_API_BASE_URL": carrier.URL(),
+		}))
+		owner, _ := s.NewUser(t, "owner@example.com")
+		s.NewUser(t, "member@example.com")
+		outsider, outTok := s.NewUser(t, "outsider@example.com")
+		var q agentline.Project
+		var b agentline.Agent
+		s.Must(t, 201, "POST", "/api/projects", outTok, map[string]string{"name": "other"}, &q)
+		s.Must(t, 201, "POST", "/api/projects/"+itoa(q.ID)+"/agents", outTok, map[string]string{"name": "other"}, &b)
+		base := tenants{ownerID: owner.ID, otherUser: outsider.ID, otherProject: q.ID, otherAgent: b.ID}
+		base.otherNumber, base.otherCallSID = phoneFixtures(t, s, q.ID, b.ID)
+		base.otherChannel = channelFixture(t, s, outTok, q.ID, b.ID)
+
+		routes := s.App.Routes()
+		if len(routes) < 17 {
+			t.Fatalf("only %d routes registered: %v", len(routes), routes)
+		}
+		requests := 0
+		for _, route := range routes {
+			method, pattern, _ := strings.Cut(route, " ")
+			t.Run(route, func(t *testing.T) {
+				f := newTenants(t, s, base)
+				anonymous := map[string]*apptest.Response{} // by variant, no token
+				signedIn := map[string]*apptest.Response{}  // by variant, owner's token, body {}
+				for _, v := range pathVariants(t, pattern, f) {
+					send := func(token string, body []byte) *apptest.Response {
+						requests++
+						return serve(t, s, method, v.path, token, body)
+					}
+					// Without a valid token.
+					for _, tok := range []string{"", "als_not-a-real-token"} {
+						r := send(tok, []byte(`{}`))
+						check(t, route, v.name, "token "+tok, r)
+						if tok == "" {
+							anonymous[v.name] = r
+						}
+					}
+					signedIn[v.name] = send(s.Token(t, f.ownerID), []byte(`{}`))
+					check(t, route, v.name, "{}", signedIn[v.name])
+					// Signed in, with each bad body.
+					for _, bb := range badBodies {
+						r := send(s.Token(t, f.ownerID), bb.body)
+						check(t, route, v.name, bb.name, r)
+						readsBody := (method == "POST" || method == "PUT" || method == "PATCH") && !ignoresBody[route]
+						if bb.name == "2 MiB" && v.name == "own ids" && readsBody && (r.Status != 413 || r.ErrorCode() != agentline.ETooLarge) {
+							t.Errorf("%s with own ids and a 2 MiB body = %s, want 413 too_large", route, r)
+						}
+					}
+				}
+				// On a route that needs a session, another tenant's object
+				// answers exactly like one that does not exist.
+				if own, other := anonymous["own ids"], signedIn["other tenant's ids"]; own != nil && other != nil && own.Status == http.StatusUnauthorized {
+					if unused := signedIn["unused ids"]; other.Status != unused.Status || !bytes.Equal(other.Body, unused.Body) {
+						t.Errorf("%s tells another tenant's object (%s) from a missing one (%s)", route, other, unused)
+					}
+				}
+			})
+		}
+		t.Logf("%d routes, %d requests", len(routes), requests)
+	})
+}
+
+type pathVariant struct{ name, path string }
+
+// pathVariants fills the route's {params}: all with own ids, all with the
+// other tenant's ids, all with ids no object has, then each bad id in each
+// param (the others own).
+func pathVariants(t *testing.T, pattern string, f tenants) []pathVariant {
+	t.Helper()
+	params := paramPattern.FindAllStringSubmatch(pattern, -1)
+	if len(params) == 0 {
+		return []pathVariant{{"no ids", pattern}}
+	}
+	own, other := map[string]string{}, map[string]string{}
+	for _, p := range params {
+		fx, ok := paramFixtures[p[1]]
+		if !ok {
+			t.Fatalf("no fixture for {%s} of %s: add it to paramFixtures in robustness_test.go", p[1], pattern)
+		}
+		own[p[1]], other[p[1]] = fx(f)
+	}
+	fill := func(vals map[string]string) string {
+		return paramPattern.ReplaceAllStringFunc(pattern, func(m string) string { return vals[m[1:len(m)-1]] })
+	}
+	unused := map[string]string{}
+	for k := range own {
+		unused[k] = "987654321"
+	}
+	out := []pathVariant{{"own ids", fill(own)}, {"other tenant's ids", fill(other)}, {"unused ids", fill(unused)}}
+	for _, p := range params {
+		for _, bad := range badIDs {
+			vals := map[string]string{}
+			for k, v := range own {
+				vals[k] = v
+			}
+			vals[p[1]] = bad
+			out = append(out, pathVariant{fmt.Sprintf("%s=%.20s", p[1], bad), fill(vals)})
+		}
+	}
+	return out
+}
+
+// serve sends one request through the app's whole handler in process; a
+// panic that escaped the edge's recovery would fail the test here.
+func serve(t *testing.T, s *apptest.Server, method, path, token string, body []byte) *apptest.Response {
+	t.Helper()
+	var rd io.Reader = http.NoBody
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req := httptest.NewRequestWithContext(context.Background(), method, path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	s.App.Handler().ServeHTTP(rec, req)
+	return &apptest.Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+}
+
+// check: no 5xx; an error answer is JSON {"error":{"code","message"}} whose
+// code is in httpx's table with this very status.
+func check(t *testing.T, route, variant, input string, r *apptest.Response) {
+	t.Helper()
+	where := fmt.Sprintf("%s [%s, %.30s]", route, variant, input)
+	if r.Status >= 500 {
+		t.Errorf("%s = %s: a 5xx", where, r)
+		return
+	}
+	if r.Status < 400 {
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s: error answer has Content-Type %q", where, ct)
+	}
+	var e struct {
+		Error *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(r.Body, &e); err != nil || e.Error == nil || e.Error.Code == "" || e.Error.Message == "" {
+		t.Errorf("%s: error answer not in the JSON error shape: %s", where, r)
+		return
+	}
+	if httpx.Status(e.Error.Code) != r.Status {
+		t.Errorf("%s: code %q does not map to status %d in httpx", where, e.Error.Code, r.Status)
+	}
+}

@@ -1,0 +1,297 @@
+// Package realtimefake is an in-process OpenAI-compatible realtime WebSocket
+// server for tests and load runs: it checks what a client sends the way the
+// real service does (bearer key, no OpenAI-Beta header, session.update
+// before audio), records every client event, and lets a test push server
+// events to a session.
+package realtimefake
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Server is a fake realtime service.
+type Server struct {
+	// APIKey is the bearer key the server accepts.
+	APIKey string
+	// Echo, when true, answers every input_audio_buffer.append with a
+	// response.output_audio.delta carrying the same audio, and sends back
+	// any message that has no "type" as it came (what a pass-through relay
+	// forwards), for load runs. Nothing is recorded then.
+	Echo bool
+
+	srv      *httptest.Server
+	sessions chan *Session
+	mu       sync.Mutex
+	all      []*Session
+}
+
+// New starts a fake on a loopback port; Close stops it.
+func New(apiKey string) *Server {
+	s := &Server{APIKey: apiKey, sessions: make(chan *Session, 1024)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/realtime", s.accept)
+	s.srv = httptest.NewServer(mux)
+	return s
+}
+
+// URL is the base URL to use as OPENAI_BASE_URL (http://127.0.0.1:port).
+func (s *Server) URL() string { return s.srv.URL }
+
+// Close closes every session and stops the server.
+func (s *Server) Close() {
+	s.mu.Lock()
+	for _, ss := range s.all {
+		ss.conn.CloseNow()
+	}
+	s.mu.Unlock()
+	s.srv.Close()
+}
+
+// Next waits for the next session to connect.
+func (s *Server) Next(ctx context.Context) (*Session, error) {
+	select {
+	case ss := <-s.sessions:
+		return ss, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Count returns how many sessions connected so far.
+func (s *Server) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.all)
+}
+
+func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Bearer "+s.APIKey {
+		http.Error(w, `{"error":{"type":"invalid_request_error","code":"invalid_api_key","message":"Incorrect API key provided."}}`, http.StatusUnauthorized)
+		return
+	}
+	conn, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	conn.SetReadLimit(1 << 22)
+	if r.Header.Get("OpenAI-Beta") != "" {
+		// The GA service closes such sockets at once.
+		conn.Close(4000, "beta_api_shape_disabled")
+		return
+	}
+	ss := &Session{Model: r.URL.Query().Get("model"), conn: conn, server: s, done: make(chan struct{}), changed: make(chan struct{})}
+	s.mu.Lock()
+	s.all = append(s.all, ss)
+	s.mu.Unlock()
+	select {
+	case s.sessions <- ss:
+	default:
+	}
+	ss.run(r.Context())
+}
+
+// Event is one client event as received.
+type Event struct {
+	Type string
+	Raw  []byte
+}
+
+// Session is one connected client.
+type Session struct {
+	Model  string
+	conn   *websocket.Conn
+	server *Server
+
+	mu       sync.Mutex
+	events   []Event
+	audio    []string // the audio of each input_audio_buffer.append, in order
+	updated  bool
+	changed  chan struct{} // closed and replaced on every received event
+	done     chan struct{}
+	closeErr error
+}
+
+func (ss *Session) run(ctx context.Context) {
+	defer close(ss.done)
+	ss.Send(ctx, map[string]any{"type": "session.created", "session": map[string]any{"type": "realtime", "model": ss.Model}})
+	var buf bytes.Buffer
+	for {
+		_, r, err := ss.conn.Reader(ctx)
+		if err != nil {
+			ss.mu.Lock()
+			ss.closeErr = err
+			ss.mu.Unlock()
+			return
+		}
+		buf.Reset()
+		buf.ReadFrom(r)
+		var head struct {
+			Type  string `json:"type"`
+			Audio string `json:"audio"`
+		}
+		if ss.server.Echo && !bytes.HasPrefix(buf.Bytes(), []byte(`{"type"`)) {
+			ss.SendRaw(ctx, buf.Bytes())
+			continue
+		}
+		if err := json.Unmarshal(buf.Bytes(), &head); err != nil {
+			ss.sendError(ctx, "invalid_json", "We could not parse the JSON body of your request.")
+			continue
+		}
+		ss.mu.Lock()
+		if !ss.server.Echo {
+			ss.events = append(ss.events, Event{Type: head.Type, Raw: bytes.Clone(buf.Bytes())})
+		}
+		updatedBefore := ss.updated
+		if head.Type == "session.update" {
+			ss.updated = true
+		}
+		if head.Type == "input_audio_buffer.append" {
+			if !ss.server.Echo {
+				ss.audio = append(ss.audio, head.Audio)
+			}
+		}
+		close(ss.changed)
+		ss.changed = make(chan struct{})
+		ss.mu.Unlock()
+		switch head.Type {
+		case "session.update":
+			var u struct {
+				Session json.RawMessage `json:"session"`
+			}
+			json.Unmarshal(buf.Bytes(), &u)
+			ss.Send(ctx, map[string]any{"type": "session.updated", "session": u.Session})
+		case "input_audio_buffer.append":
+			if !updatedBefore {
+				// Audio before the pcmu session.update would be taken as 24 kHz PCM.
+				ss.sendError(ctx, "audio_before_session_update", "input audio arrived before session.update")
+			}
+			if ss.server.Echo {
+				ss.SendRaw(ctx, appendDelta(nil, head.Audio))
+			}
+		}
+	}
+}
+
+func appendDelta(out []byte, audio string) []byte {
+	out = append(out, `{"type":"response.output_audio.delta","response_id":"resp_1","item_id":"item_echo","output_index":0,"content_index":0,"delta":"`...)
+	out = append(out, audio...)
+	return append(out, `"}`...)
+}
+
+func (ss *Session) sendError(ctx context.Context, code, message string) {
+	ss.Send(ctx, map[string]any{"type": "error", "error": map[string]string{"type": "invalid_request_error", "code": code, "message": message}})
+}
+
+// Send writes one server event (marshaled to JSON) to the client.
+func (ss *Session) Send(ctx context.Context, event any) error {
+	b, err := json.Marshal(event)
+	if err != nil {
+		return err
+	}
+	return ss.SendRaw(ctx, b)
+}
+
+// SendRaw writes one server event as given.
+func (ss *Session) SendRaw(ctx context.Context, event []byte) error {
+	return ss.conn.Write(ctx, websocket.MessageText, event)
+}
+
+// Events returns the client events received so far.
+func (ss *Session) Events() []Event {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return append([]Event(nil), ss.events...)
+}
+
+// Audio returns the audio strings of every input_audio_buffer.append, in order.
+func (ss *Session) Audio() []string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return append([]string(nil), ss.audio...)
+}
+
+// WaitFor waits until a client event satisfies match and returns it.
+func (ss *Session) WaitFor(ctx context.Context, match func(Event) bool) (Event, error) {
+	seen := 0
+	for {
+		ss.mu.Lock()
+		for ; seen < len(ss.events); seen++ {
+			if match(ss.events[seen]) {
+				e := ss.events[seen]
+				ss.mu.Unlock()
+				return e, nil
+			}
+		}
+		changed := ss.changed
+		ss.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ss.done:
+			return Event{}, errors.New("session closed before the event came")
+		case <-ctx.Done():
+			return Event{}, ctx.Err()
+		}
+	}
+}
+
+// WaitType waits for the first client event of the given type.
+func (ss *Session) WaitType(ctx context.Context, typ string) (Event, error) {
+	return ss.WaitFor(ctx, func(e Event) bool { return e.Type == typ })
+}
+
+// WaitAudio waits until n audio appends have arrived.
+func (ss *Session) WaitAudio(ctx context.Context, n int) ([]string, error) {
+	for {
+		ss.mu.Lock()
+		if len(ss.audio) >= n {
+			a := append([]string(nil), ss.audio...)
+			ss.mu.Unlock()
+			return a, nil
+		}
+		changed := ss.changed
+		ss.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ss.done:
+			return nil, errors.New("session closed")
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Done is closed when the client's socket is gone.
+func (ss *Session) Done() <-chan struct{} { return ss.done }
+
+// Close closes the session from the server side, as a failing service would.
+func (ss *Session) Close(code websocket.StatusCode, reason string) {
+	ss.conn.Close(code, reason)
+}
+
+// Drop cuts the connection without a close handshake.
+func (ss *Session) Drop() { ss.conn.CloseNow() }
+
+// WaitDone waits for the client to go, up to d.
+func (ss *Session) WaitDone(d time.Duration) bool {
+	select {
+	case <-ss.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// WSURL turns the fake's base URL into the realtime WebSocket URL for model.
+func WSURL(base, model string) string {
+	return strings.Replace(base, "http", "ws", 1) + "/v1/realtime?model=" + model
+}

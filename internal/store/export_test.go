@@ -1,0 +1,27 @@
+package store
+
+import (
+	"context"
+	"testing"
+)
+
+// CountKnowledgeIndexRows counts the rows of the full-text index itself (not
+// its content table), after checking on SQLite that the index agrees with
+// its content: deleted chunks must leave no entries behind.
+func (db *DB) CountKnowledgeIndexRows(ctx context.Context, t testing.TB) int {
+	t.Helper()
+	var n int
+	var err error
+	if db.dialect == Postgres {
+		err = db.reader().queryRow(ctx, `SELECT count(*) FROM knowledge_chunks WHERE tsv IS NOT NULL`).Scan(&n)
+	} else {
+		if _, err := db.writer().exec(ctx, `INSERT INTO knowledge_fts(knowledge_fts) VALUES ('integrity-check')`); err != nil {
+			t.Fatalf("fts integrity-check: %v", err)
+		}
+		err = db.reader().queryRow(ctx, `SELECT count(*) FROM knowledge_fts_docsize`).Scan(&n)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

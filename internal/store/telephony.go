@@ -1,0 +1,413 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentline/agentline"
+)
+
+// Kinds of the telephony tables, for ProjectOf.
+const (
+	KindPhoneNumber Kind = "phone_numbers"
+	KindCall        Kind = "calls"
+)
+
+const numberColumns = `id, project_id, phone_number, agent_id, status, carrier_sid, created_at, updated_at`
+
+func scanNumber(row interface{ Scan(...any) error }) (agentline.PhoneNumber, error) {
+	var n agentline.PhoneNumber
+	var agentID sql.NullInt64
+	err := row.Scan(&n.ID, &n.ProjectID, &n.PhoneNumber, &agentID, &n.Status, &n.CarrierSID, utc(&n.CreatedAt), utc(&n.UpdatedAt))
+	if agentID.Valid {
+		n.AgentID = &agentID.Int64
+	}
+	return n, err
+}
+
+// numberConflict explains a unique violation on phone_numbers: either the
+// number is already provisioned, or the agent already has one.
+func numberConflict(ctx context.Context, c conn, n agentline.PhoneNumber) error {
+	if n.AgentID != nil {
+		var other string
+		err := c.queryRow(ctx, `SELECT phone_number FROM phone_numbers WHERE agent_id = ? AND id <> ?`, *n.AgentID, n.ID).Scan(&other)
+		if err == nil {
+			return agentline.Errorf(agentline.EConflict,
+				"agent %d already has phone number %s; an agent has one number: release or unlink that one first", *n.AgentID, other)
+		}
+	}
+	return agentline.Errorf(agentline.EConflict, "phone number %s is already provisioned", n.PhoneNumber)
+}
+
+// checkNumberAgent makes sure the agent a number links to is in the
+// number's project, so that no number can point into another tenant.
+func checkNumberAgent(ctx context.Context, c conn, n agentline.PhoneNumber) error {
+	if n.AgentID == nil {
+		return nil
+	}
+	var one int
+	err := c.queryRow(ctx, `SELECT 1 FROM agents WHERE id = ? AND project_id = ?`, *n.AgentID, n.ProjectID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return agentline.Invalid("agent_id", "agent %d is not in this project", *n.AgentID)
+	}
+	return err
+}
+
+// CreatePhoneNumber stores a number bought for n.ProjectID. A number already
+// stored, or an agent that already has one, is a conflict.
+func (db *DB) CreatePhoneNumber(ctx context.Context, n agentline.PhoneNumber) (agentline.PhoneNumber, error) {
+	n.CreatedAt, n.UpdatedAt = db.now(), db.now()
+	err := db.tx(ctx, func(c conn) error {
+		if err := checkNumberAgent(ctx, c, n); err != nil {
+			return err
+		}
+		err := c.queryRow(ctx,
+			`INSERT INTO phone_numbers (project_id, agent_id, phone_number, status, carrier_sid, created_at, updated_at)
+			 VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			n.ProjectID, n.AgentID, n.PhoneNumber, n.Status, n.CarrierSID, n.CreatedAt, n.UpdatedAt).Scan(&n.ID)
+		if isUniqueViolation(err) {
+			return errUniqueNumber
+		}
+		return err
+	})
+	if errors.Is(err, errUniqueNumber) {
+		return n, numberConflict(ctx, db.reader(), n)
+	}
+	if isForeignKeyViolation(err) {
+		return n, agentline.NotFound("project")
+	}
+	if err != nil {
+		return n, fmt.Errorf("create phone number: %w", err)
+	}
+	return n, nil
+}
+
+// errUniqueNumber leaves the transaction (whose connection is the only
+// writer on SQLite) before the conflict is explained with a read.
+var errUniqueNumber = errors.New("unique violation on phone_numbers")
+
+// PhoneNumbers lists a project's numbers.
+func (db *DB) PhoneNumbers(ctx context.Context, projectID int64) ([]agentline.PhoneNumber, error) {
+	rows, err := db.reader().query(ctx, `SELECT `+numberColumns+` FROM phone_numbers WHERE project_id = ? ORDER BY id`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []agentline.PhoneNumber{}
+	for rows.Next() {
+		n, err := scanNumber(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// PhoneNumber returns one number of the project.
+func (db *DB) PhoneNumber(ctx context.Context, projectID, numberID int64) (agentline.PhoneNumber, error) {
+	n, err := scanNumber(db.reader().queryRow(ctx,
+		`SELECT `+numberColumns+` FROM phone_numbers WHERE project_id = ? AND id = ?`, projectID, numberID))
+	return n, notFound(err, "phone number")
+}
+
+// AgentPhoneNumber returns the number linked to an agent of the project.
+func (db *DB) AgentPhoneNumber(ctx context.Context, projectID, agentID int64) (agentline.PhoneNumber, error) {
+	n, err := scanNumber(db.reader().queryRow(ctx,
+		`SELECT `+numberColumns+` FROM phone_numbers WHERE project_id = ? AND agent_id = ?`, projectID, agentID))
+	return n, notFound(err, "phone number")
+}
+
+// PhoneNumberByE164 finds a number by its digits, whatever project owns it.
+// It serves the carrier's webhooks, which name a number, not a project; the
+// record says which project it belongs to.
+func (db *DB) PhoneNumberByE164(ctx context.Context, phoneNumber string) (agentline.PhoneNumber, error) {
+	n, err := scanNumber(db.reader().queryRow(ctx,
+		`SELECT `+numberColumns+` FROM phone_numbers WHERE phone_number = ?`, phoneNumber))
+	return n, notFound(err, "phone number")
+}
+
+// UpdatePhoneNumber saves a number's agent link and status, scoped to
+// n.ProjectID. Linking an agent that already has a number is a conflict.
+func (db *DB) UpdatePhoneNumber(ctx context.Context, n agentline.PhoneNumber) (agentline.PhoneNumber, error) {
+	err := db.tx(ctx, func(c conn) error {
+		if err := checkNumberAgent(ctx, c, n); err != nil {
+			return err
+		}
+		res, err := c.exec(ctx, `UPDATE phone_numbers SET agent_id = ?, status = ?, updated_at = ? WHERE project_id = ? AND id = ?`,
+			n.AgentID, n.Status, db.now(), n.ProjectID, n.ID)
+		if isUniqueViolation(err) {
+			return errUniqueNumber
+		}
+		return mustAffect(res, err, "phone number")
+	})
+	if errors.Is(err, errUniqueNumber) {
+		return n, numberConflict(ctx, db.reader(), n)
+	}
+	if err != nil {
+		return n, err
+	}
+	return db.PhoneNumber(ctx, n.ProjectID, n.ID)
+}
+
+// DeletePhoneNumber deletes a number's record; its calls keep their history.
+func (db *DB) DeletePhoneNumber(ctx context.Context, projectID, numberID int64) error {
+	res, err := db.writer().exec(ctx, `DELETE FROM phone_numbers WHERE project_id = ? AND id = ?`, projectID, numberID)
+	return mustAffect(res, err, "phone number")
+}
+
+const callColumns = `id, project_id, agent_id, number_id, call_sid, direction, from_number, to_number, status, stream_ref,
+	started_at, ended_at, duration_s, end_reason, created_at, updated_at`
+
+func scanCall(row interface{ Scan(...any) error }) (agentline.Call, error) {
+	var c agentline.Call
+	var numberID sql.NullInt64
+	var started, ended sql.NullTime
+	var duration sql.NullInt64
+	err := row.Scan(&c.ID, &c.ProjectID, &c.AgentID, &numberID, &c.CallSID, &c.Direction, &c.From, &c.To, &c.Status, &c.StreamRef,
+		&started, &ended, &duration, &c.EndReason, utc(&c.CreatedAt), utc(&c.UpdatedAt))
+	if numberID.Valid {
+		c.NumberID = &numberID.Int64
+	}
+	if started.Valid {
+		t := started.Time.UTC()
+		c.StartedAt = &t
+	}
+	if ended.Valid {
+		t := ended.Time.UTC()
+		c.EndedAt = &t
+	}
+	if duration.Valid {
+		d := int(duration.Int64)
+		c.DurationS = &d
+	}
+	return c, err
+}
+
+// LiveCallWindow bounds how long a call without a final status counts as
+// live for the concurrency cap: the carrier ends every call within four
+// hours, so a record whose last status callback was lost stops blocking.
+const LiveCallWindow = 4 * time.Hour
+
+// ReserveCall stores an outbound call before the carrier is asked to place
+// it, unless the project already has max live calls (rate_limited). The
+// count and the insert are one transaction, so concurrent requests cannot
+// pass the cap together. c.CallSID is a placeholder until AttachCallSID.
+func (db *DB) ReserveCall(ctx context.Context, c agentline.Call, max int) (agentline.Call, error) {
+	c.CreatedAt, c.UpdatedAt = db.now(), db.now()
+	err := db.tx(ctx, func(tx conn) error {
+		if db.dialect == Postgres {
+			// Serializes reservations of one project; SQLite's single
+			// write connection already does.
+			if _, err := tx.exec(ctx, `SELECT id FROM projects WHERE id = ? FOR UPDATE`, c.ProjectID); err != nil {
+				return err
+			}
+		}
+		var live int
+		err := tx.queryRow(ctx, `SELECT count(*) FROM calls WHERE project_id = ? AND status IN (?, ?, ?, ?) AND created_at > ?`,
+			c.ProjectID, agentline.CallQueued, agentline.CallInitiated, agentline.CallRinging, agentline.CallInProgress,
+			c.CreatedAt.Add(-LiveCallWindow)).Scan(&live)
+		if err != nil {
+			return err
+		}
+		if live >= max {
+			return &agentline.Error{Code: agentline.ERateLimited, RetryAfter: 30,
+				Message: fmt.Sprintf("this project already has %d calls in progress, the most allowed (AGENTLINE_MAX_CONCURRENT_CALLS); try again when one ends", live)}
+		}
+		return insertCall(ctx, tx, &c)
+	})
+	return c, err
+}
+
+func insertCall(ctx context.Context, c conn, call *agentline.Call) error {
+	err := c.queryRow(ctx,
+		`INSERT INTO calls (project_id, agent_id, number_id, call_sid, direction, from_number, to_number, status, stream_ref,
+		   started_at, ended_at, duration_s, end_reason, created_at, updated_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		call.ProjectID, call.AgentID, call.NumberID, call.CallSID, call.Direction, call.From, call.To, call.Status, call.StreamRef,
+		call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.CreatedAt, call.UpdatedAt).Scan(&call.ID)
+	if isUniqueViolation(err) {
+		return agentline.Errorf(agentline.EConflict, "call %s is already recorded", call.CallSID)
+	}
+	if isForeignKeyViolation(err) {
+		return agentline.NotFound("project")
+	}
+	return err
+}
+
+// AttachCallSID gives a reserved call the carrier's SID and initial status.
+func (db *DB) AttachCallSID(ctx context.Context, projectID, callID int64, callSID, status string) (agentline.Call, error) {
+	res, err := db.writer().exec(ctx, `UPDATE calls SET call_sid = ?, status = ?, updated_at = ? WHERE project_id = ? AND id = ?`,
+		callSID, status, db.now(), projectID, callID)
+	if err := mustAffect(res, err, "call"); err != nil {
+		return agentline.Call{}, err
+	}
+	return db.Call(ctx, projectID, callSID)
+}
+
+// DeleteCall removes a reserved call the carrier refused to place.
+func (db *DB) DeleteCall(ctx context.Context, projectID, callID int64) error {
+	res, err := db.writer().exec(ctx, `DELETE FROM calls WHERE project_id = ? AND id = ?`, projectID, callID)
+	return mustAffect(res, err, "call")
+}
+
+// Call returns one call of the project by its carrier SID.
+func (db *DB) Call(ctx context.Context, projectID int64, callSID string) (agentline.Call, error) {
+	c, err := scanCall(db.reader().queryRow(ctx,
+		`SELECT `+callColumns+` FROM calls WHERE project_id = ? AND call_sid = ?`, projectID, callSID))
+	return c, notFound(err, "call")
+}
+
+// CallByStreamRef returns the outbound call of the project whose media
+// stream carries ref (the stream_ref parameter of its TwiML), so the relay
+// can match a stream's start message to the record.
+func (db *DB) CallByStreamRef(ctx context.Context, projectID int64, ref string) (agentline.Call, error) {
+	if ref == "" {
+		return agentline.Call{}, agentline.NotFound("call")
+	}
+	c, err := scanCall(db.reader().queryRow(ctx,
+		`SELECT `+callColumns+` FROM calls WHERE project_id = ? AND stream_ref = ?`, projectID, ref))
+	return c, notFound(err, "call")
+}
+
+// ProjectOfCall returns the id of the project that owns the call, so that
+// handlers addressed by a call SID can authorize before loading it.
+func (db *DB) ProjectOfCall(ctx context.Context, callSID string) (int64, error) {
+	var projectID int64
+	err := db.reader().queryRow(ctx, `SELECT project_id FROM calls WHERE call_sid = ?`, callSID).Scan(&projectID)
+	return projectID, notFound(err, "call")
+}
+
+// CallFilter selects calls of a project, newest first. Before is an id
+// cursor: only calls with a smaller id are listed.
+type CallFilter struct {
+	AgentID int64
+	Status  string
+	Before  int64
+	Limit   int
+}
+
+// Calls lists a project's calls, newest first.
+func (db *DB) Calls(ctx context.Context, projectID int64, f CallFilter) ([]agentline.Call, error) {
+	q := `SELECT ` + callColumns + ` FROM calls WHERE project_id = ?`
+	args := []any{projectID}
+	if f.AgentID > 0 {
+		q += ` AND agent_id = ?`
+		args = append(args, f.AgentID)
+	}
+	if f.Status != "" {
+		q += ` AND status = ?`
+		args = append(args, f.Status)
+	}
+	if f.Before > 0 {
+		q += ` AND id < ?`
+		args = append(args, f.Before)
+	}
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	q += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, f.Limit)
+	rows, err := db.reader().query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []agentline.Call{}
+	for rows.Next() {
+		c, err := scanCall(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// CallEvent is one status report about a call, from the carrier's status
+// callback or from the answer to a hang-up.
+type CallEvent struct {
+	CallSID   string
+	Status    string
+	Direction string // inbound or outbound; used when the record is new
+	From, To  string
+	At        time.Time // when the carrier says it happened
+	DurationS *int      // with final statuses
+	EndReason string    // why it ends, when we know more than the status; kept once set
+}
+
+// ApplyCallEvent records a status report. Statuses only move forward
+// (queued, ringing, in-progress, then one final status), so reports that
+// arrive out of order never revive an ended call. A report about an
+// unknown call to one of our numbers (an inbound call) creates its record
+// in the number's project; any other unknown call is not found.
+func (db *DB) ApplyCallEvent(ctx context.Context, e CallEvent) (agentline.Call, error) {
+	if e.At.IsZero() {
+		e.At = db.now()
+	}
+	e.At = e.At.UTC()
+	var out agentline.Call
+	err := db.tx(ctx, func(c conn) error {
+		call, err := scanCall(c.queryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE call_sid = ?`, e.CallSID))
+		if errors.Is(err, sql.ErrNoRows) {
+			call, err = newInboundCall(ctx, c, e, db.now())
+			if err != nil {
+				return err
+			}
+		} else if err != nil {
+			return err
+		}
+		if agentline.CallStatusAdvances(call.Status, e.Status) {
+			call.Status = e.Status
+			if e.Status == agentline.CallInProgress && call.StartedAt == nil {
+				call.StartedAt = &e.At
+			}
+			if agentline.CallStatusFinal(e.Status) {
+				call.EndedAt = &e.At
+				call.DurationS = e.DurationS
+			}
+		} else if agentline.CallStatusFinal(call.Status) && call.DurationS == nil && e.DurationS != nil {
+			call.DurationS = e.DurationS // a late duration for an ended call
+		}
+		if call.EndReason == "" {
+			call.EndReason = e.EndReason
+		}
+		call.UpdatedAt = db.now()
+		_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ? WHERE id = ?`,
+			call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt, call.ID)
+		out = call
+		return err
+	})
+	return out, err
+}
+
+// newInboundCall inserts the record of a call the carrier reports to one of
+// our numbers that has an agent.
+func newInboundCall(ctx context.Context, c conn, e CallEvent, now time.Time) (agentline.Call, error) {
+	if e.Direction != agentline.CallInbound || e.To == "" {
+		return agentline.Call{}, agentline.NotFound("call")
+	}
+	n, err := scanNumber(c.queryRow(ctx, `SELECT `+numberColumns+` FROM phone_numbers WHERE phone_number = ?`, e.To))
+	if err != nil {
+		return agentline.Call{}, notFound(err, "call")
+	}
+	if n.AgentID == nil {
+		return agentline.Call{}, agentline.NotFound("call")
+	}
+	call := agentline.Call{
+		ProjectID: n.ProjectID, AgentID: *n.AgentID, NumberID: &n.ID, CallSID: e.CallSID,
+		Direction: agentline.CallInbound, From: e.From, To: e.To, Status: agentline.CallQueued,
+		CreatedAt: now, UpdatedAt: now,
+	}
+	if err := insertCall(ctx, c, &call); err != nil {
+		return call, err
+	}
+	return call, nil
+}
+
+// PendingCallSID is the placeholder SID a reserved call has until the
+// carrier's SID is attached. The colon keeps it apart from any carrier SID.
+func PendingCallSID(streamRef string) string { return "pending:" + streamRef }

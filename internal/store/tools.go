@@ -1,0 +1,126 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentline/agentline"
+)
+
+// KindTool is the table of agents' webhook tools.
+const KindTool Kind = "agent_tools"
+
+const toolColumns = `id, project_id, agent_id, name, description, parameters, url, method, headers, timeout_ms, created_at, updated_at`
+
+func scanTool(row interface{ Scan(...any) error }) (agentline.WebhookTool, error) {
+	var t agentline.WebhookTool
+	var params, headers string
+	err := row.Scan(&t.ID, &t.ProjectID, &t.AgentID, &t.Name, &t.Description, &params, &t.URL, &t.Method,
+		&headers, &t.TimeoutMS, utc(&t.CreatedAt), utc(&t.UpdatedAt))
+	if err != nil {
+		return t, err
+	}
+	t.Parameters = json.RawMessage(params)
+	if err := json.Unmarshal([]byte(headers), &t.Headers); err != nil {
+		return t, fmt.Errorf("tool %d headers: %w", t.ID, err)
+	}
+	return t, nil
+}
+
+func headersJSON(h map[string]string) (string, error) {
+	if h == nil {
+		h = map[string]string{}
+	}
+	b, err := json.Marshal(h)
+	return string(b), err
+}
+
+// CreateTool stores a new webhook tool for t.AgentID, which must be an agent
+// of t.ProjectID (otherwise not found). A name the agent already uses is a
+// conflict.
+func (db *DB) CreateTool(ctx context.Context, t agentline.WebhookTool) (agentline.WebhookTool, error) {
+	headers, err := headersJSON(t.Headers)
+	if err != nil {
+		return t, err
+	}
+	t.CreatedAt, t.UpdatedAt = db.now(), db.now()
+	// INSERT ... SELECT from agents: the row is written only when the agent
+	// belongs to the project.
+	err = db.writer().queryRow(ctx,
+		`INSERT INTO agent_tools (project_id, agent_id, name, description, parameters, url, method, headers, timeout_ms, created_at, updated_at)
+		 SELECT project_id, id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM agents WHERE project_id = ? AND id = ?
+		 RETURNING id`,
+		t.Name, t.Description, string(t.Parameters), t.URL, t.Method, headers, t.TimeoutMS, t.CreatedAt, t.UpdatedAt,
+		t.ProjectID, t.AgentID).Scan(&t.ID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return t, agentline.NotFound("agent")
+	case isUniqueViolation(err):
+		return t, agentline.Errorf(agentline.EConflict, "the agent already has a tool named %q", t.Name)
+	case err != nil:
+		return t, fmt.Errorf("create tool: %w", err)
+	}
+	return t, nil
+}
+
+// Tools lists the webhook tools of an agent of the project, oldest first.
+func (db *DB) Tools(ctx context.Context, projectID, agentID int64) ([]agentline.WebhookTool, error) {
+	rows, err := db.reader().query(ctx,
+		`SELECT `+toolColumns+` FROM agent_tools WHERE project_id = ? AND agent_id = ? ORDER BY id`, projectID, agentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []agentline.WebhookTool{}
+	for rows.Next() {
+		t, err := scanTool(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Tool returns one webhook tool of the project.
+func (db *DB) Tool(ctx context.Context, projectID, toolID int64) (agentline.WebhookTool, error) {
+	t, err := scanTool(db.reader().queryRow(ctx,
+		`SELECT `+toolColumns+` FROM agent_tools WHERE project_id = ? AND id = ?`, projectID, toolID))
+	return t, notFound(err, "tool")
+}
+
+// ToolByName returns the agent's webhook tool called name; the agent must be
+// of the project.
+func (db *DB) ToolByName(ctx context.Context, projectID, agentID int64, name string) (agentline.WebhookTool, error) {
+	t, err := scanTool(db.reader().queryRow(ctx,
+		`SELECT `+toolColumns+` FROM agent_tools WHERE project_id = ? AND agent_id = ? AND name = ?`, projectID, agentID, name))
+	return t, notFound(err, "tool")
+}
+
+// UpdateTool saves every editable field of t, scoped to t.ProjectID.
+func (db *DB) UpdateTool(ctx context.Context, t agentline.WebhookTool) (agentline.WebhookTool, error) {
+	headers, err := headersJSON(t.Headers)
+	if err != nil {
+		return t, err
+	}
+	res, err := db.writer().exec(ctx,
+		`UPDATE agent_tools SET name = ?, description = ?, parameters = ?, url = ?, method = ?, headers = ?, timeout_ms = ?, updated_at = ?
+		 WHERE project_id = ? AND id = ?`,
+		t.Name, t.Description, string(t.Parameters), t.URL, t.Method, headers, t.TimeoutMS, db.now(), t.ProjectID, t.ID)
+	if isUniqueViolation(err) {
+		return t, agentline.Errorf(agentline.EConflict, "the agent already has a tool named %q", t.Name)
+	}
+	if err := mustAffect(res, err, "tool"); err != nil {
+		return t, err
+	}
+	return db.Tool(ctx, t.ProjectID, t.ID)
+}
+
+// DeleteTool deletes a webhook tool of the project.
+func (db *DB) DeleteTool(ctx context.Context, projectID, toolID int64) error {
+	res, err := db.writer().exec(ctx, `DELETE FROM agent_tools WHERE project_id = ? AND id = ?`, projectID, toolID)
+	return mustAffect(res, err, "tool")
+}

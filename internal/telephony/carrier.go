@@ -1,0 +1,71 @@
+package telephony
+
+import (
+	"context"
+	"errors"
+)
+
+// Carrier is what the handlers need from the telephony carrier. Twilio
+// implements it; tests point Twilio at twiliofake on loopback. Every error
+// a Carrier returns is an *agentline.Error with code carrier_error whose
+// message is safe to show, except ErrNumberGone and ErrCallGone.
+type Carrier interface {
+	// AvailableNumbers searches US local numbers, optionally in one area code.
+	AvailableNumbers(ctx context.Context, areaCode string) ([]AvailableNumber, error)
+	// BuyNumber purchases a number and returns the carrier's SID for it.
+	BuyNumber(ctx context.Context, req BuyRequest) (sid string, err error)
+	// ReleaseNumber gives a number back; ErrNumberGone when the carrier
+	// does not know it (any more).
+	ReleaseNumber(ctx context.Context, sid string) error
+	// CreateCall places an outbound call.
+	CreateCall(ctx context.Context, req CallRequest) (CarrierCall, error)
+	// HangUp ends a call and returns its status afterwards; ErrCallGone
+	// when the carrier does not know the call (any more).
+	HangUp(ctx context.Context, callSID string) (status string, err error)
+}
+
+// ErrNumberGone is returned by ReleaseNumber for a number the carrier no
+// longer has: releasing it again has nothing left to do.
+var ErrNumberGone = errors.New("the carrier no longer has this number")
+
+// ErrCallGone is returned by HangUp for a call the carrier does not know:
+// whatever our record says, that call is over.
+var ErrCallGone = errors.New("the carrier has no such call")
+
+// AvailableNumber is one number a project could buy.
+type AvailableNumber struct {
+	PhoneNumber  string       `json:"phone_number"`
+	FriendlyName string       `json:"friendly_name"`
+	Locality     string       `json:"locality"`
+	Region       string       `json:"region"`
+	PostalCode   string       `json:"postal_code"`
+	Capabilities Capabilities `json:"capabilities"`
+}
+
+// Capabilities say what a number can do.
+type Capabilities struct {
+	Voice bool `json:"voice"`
+	SMS   bool `json:"sms"`
+	MMS   bool `json:"mms"`
+}
+
+// BuyRequest is a number purchase with the webhooks the carrier calls.
+type BuyRequest struct {
+	PhoneNumber       string
+	FriendlyName      string
+	VoiceURL          string // POSTed when the number is called
+	StatusCallbackURL string // POSTed with call status changes
+}
+
+// CallRequest is an outbound call running inline TwiML.
+type CallRequest struct {
+	To, From          string
+	TwiML             string
+	StatusCallbackURL string
+}
+
+// CarrierCall is the carrier's answer to a new call.
+type CarrierCall struct {
+	SID    string
+	Status string
+}

@@ -1,0 +1,254 @@
+package telephony
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
+)
+
+var threeDigits = regexp.MustCompile(`^[0-9]{3}$`)
+
+// GET /api/projects/{project_id}/telephony/numbers/available?country=US&area_code=415
+func (h *Handler) availableNumbers(w http.ResponseWriter, r *http.Request) error {
+	if _, err := h.authorizeProject(r, agentline.PermView); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	if c := q.Get("country"); c != "" && !strings.EqualFold(c, "US") {
+		return agentline.Invalid("country", "only US local numbers are supported, not country %q", c)
+	}
+	area := q.Get("area_code")
+	if area != "" && !threeDigits.MatchString(area) {
+		return agentline.Invalid("area_code", "area_code must be three digits, such as 415")
+	}
+	carrier, err := h.carrier()
+	if err != nil {
+		return err
+	}
+	list, err := carrier.AvailableNumbers(r.Context(), area)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, list)
+	return nil
+}
+
+// GET /api/projects/{project_id}/telephony/numbers
+func (h *Handler) listNumbers(w http.ResponseWriter, r *http.Request) error {
+	projectID, err := h.authorizeProject(r, agentline.PermView)
+	if err != nil {
+		return err
+	}
+	list, err := h.Store.PhoneNumbers(r.Context(), projectID)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, list)
+	return nil
+}
+
+// POST /api/projects/{project_id}/telephony/numbers {phone_number, agent_id}
+//
+// Checks everything that can be checked before paying, buys the number with
+// its webhooks pointing at this deployment, then stores it. If storing
+// fails, the number is released again so that nothing is billed for nothing.
+func (h *Handler) provisionNumber(w http.ResponseWriter, r *http.Request) error {
+	projectID, err := h.authorizeProject(r, agentline.PermCreate)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		PhoneNumber string `json:"phone_number"`
+		AgentID     int64  `json:"agent_id"`
+	}
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	if !agentline.ValidE164(in.PhoneNumber) {
+		return agentline.Invalid("phone_number", "phone_number must be in E.164 form, such as +14155550100")
+	}
+	if !agentline.ValidUSNumber(in.PhoneNumber) {
+		return agentline.Invalid("phone_number", "only US local numbers are supported: +1 and ten digits")
+	}
+	if in.AgentID <= 0 {
+		return agentline.Invalid("agent_id", "agent_id is required")
+	}
+	ctx := r.Context()
+	agent, err := h.linkableAgent(ctx, projectID, in.AgentID, 0)
+	if err != nil {
+		return err
+	}
+	if existing, err := h.Store.PhoneNumberByE164(ctx, in.PhoneNumber); err == nil {
+		if existing.ProjectID == projectID {
+			return agentline.Errorf(agentline.EConflict, "phone number %s is already provisioned in this project (number %d)", in.PhoneNumber, existing.ID)
+		}
+		return agentline.Errorf(agentline.EConflict, "phone number %s is already provisioned", in.PhoneNumber)
+	} else if !errors.Is(err, agentline.ErrNotFound) {
+		return err
+	}
+	carrier, err := h.carrier()
+	if err != nil {
+		return err
+	}
+	host, err := h.botHost()
+	if err != nil {
+		return err
+	}
+	// From the purchase on, the request's end must not cut the work short:
+	// a purchase the carrier made must be stored or released again.
+	ctx = context.WithoutCancel(ctx)
+	sid, err := carrier.BuyNumber(ctx, BuyRequest{
+		PhoneNumber:       in.PhoneNumber,
+		FriendlyName:      fmt.Sprintf("agentline project %d agent %d", projectID, agent.ID),
+		VoiceURL:          "https://" + host + "/api/telephony/inbound",
+		StatusCallbackURL: "https://" + host + "/api/telephony/status",
+	})
+	if err != nil {
+		return err
+	}
+	log := httpx.Logger(ctx).With("project_id", projectID, "agent_id", agent.ID, "carrier_sid", sid)
+	n, err := h.Store.CreatePhoneNumber(ctx, agentline.PhoneNumber{
+		ProjectID: projectID, PhoneNumber: in.PhoneNumber, AgentID: &agent.ID,
+		Status: agentline.NumberActive, CarrierSID: sid,
+	})
+	if err != nil {
+		if rerr := carrier.ReleaseNumber(ctx, sid); rerr != nil && !errors.Is(rerr, ErrNumberGone) {
+			log.Error("bought a number, could not store it, and could not release it: release it by hand", "phone_number", in.PhoneNumber, "err", rerr, "store_err", err)
+		} else {
+			log.Warn("bought a number and released it again because storing it failed", "phone_number", in.PhoneNumber, "err", err)
+		}
+		return err
+	}
+	log.Info("provisioned a phone number", "number_id", n.ID)
+	httpx.WriteJSON(w, http.StatusCreated, n)
+	return nil
+}
+
+// linkableAgent loads an agent of the project that may get a number: it
+// takes calls, and it has no number other than numberID yet.
+func (h *Handler) linkableAgent(ctx context.Context, projectID, agentID, numberID int64) (agentline.Agent, error) {
+	agent, err := h.Store.Agent(ctx, projectID, agentID)
+	if errors.Is(err, agentline.ErrNotFound) {
+		return agent, agentline.Invalid("agent_id", "agent %d is not in this project", agentID)
+	}
+	if err != nil {
+		return agent, err
+	}
+	if err := callAgent(agent); err != nil {
+		return agent, err
+	}
+	existing, err := h.Store.AgentPhoneNumber(ctx, projectID, agentID)
+	if err == nil && existing.ID != numberID {
+		return agent, agentline.Errorf(agentline.EConflict,
+			"agent %d already has phone number %s (number %d); an agent has one number: release it first", agentID, existing.PhoneNumber, existing.ID)
+	}
+	if err != nil && !errors.Is(err, agentline.ErrNotFound) {
+		return agent, err
+	}
+	return agent, nil
+}
+
+// PATCH /api/projects/{project_id}/telephony/numbers/{number_id} {status?, agent_id?}
+//
+// status "suspended" keeps the agent link but stops calls; "active" takes
+// calls again (and needs an agent); "unassigned" unlinks the agent.
+// agent_id links (or relinks) an agent and makes the number active unless
+// status says suspended.
+func (h *Handler) updateNumber(w http.ResponseWriter, r *http.Request) error {
+	projectID, err := h.authorizeProject(r, agentline.PermCreate)
+	if err != nil {
+		return err
+	}
+	numberID, err := httpx.PathID(r, "number_id")
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Status  *agentline.NumberStatus `json:"status"`
+		AgentID *int64                  `json:"agent_id"`
+	}
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.Status == nil && in.AgentID == nil {
+		return agentline.Invalid("", "send status (active, suspended or unassigned) or agent_id")
+	}
+	if in.Status != nil && !in.Status.Valid() {
+		return agentline.Invalid("status", "status must be active, suspended or unassigned, not %q", *in.Status)
+	}
+	ctx := r.Context()
+	n, err := h.Store.PhoneNumber(ctx, projectID, numberID)
+	if err != nil {
+		return err
+	}
+	if in.AgentID != nil {
+		if in.Status != nil && *in.Status == agentline.NumberUnassigned {
+			return agentline.Invalid("status", "a number linked to an agent cannot be unassigned; send status alone to unlink")
+		}
+		if *in.AgentID <= 0 {
+			return agentline.Invalid("agent_id", "agent_id must be a positive id; send status unassigned to unlink")
+		}
+		if _, err := h.linkableAgent(ctx, projectID, *in.AgentID, n.ID); err != nil {
+			return err
+		}
+		n.AgentID, n.Status = in.AgentID, agentline.NumberActive
+	}
+	if in.Status != nil {
+		n.Status = *in.Status
+	}
+	switch {
+	case n.Status == agentline.NumberUnassigned:
+		n.AgentID = nil
+	case n.AgentID == nil:
+		return agentline.Invalid("status", "the number has no agent: send agent_id to link one before it can be %s", n.Status)
+	}
+	if n, err = h.Store.UpdatePhoneNumber(ctx, n); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, n)
+	return nil
+}
+
+// DELETE /api/projects/{project_id}/telephony/numbers/{number_id}
+//
+// Releases the number at the carrier, then deletes its record. A number the
+// carrier no longer has still loses its record.
+func (h *Handler) releaseNumber(w http.ResponseWriter, r *http.Request) error {
+	projectID, err := h.authorizeProject(r, agentline.PermDelete)
+	if err != nil {
+		return err
+	}
+	numberID, err := httpx.PathID(r, "number_id")
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	n, err := h.Store.PhoneNumber(ctx, projectID, numberID)
+	if err != nil {
+		return err
+	}
+	carrier, err := h.carrier()
+	if err != nil {
+		return err
+	}
+	log := httpx.Logger(ctx).With("project_id", projectID, "number_id", n.ID, "carrier_sid", n.CarrierSID)
+	// A release the carrier made must also delete the record.
+	ctx = context.WithoutCancel(ctx)
+	if err := carrier.ReleaseNumber(ctx, n.CarrierSID); errors.Is(err, ErrNumberGone) {
+		log.Warn("the carrier no longer had the number; deleting its record", "phone_number", n.PhoneNumber)
+	} else if err != nil {
+		return err
+	}
+	if err := h.Store.DeletePhoneNumber(ctx, projectID, n.ID); err != nil {
+		return err
+	}
+	log.Info("released a phone number", "phone_number", n.PhoneNumber)
+	httpx.NoContent(w)
+	return nil
+}

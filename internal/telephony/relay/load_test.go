@@ -1,0 +1,375 @@
+package relay_test
+
+// The relay load run: N concurrent simulated calls of 20 ms frames through a
+// relay running in a child process, against a fake realtime model that
+// echoes the audio back, measuring per-frame round-trip latency, the relay
+// process's CPU and memory, and lost calls. The same run is made against a
+// minimal pass-through relay (the same two sockets, nothing else) as the
+// floor. Run with `make bench`:
+//
+//	go test -run '^$' -bench BenchmarkRelayLoad -benchtime 1x ./internal/telephony/relay/
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentline/agentline/internal/provider/realtimefake"
+	"github.com/agentline/agentline/internal/telephony/relay"
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("RELAYLOAD_MODE"); mode != "" {
+		if err := serveRelay(mode, os.Getenv("RELAYLOAD_MODEL")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// serveRelay runs in the child process: a relay server on loopback that
+// prints its address and serves until stdin closes.
+func serveRelay(mode, modelURL string) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	latency := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "frame_seconds", Buckets: prometheus.ExponentialBuckets(0.00005, 2, 14)})
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		carrier, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		model, _, err := websocket.Dial(ctx, realtimefake.WSURL(modelURL, "gpt-realtime"), &websocket.DialOptions{
+			HTTPHeader: http.Header{"Authorization": {"Bearer " + apiKey}},
+		})
+		if err != nil {
+			carrier.CloseNow()
+			return
+		}
+		if mode == "floor" {
+			passThrough(ctx, carrier, model)
+			return
+		}
+		var start struct {
+			Start struct {
+				StreamSID string `json:"streamSid"`
+			} `json:"start"`
+		}
+		for range 2 { // connected, start
+			_, msg, err := carrier.Read(ctx)
+			if err != nil {
+				return
+			}
+			json.Unmarshal(msg, &start)
+		}
+		relay.New(carrier, model, relay.Options{
+			StreamSID:     start.Start.StreamSID,
+			SessionUpdate: []byte(`{"type":"session.update","session":{"type":"realtime","instructions":"You are a helpful agent.","audio":{"input":{"format":{"type":"audio/pcmu"},"turn_detection":{"type":"server_vad"}},"output":{"format":{"type":"audio/pcmu"},"voice":"marin"}}}}`),
+			OnEvent:       func(relay.Event) {},
+			FrameLatency:  latency,
+		}).Run(context.Background())
+	})
+	srv := &http.Server{Handler: handler}
+	go srv.Serve(ln)
+	if path := os.Getenv("RELAYLOAD_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		pprof.StartCPUProfile(f)
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	fmt.Printf("ADDR %s\n", ln.Addr())
+	bufio.NewReader(os.Stdin).ReadString('\n') // until the parent closes stdin
+	return nil
+}
+
+// passThrough is the floor: two sockets, one goroutine per direction, each
+// message copied as it is with a reused buffer.
+func passThrough(ctx context.Context, a, b *websocket.Conn) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	cp := func(dst, src *websocket.Conn) {
+		defer wg.Done()
+		defer cancel()
+		var buf bytes.Buffer
+		for {
+			typ, r, err := src.Reader(ctx)
+			if err != nil {
+				return
+			}
+			buf.Reset()
+			if _, err := buf.ReadFrom(r); err != nil {
+				return
+			}
+			if err := dst.Write(ctx, typ, buf.Bytes()); err != nil {
+				return
+			}
+		}
+	}
+	wg.Add(2)
+	go cp(b, a)
+	go cp(a, b)
+	wg.Wait()
+	a.CloseNow()
+	b.CloseNow()
+}
+
+type loadResult struct {
+	mode            string
+	calls, lost     int
+	frames          int
+	p50, p99, max   time.Duration
+	cpuPerSec       float64 // CPU seconds per wall second of the relay process
+	rssMB, peakMB   float64
+	durationSeconds float64
+}
+
+// runLoad runs calls concurrent calls for d through a relay child of mode.
+func runLoad(t testing.TB, mode string, calls int, d time.Duration) loadResult {
+	fake := realtimefake.New(apiKey)
+	fake.Echo = true
+	defer fake.Close()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "RELAYLOAD_MODE="+mode, "RELAYLOAD_MODEL="+fake.URL(), "GOMAXPROCS=2")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "ADDR ") {
+		t.Fatalf("relay child: %q %v", line, err)
+	}
+	url := "ws://" + strings.TrimSpace(strings.TrimPrefix(line, "ADDR "))
+
+	ctx, cancel := context.WithTimeout(context.Background(), d+30*time.Second)
+	defer cancel()
+	const warmup = 2 * time.Second
+	stats := make([]callStats, calls)
+	measureFrom := time.Now().Add(warmup + time.Second) // calls start over the first second
+	stopAt := measureFrom.Add(d)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i) * time.Second / time.Duration(calls))
+			st := &stats[i]
+			st.lat = make([]time.Duration, 0, int(d/(20*time.Millisecond))+64)
+			if err := simulateCall(ctx, url, i, stopAt, measureFrom, st); err != nil {
+				st.failed = true
+			}
+		}()
+	}
+	time.Sleep(time.Until(measureFrom))
+	cpu0, _ := procCPU(cmd.Process.Pid)
+	time.Sleep(time.Until(stopAt))
+	cpu1, _ := procCPU(cmd.Process.Pid)
+	rss, peak := procMem(cmd.Process.Pid)
+	wg.Wait()
+
+	res := loadResult{mode: mode, calls: calls, durationSeconds: d.Seconds(), rssMB: rss, peakMB: peak}
+	res.cpuPerSec = (cpu1 - cpu0) / d.Seconds()
+	var all []time.Duration
+	for _, st := range stats {
+		if st.failed || st.got < st.sent*95/100 {
+			res.lost++
+		}
+		res.frames += st.got
+		all = append(all, st.lat...)
+	}
+	slices.Sort(all)
+	if len(all) > 0 {
+		res.p50, res.p99, res.max = all[len(all)/2], all[len(all)*99/100], all[len(all)-1]
+	}
+	return res
+}
+
+type callStats struct {
+	sent, got int             // frames sent and echoed back in the measured window
+	lat       []time.Duration // round trip of each echoed frame in the window
+	failed    bool
+}
+
+// simulateCall is one caller: 20 ms frames at real-time pace, each carrying
+// its send time in its first 8 bytes, and a reader that times each echoed
+// frame. Only frames sent between measureFrom and stopAt count.
+func simulateCall(ctx context.Context, url string, n int, stopAt, measureFrom time.Time, st *callStats) error {
+	conn, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		return err
+	}
+	defer conn.CloseNow()
+	sid := fmt.Sprintf("MZ%032d", n)
+	if err := conn.Write(ctx, websocket.MessageText, []byte(`{"event":"connected","protocol":"Call","version":"1.0.0"}`)); err != nil {
+		return err
+	}
+	start := fmt.Sprintf(`{"event":"start","sequenceNumber":"1","streamSid":"%s","start":{"streamSid":"%s","accountSid":"AC1","callSid":"CA%032d","tracks":["inbound"],"customParameters":{},"mediaFormat":{"encoding":"audio/x-mulaw","sampleRate":8000,"channels":1}}}`, sid, sid, n)
+	if err := conn.Write(ctx, websocket.MessageText, []byte(start)); err != nil {
+		return err
+	}
+	readErr := make(chan error, 1)
+	go func() {
+		var m struct {
+			Event string `json:"event"`
+			Media struct {
+				Payload string `json:"payload"`
+			} `json:"media"`
+		}
+		raw := make([]byte, 160)
+		for {
+			_, b, err := conn.Read(ctx)
+			if err != nil {
+				readErr <- err
+				return
+			}
+			m.Event, m.Media.Payload = "", ""
+			if json.Unmarshal(b, &m) != nil || m.Event != "media" {
+				continue
+			}
+			if k, err := base64.StdEncoding.Decode(raw, []byte(m.Media.Payload)); err != nil || k < 8 {
+				continue
+			}
+			sentAt := time.Unix(0, int64(binary.BigEndian.Uint64(raw)))
+			if sentAt.After(measureFrom) && sentAt.Before(stopAt) {
+				st.got++
+				st.lat = append(st.lat, time.Since(sentAt))
+			}
+		}
+	}()
+	frame := make([]byte, 160)
+	for i := range frame {
+		frame[i] = byte(i * 7)
+	}
+	msg := make([]byte, 0, 400)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for seq := 2; ; seq++ {
+		select {
+		case <-tick.C:
+		case err := <-readErr:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		now := time.Now()
+		if now.After(stopAt) {
+			break
+		}
+		binary.BigEndian.PutUint64(frame, uint64(now.UnixNano()))
+		msg = fmt.Appendf(msg[:0], `{"event":"media","sequenceNumber":"%d","streamSid":"%s","media":{"track":"inbound","chunk":"%d","timestamp":"%d","payload":"`, seq, sid, seq-1, (seq-2)*20)
+		msg = base64.StdEncoding.AppendEncode(msg, frame)
+		msg = append(msg, `"}}`...)
+		if err := conn.Write(ctx, websocket.MessageText, msg); err != nil {
+			return err
+		}
+		if now.After(measureFrom) {
+			st.sent++
+		}
+	}
+	// Let the last echoes come back, then hang up like Twilio does.
+	time.Sleep(300 * time.Millisecond)
+	conn.Write(ctx, websocket.MessageText, []byte(`{"event":"stop","streamSid":"`+sid+`","stop":{}}`))
+	return nil
+}
+
+// procCPU returns user+system CPU seconds of pid.
+func procCPU(pid int) (float64, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100, nil // USER_HZ is 100 on Linux
+}
+
+// procMem returns the resident and peak resident memory of pid in MB.
+func procMem(pid int) (rss, peak float64) {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "VmRSS:":
+			rss = kb / 1024
+		case "VmHWM:":
+			peak = kb / 1024
+		}
+	}
+	return rss, peak
+}
+
+// BenchmarkRelayLoad runs the load at 100, 200 and 400 concurrent calls
+// (RELAYLOAD_CALLS overrides, e.g. "200,1000") through agentline's relay and
+// through the floor, RELAYLOAD_SECONDS long each (default 10).
+func BenchmarkRelayLoad(b *testing.B) {
+	counts := []int{100, 200, 400}
+	if v := os.Getenv("RELAYLOAD_CALLS"); v != "" {
+		counts = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 || n > 2000 {
+				b.Fatalf("RELAYLOAD_CALLS: bad count %q (1..2000)", f)
+			}
+			counts = append(counts, n)
+		}
+	}
+	d := 10 * time.Second
+	if v := os.Getenv("RELAYLOAD_SECONDS"); v != "" {
+		s, err := strconv.Atoi(v)
+		if err != nil || s < 1 || s > 300 {
+			b.Fatal("RELAYLOAD_SECONDS: 1..300")
+		}
+		d = time.Duration(s) * time.Second
+	}
+	for _, n := range counts {
+		for _, mode := range []string{"floor", "agentline"} {
+			b.Run(fmt.Sprintf("%s/calls=%d", mode, n), func(b *testing.B) {
+				for range b.N {
+					r := runLoad(b, mode, n, d)
+					b.ReportMetric(r.cpuPerSec, "cpu-s/s")
+					b.ReportMetric(float64(r.p50.Microseconds())/1000, "p50-ms")
+					b.ReportMetric(float64(r.p99.Microseconds())/1000, "p99-ms")
+					b.ReportMetric(r.peakMB, "peak-MB")
+					b.ReportMetric(float64(r.lost), "lost-calls")
+					b.ReportMetric(float64(r.frames)/d.Seconds(), "frames/s")
+					b.Logf("%s calls=%d: cpu %.3f s/s, p50 %v p99 %v max %v, rss %.1f MB peak %.1f MB, lost %d, frames %d",
+						mode, n, r.cpuPerSec, r.p50, r.p99, r.max, r.rssMB, r.peakMB, r.lost, r.frames)
+				}
+			})
+		}
+	}
+}

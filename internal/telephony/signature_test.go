@@ -1,0 +1,95 @@
+package telephony
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
+)
+
+// The vector of reference/phone.md section 3 (Twilio's documented example).
+var vectorForm = url.Values{
+	"CallSid": {"CA1234567890ABCDE"}, "Caller": {"+14158675310"}, "Digits": {"1234"},
+	"From": {"+14158675310"}, "To": {"+18005551212"},
+}
+
+const vectorSignature = "L/OH5YylLD5NRKLltdqwSvS0BnU="
+
+func TestSignVector(t *testing.T) {
+	if got := twiliofake.Sign("12345", "https://example.com/myapp.php?foo=1&bar=2", vectorForm); got != vectorSignature {
+		t.Fatalf("Sign = %s, want %s", got, vectorSignature)
+	}
+}
+
+func TestSignaturesValid(t *testing.T) {
+	tampered := url.Values{}
+	for k, v := range vectorForm {
+		tampered[k] = v
+	}
+	tampered.Set("Digits", "1235")
+	cases := []struct {
+		name, token, host, target string
+		form                      url.Values
+		sig                       string
+		want                      bool
+	}{
+		{"valid", "12345", "example.com", "/myapp.php?foo=1&bar=2", vectorForm, vectorSignature, true},
+		{"tampered parameter", "12345", "example.com", "/myapp.php?foo=1&bar=2", tampered, vectorSignature, false},
+		{"wrong URL: query", "12345", "example.com", "/myapp.php?foo=1&bar=3", vectorForm, vectorSignature, false},
+		{"wrong URL: host", "12345", "evil.example.com", "/myapp.php?foo=1&bar=2", vectorForm, vectorSignature, false},
+		{"wrong token", "54321", "example.com", "/myapp.php?foo=1&bar=2", vectorForm, vectorSignature, false},
+		{"no signature", "12345", "example.com", "/myapp.php?foo=1&bar=2", vectorForm, "", false},
+		{"no BOT_HOST", "12345", "", "/myapp.php?foo=1&bar=2", vectorForm, vectorSignature, false},
+		{"no token: an empty key signs nothing", "", "example.com", "/myapp.php?foo=1&bar=2", vectorForm, twiliofake.Sign("", "https://example.com/myapp.php?foo=1&bar=2", vectorForm), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "http://internal:8080"+c.target, strings.NewReader(c.form.Encode()))
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			if c.sig != "" {
+				r.Header.Set("X-Twilio-Signature", c.sig)
+			}
+			if err := r.ParseForm(); err != nil {
+				t.Fatal(err)
+			}
+			if got := NewSignatures(c.token, c.host, true).Valid(r); got != c.want {
+				t.Fatalf("Valid = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestSignaturesCheckOnlyInProduction(t *testing.T) {
+	ok := func(w http.ResponseWriter, r *http.Request) error { w.WriteHeader(http.StatusNoContent); return nil }
+	for _, enforce := range []bool{false, true} {
+		r := httptest.NewRequest("POST", "/api/telephony/status", strings.NewReader("CallSid=CA1"))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		w := httptest.NewRecorder()
+		err := NewSignatures("tok", "bot.example.com", enforce).Check(ok)(w, r)
+		if enforce && (err == nil || !strings.Contains(err.Error(), "forbidden")) {
+			t.Fatalf("enforced, unsigned: err = %v", err)
+		}
+		if !enforce && (err != nil || w.Code != http.StatusNoContent) {
+			t.Fatalf("not enforced: err = %v, status %d", err, w.Code)
+		}
+	}
+}
+
+// BenchmarkSignatureValid measures checking one signed status callback.
+func BenchmarkSignatureValid(b *testing.B) {
+	s := NewSignatures("12345", "example.com", true)
+	r := httptest.NewRequest("POST", "/myapp.php?foo=1&bar=2", strings.NewReader(vectorForm.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.Header.Set("X-Twilio-Signature", vectorSignature)
+	if err := r.ParseForm(); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if !s.Valid(r) {
+			b.Fatal("invalid")
+		}
+	}
+}

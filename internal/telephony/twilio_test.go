@@ -1,0 +1,94 @@
+package telephony
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
+)
+
+func newTwilio(t *testing.T, f *twiliofake.Fake, token string, timeout time.Duration) *Twilio {
+	t.Helper()
+	c, err := NewTwilio(TwilioConfig{AccountSID: f.AccountSID(), AuthToken: token, BaseURL: f.URL(), Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestTwilioAgainstFake(t *testing.T) {
+	f := twiliofake.New(twiliofake.Options{})
+	defer f.Close()
+	c := newTwilio(t, f, f.AuthToken(), 0)
+	ctx := context.Background()
+
+	list, err := c.AvailableNumbers(ctx, "212")
+	if err != nil || len(list) != 10 || !strings.HasPrefix(list[0].PhoneNumber, "+1212") || !list[0].Capabilities.Voice || list[0].Region != "NY" {
+		t.Fatalf("AvailableNumbers = %+v %v", list, err)
+	}
+	sid, err := c.BuyNumber(ctx, BuyRequest{PhoneNumber: list[0].PhoneNumber, VoiceURL: "https://bot.example.com/api/telephony/inbound", StatusCallbackURL: "https://bot.example.com/api/telephony/status"})
+	if err != nil || !strings.HasPrefix(sid, "PN") {
+		t.Fatalf("BuyNumber = %q %v", sid, err)
+	}
+	if n := f.Numbers(); len(n) != 1 || n[0].VoiceURL != "https://bot.example.com/api/telephony/inbound" || n[0].VoiceMethod != "POST" {
+		t.Fatalf("fake numbers = %+v", n)
+	}
+	// Buying it again: the carrier's reason comes through.
+	_, err = c.BuyNumber(ctx, BuyRequest{PhoneNumber: list[0].PhoneNumber})
+	if agentline.ErrorCode(err) != agentline.ECarrier || !strings.Contains(agentline.ErrorMessage(err), "is not available") {
+		t.Fatalf("second purchase: %v", err)
+	}
+	call, err := c.CreateCall(ctx, CallRequest{To: "+14155550111", From: list[0].PhoneNumber, TwiML: "<Response><Hangup/></Response>", StatusCallbackURL: "https://bot.example.com/api/telephony/status"})
+	if err != nil || call.Status != "queued" {
+		t.Fatalf("CreateCall = %+v %v", call, err)
+	}
+	if calls := f.Calls(); len(calls) != 1 || strings.Join(calls[0].StatusCallbackEvents, ",") != "initiated,ringing,answered,completed" {
+		t.Fatalf("fake calls = %+v", calls)
+	}
+	if status, err := c.HangUp(ctx, call.SID); err != nil || status != "completed" {
+		t.Fatalf("HangUp = %q %v", status, err)
+	}
+	if err := c.ReleaseNumber(ctx, sid); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ReleaseNumber(ctx, sid); !errors.Is(err, ErrNumberGone) {
+		t.Fatalf("second release: %v", err)
+	}
+}
+
+func TestTwilioErrors(t *testing.T) {
+	f := twiliofake.New(twiliofake.Options{})
+	defer f.Close()
+	ctx := context.Background()
+
+	_, err := newTwilio(t, f, "wrongtoken", 0).AvailableNumbers(ctx, "")
+	if agentline.ErrorCode(err) != agentline.ECarrier || !strings.Contains(agentline.ErrorMessage(err), "Authentication Error") {
+		t.Fatalf("wrong token: %v", err)
+	}
+
+	f.FailNext(503, 20503, "Service Unavailable")
+	_, err = newTwilio(t, f, f.AuthToken(), 0).AvailableNumbers(ctx, "")
+	if agentline.ErrorCode(err) != agentline.ECarrier || !strings.Contains(agentline.ErrorMessage(err), "Service Unavailable") {
+		t.Fatalf("carrier failure: %v", err)
+	}
+
+	hold := f.HoldNext()
+	defer hold.Release()
+	_, err = newTwilio(t, f, f.AuthToken(), 100*time.Millisecond).AvailableNumbers(ctx, "")
+	if agentline.ErrorCode(err) != agentline.ECarrier || !strings.Contains(agentline.ErrorMessage(err), "did not answer in time") {
+		t.Fatalf("timeout: %v", err)
+	}
+
+	// A canceled request context stops the request too.
+	hold2 := f.HoldNext()
+	defer hold2.Release()
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { <-hold2.Arrived(); cancel() }()
+	if _, err := newTwilio(t, f, f.AuthToken(), 0).AvailableNumbers(cctx, ""); agentline.ErrorCode(err) != agentline.ECarrier || !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled: %v", err)
+	}
+}

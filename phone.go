@@ -1,0 +1,111 @@
+package agentline
+
+import (
+	"regexp"
+	"time"
+)
+
+// NumberStatus is the state of a provisioned phone number.
+type NumberStatus string
+
+// The three number states of the spec.
+const (
+	NumberActive     NumberStatus = "active"     // linked to an agent, takes calls
+	NumberUnassigned NumberStatus = "unassigned" // owned, linked to no agent
+	NumberSuspended  NumberStatus = "suspended"  // kept, but calls are not answered
+)
+
+// Valid reports whether s is one of the three states.
+func (s NumberStatus) Valid() bool {
+	return s == NumberActive || s == NumberUnassigned || s == NumberSuspended
+}
+
+// PhoneNumber is a number bought from the carrier for a project.
+type PhoneNumber struct {
+	ID          int64        `json:"id"`
+	ProjectID   int64        `json:"project_id"`
+	PhoneNumber string       `json:"phone_number"`
+	AgentID     *int64       `json:"agent_id"` // nil when unassigned
+	Status      NumberStatus `json:"status"`
+	CarrierSID  string       `json:"carrier_sid"`
+	CreatedAt   time.Time    `json:"created_at"`
+	UpdatedAt   time.Time    `json:"updated_at"`
+}
+
+// Call directions.
+const (
+	CallInbound  = "inbound"
+	CallOutbound = "outbound"
+)
+
+// Call statuses, as the carrier reports them.
+const (
+	CallQueued     = "queued"
+	CallInitiated  = "initiated"
+	CallRinging    = "ringing"
+	CallInProgress = "in-progress"
+	CallCompleted  = "completed"
+	CallBusy       = "busy"
+	CallFailed     = "failed"
+	CallNoAnswer   = "no-answer"
+	CallCanceled   = "canceled"
+)
+
+// callStatusRank orders statuses along a call's life. A status update may
+// only move a call forward, so callbacks that arrive out of order never
+// bring an ended call back to life.
+var callStatusRank = map[string]int{
+	CallQueued: 1, CallInitiated: 1, CallRinging: 2, CallInProgress: 3,
+	CallCompleted: 4, CallBusy: 4, CallFailed: 4, CallNoAnswer: 4, CallCanceled: 4,
+}
+
+// ValidCallStatus reports whether s is a status the carrier uses.
+func ValidCallStatus(s string) bool { return callStatusRank[s] > 0 }
+
+// CallStatusFinal reports whether a call in status s has ended.
+func CallStatusFinal(s string) bool { return callStatusRank[s] == 4 }
+
+// LiveCallStatuses are the statuses of calls that have not ended.
+var LiveCallStatuses = []string{CallQueued, CallInitiated, CallRinging, CallInProgress}
+
+// CallStatusAdvances reports whether a call in status from may move to to:
+// only forward along queued, ringing, in-progress, final; never out of a
+// final status.
+func CallStatusAdvances(from, to string) bool {
+	return callStatusRank[to] > callStatusRank[from]
+}
+
+// Call is the record of one phone call of an agent.
+type Call struct {
+	ID        int64  `json:"id"`
+	ProjectID int64  `json:"project_id"`
+	AgentID   int64  `json:"agent_id"`
+	NumberID  *int64 `json:"number_id"`
+	CallSID   string `json:"call_sid"`
+	Direction string `json:"direction"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Status    string `json:"status"`
+	// StreamRef ties an outbound call's media stream to this record before
+	// the carrier's call SID is known; it is internal.
+	StreamRef string     `json:"-"`
+	StartedAt *time.Time `json:"started_at"`
+	EndedAt   *time.Time `json:"ended_at"`
+	DurationS *int       `json:"duration_s"`
+	EndReason string     `json:"end_reason,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+}
+
+// e164 is a + and 2 to 15 digits, the first not 0.
+var e164 = regexp.MustCompile(`^\+[1-9][0-9]{1,14}$`)
+
+// ValidE164 reports whether s is a phone number in E.164 form.
+func ValidE164(s string) bool { return e164.MatchString(s) }
+
+// usLocal is a North American number: +1, then an area code and an
+// exchange that do not start with 0 or 1.
+var usLocal = regexp.MustCompile(`^\+1[2-9][0-9]{2}[2-9][0-9]{6}$`)
+
+// ValidUSNumber reports whether s is a US (NANP) number in E.164 form.
+func ValidUSNumber(s string) bool { return usLocal.MatchString(s) }
