@@ -116,6 +116,25 @@ func TestPermissionMatrix(t *testing.T) {
 			add(sc)
 		}
 
+		// Channels, their key, and the sessions and analytics views.
+		var ch agentline.Channel
+		s.Must(t, http.StatusCreated, "POST", "/api/projects/"+itoa(f.IDs["project_id"])+"/channels", f.Tokens["owner"],
+			map[string]any{"type": "voice_widget", "name": "Site", "agent_id": f.IDs["agent_id"]}, &ch)
+		f.IDs["channel_id"] = ch.ID
+		add(every("GET", "/api/projects/{project_id}/channels", nil, readers)...)
+		add(every("POST", "/api/projects/{project_id}/channels", map[string]string{"type": "form", "name": "Leads"}, creators)...)
+		add(every("GET", "/api/channels/{channel_id}", nil, readers)...)
+		add(every("PATCH", "/api/channels/{channel_id}", map[string]string{"name": "Site"}, writers)...)
+		add(every("POST", "/api/channels/{channel_id}/key", nil, creators)...)
+		add(every("GET", "/api/channels/{channel_id}/key", nil, readers)...)
+		add(every("PATCH", "/api/channels/{channel_id}/key", map[string]int{"rate_limit_per_minute": 30}, writers)...)
+		add(every("GET", "/api/projects/{project_id}/sessions", nil, readers)...)
+		add(every("GET", "/api/projects/{project_id}/analytics", nil, readers)...)
+		add(every("DELETE", "/api/channels/{channel_id}/key", nil, refusedDeletes)...)
+		add(apptest.Scenario{Method: "DELETE", URL: "/api/channels/{channel_id}/key", As: "owner", Status: 204})
+		add(every("DELETE", "/api/channels/{channel_id}", nil, refusedDeletes)...)
+		add(apptest.Scenario{Method: "DELETE", URL: "/api/channels/{channel_id}", As: "owner", Status: 204})
+
 		add(every("DELETE", "/api/agents/{agent_id}", nil, refusedDeletes)...)
 		add(apptest.Scenario{Method: "DELETE", URL: "/api/agents/{agent_id}", As: "owner", Status: 204})
 		add(apptest.Scenario{Method: "GET", URL: "/api/agents/{agent_id}", As: "owner", Status: 404, Code: agentline.ENotFound})
