@@ -24,8 +24,14 @@ import (
 type tenants struct {
 	ownerID, ownProject, ownAgent, ownMember int64
 	otherUser, otherProject, otherAgent      int64
-	ownNumber, otherNumber                   int64
-	ownCallSID, otherCallSID                 string
+	own, other                               domainObjects
+}
+
+// domainObjects are the objects of one project that routes address by their
+// own ids.
+type domainObjects struct {
+	number, tool, document int64
+	callSID                string
 }
 
 // paramFixtures maps each path parameter name of the routes to a real id in
@@ -33,17 +39,27 @@ type tenants struct {
 // that adds a route with a new {param} adds its name here, with objects it
 // makes in newTenants.
 var paramFixtures = map[string]func(f tenants) (own, other string){
-	"project_id": func(f tenants) (string, string) { return itoa(f.ownProject), itoa(f.otherProject) },
-	"agent_id":   func(f tenants) (string, string) { return itoa(f.ownAgent), itoa(f.otherAgent) },
-	"user_id":    func(f tenants) (string, string) { return itoa(f.ownMember), itoa(f.otherUser) },
-	"number_id":  func(f tenants) (string, string) { return itoa(f.ownNumber), itoa(f.otherNumber) },
-	"call_sid":   func(f tenants) (string, string) { return f.ownCallSID, f.otherCallSID },
+	"project_id":  func(f tenants) (string, string) { return itoa(f.ownProject), itoa(f.otherProject) },
+	"agent_id":    func(f tenants) (string, string) { return itoa(f.ownAgent), itoa(f.otherAgent) },
+	"user_id":     func(f tenants) (string, string) { return itoa(f.ownMember), itoa(f.otherUser) },
+	"number_id":   func(f tenants) (string, string) { return itoa(f.own.number), itoa(f.other.number) },
+	"call_sid":    func(f tenants) (string, string) { return f.own.callSID, f.other.callSID },
+	"tool_id":     func(f tenants) (string, string) { return itoa(f.own.tool), itoa(f.other.tool) },
+	"document_id": func(f tenants) (string, string) { return itoa(f.own.document), itoa(f.other.document) },
 }
 
-// phoneFixtures stores a number and a live inbound call of the agent, as
-// the carrier's webhooks would, and returns the number's id and the call SID.
-func phoneFixtures(t *testing.T, s *apptest.Server, projectID, agentID int64) (int64, string) {
+// newObjects makes one of each domain object for the agent: a webhook tool
+// and a knowledge document through the API, a number and a live inbound
+// call in the store, as the carrier's webhooks would leave them.
+func newObjects(t *testing.T, s *apptest.Server, token string, projectID, agentID int64) domainObjects {
 	t.Helper()
+	var o domainObjects
+	var tool, doc struct{ ID int64 }
+	s.Must(t, 201, "POST", "/api/agents/"+itoa(agentID)+"/tools", token,
+		map[string]string{"name": "lookup", "description": "Look up.", "url": "https://hooks.example.com/x", "method": "POST"}, &tool)
+	s.Must(t, 201, "POST", "/api/agents/"+itoa(agentID)+"/knowledge", token,
+		map[string]string{"title": "Returns", "content": "Returns are free within 30 days."}, &doc)
+	o.tool, o.document = tool.ID, doc.ID
 	ctx := context.Background()
 	seq := phoneSeq.Add(1)
 	n, err := s.App.Store.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: projectID, AgentID: &agentID,
@@ -56,7 +72,8 @@ func phoneFixtures(t *testing.T, s *apptest.Server, projectID, agentID int64) (i
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n.ID, c.CallSID
+	o.number, o.callSID = n.ID, c.CallSID
+	return o
 }
 
 var phoneSeq atomic.Int64
@@ -75,7 +92,7 @@ func newTenants(t *testing.T, s *apptest.Server, base tenants) tenants {
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "mine"}, &a)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/members", tok, map[string]string{"email": "member@example.com", "role": "viewer"}, &m)
 	f.ownProject, f.ownAgent, f.ownMember = p.ID, a.ID, m.UserID
-	f.ownNumber, f.ownCallSID = phoneFixtures(t, s, p.ID, a.ID)
+	f.own = newObjects(t, s, tok, p.ID, a.ID)
 	return f
 }
 
@@ -128,7 +145,7 @@ func TestEveryRouteSurvivesBadInput(t *testing.T) {
 		s.Must(t, 201, "POST", "/api/projects", outTok, map[string]string{"name": "other"}, &q)
 		s.Must(t, 201, "POST", "/api/projects/"+itoa(q.ID)+"/agents", outTok, map[string]string{"name": "other"}, &b)
 		base := tenants{ownerID: owner.ID, otherUser: outsider.ID, otherProject: q.ID, otherAgent: b.ID}
-		base.otherNumber, base.otherCallSID = phoneFixtures(t, s, q.ID, b.ID)
+		base.other = newObjects(t, s, outTok, q.ID, b.ID)
 
 		routes := s.App.Routes()
 		if len(routes) < 17 {
