@@ -83,7 +83,7 @@ func (h *Handler) getAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	projectID, err := h.authorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermView)
+	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	projectID, err := h.authorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermCreate)
+	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func (h *Handler) deleteAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	projectID, err := h.authorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermDelete)
+	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermDelete)
 	if err != nil {
 		return err
 	}

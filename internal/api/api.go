@@ -67,12 +67,3 @@ func (h *Handler) Routes() []httpx.Route {
 	}
 }
 
-// authorizeOwned authorizes perm on the project that owns the object id of
-// kind, and returns that project's id (see auth.Service.AuthorizeOwned).
-func (h *Handler) authorizeOwned(ctx context.Context, kind store.Kind, id int64, perm agentline.Permission) (projectID int64, err error) {
-	projectID, err = h.store.ProjectOf(ctx, kind, id)
-	if err != nil {
-		return 0, err
-	}
-	return projectID, h.auth.AuthorizeOwned(ctx, kind.Noun(), projectID, perm)
-}

@@ -24,9 +24,14 @@ import (
 type tenants struct {
 	ownerID, ownProject, ownAgent, ownMember int64
 	otherUser, otherProject, otherAgent      int64
-	ownNumber, otherNumber                   int64
-	ownCallSID, otherCallSID                 string
-	ownChannel, otherChannel                 int64
+	own, other                               domainObjects
+}
+
+// domainObjects are the objects of one project that routes address by their
+// own ids.
+type domainObjects struct {
+	number, tool, document, channel int64
+	callSID                         string
 }
 
 // paramFixtures maps each path parameter name of the routes to a real id in
@@ -34,18 +39,34 @@ type tenants struct {
 // that adds a route with a new {param} adds its name here, with objects it
 // makes in newTenants.
 var paramFixtures = map[string]func(f tenants) (own, other string){
-	"project_id": func(f tenants) (string, string) { return itoa(f.ownProject), itoa(f.otherProject) },
-	"agent_id":   func(f tenants) (string, string) { return itoa(f.ownAgent), itoa(f.otherAgent) },
-	"user_id":    func(f tenants) (string, string) { return itoa(f.ownMember), itoa(f.otherUser) },
-	"number_id":  func(f tenants) (string, string) { return itoa(f.ownNumber), itoa(f.otherNumber) },
-	"call_sid":   func(f tenants) (string, string) { return f.ownCallSID, f.otherCallSID },
-	"channel_id": func(f tenants) (string, string) { return itoa(f.ownChannel), itoa(f.otherChannel) },
+	"project_id":  func(f tenants) (string, string) { return itoa(f.ownProject), itoa(f.otherProject) },
+	"agent_id":    func(f tenants) (string, string) { return itoa(f.ownAgent), itoa(f.otherAgent) },
+	"user_id":     func(f tenants) (string, string) { return itoa(f.ownMember), itoa(f.otherUser) },
+	"number_id":   func(f tenants) (string, string) { return itoa(f.own.number), itoa(f.other.number) },
+	"call_sid":    func(f tenants) (string, string) { return f.own.callSID, f.other.callSID },
+	"tool_id":     func(f tenants) (string, string) { return itoa(f.own.tool), itoa(f.other.tool) },
+	"document_id": func(f tenants) (string, string) { return itoa(f.own.document), itoa(f.other.document) },
+	"channel_id":  func(f tenants) (string, string) { return itoa(f.own.channel), itoa(f.other.channel) },
 }
 
-// phoneFixtures stores a number and a live inbound call of the agent, as
-// the carrier's webhooks would, and returns the number's id and the call SID.
-func phoneFixtures(t *testing.T, s *apptest.Server, projectID, agentID int64) (int64, string) {
+// newObjects makes one of each domain object for the agent: a webhook tool,
+// a knowledge document and a widget channel with its key through the API, a
+// number and a live inbound
+// call in the store, as the carrier's webhooks would leave them.
+func newObjects(t *testing.T, s *apptest.Server, token string, projectID, agentID int64) domainObjects {
 	t.Helper()
+	var o domainObjects
+	var tool, doc struct{ ID int64 }
+	s.Must(t, 201, "POST", "/api/agents/"+itoa(agentID)+"/tools", token,
+		map[string]string{"name": "lookup", "description": "Look up.", "url": "https://hooks.example.com/x", "method": "POST"}, &tool)
+	s.Must(t, 201, "POST", "/api/agents/"+itoa(agentID)+"/knowledge", token,
+		map[string]string{"title": "Returns", "content": "Returns are free within 30 days."}, &doc)
+	o.tool, o.document = tool.ID, doc.ID
+	var ch struct{ ID int64 }
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(projectID)+"/channels", token,
+		map[string]any{"type": "voice_widget", "name": "site", "agent_id": agentID}, &ch)
+	s.Must(t, 201, "POST", "/api/channels/"+itoa(ch.ID)+"/key", token, nil, nil)
+	o.channel = ch.ID
 	ctx := context.Background()
 	seq := phoneSeq.Add(1)
 	n, err := s.App.Store.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: projectID, AgentID: &agentID,
@@ -58,7 +79,8 @@ func phoneFixtures(t *testing.T, s *apptest.Server, projectID, agentID int64) (i
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n.ID, c.CallSID
+	o.number, o.callSID = n.ID, c.CallSID
+	return o
 }
 
 var phoneSeq atomic.Int64
@@ -77,19 +99,8 @@ func newTenants(t *testing.T, s *apptest.Server, base tenants) tenants {
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "mine"}, &a)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/members", tok, map[string]string{"email": "member@example.com", "role": "viewer"}, &m)
 	f.ownProject, f.ownAgent, f.ownMember = p.ID, a.ID, m.UserID
-	f.ownNumber, f.ownCallSID = phoneFixtures(t, s, p.ID, a.ID)
-	f.ownChannel = channelFixture(t, s, tok, p.ID, a.ID)
+	f.own = newObjects(t, s, tok, p.ID, a.ID)
 	return f
-}
-
-// channelFixture makes a voice widget channel of the agent, with a key.
-func channelFixture(t *testing.T, s *apptest.Server, token string, projectID, agentID int64) int64 {
-	t.Helper()
-	var c agentline.Channel
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(projectID)+"/channels", token,
-		map[string]any{"type": "voice_widget", "name": "site", "agent_id": agentID}, &c)
-	s.Must(t, 201, "POST", "/api/channels/"+itoa(c.ID)+"/key", token, nil, nil)
-	return c.ID
 }
 
 // Ids that name nothing: not numbers, not positive, too large, too long.
@@ -141,8 +152,7 @@ func TestEveryRouteSurvivesBadInput(t *testing.T) {
 		s.Must(t, 201, "POST", "/api/projects", outTok, map[string]string{"name": "other"}, &q)
 		s.Must(t, 201, "POST", "/api/projects/"+itoa(q.ID)+"/agents", outTok, map[string]string{"name": "other"}, &b)
 		base := tenants{ownerID: owner.ID, otherUser: outsider.ID, otherProject: q.ID, otherAgent: b.ID}
-		base.otherNumber, base.otherCallSID = phoneFixtures(t, s, q.ID, b.ID)
-		base.otherChannel = channelFixture(t, s, outTok, q.ID, b.ID)
+		base.other = newObjects(t, s, outTok, q.ID, b.ID)
 
 		routes := s.App.Routes()
 		if len(routes) < 17 {

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/store"
 )
 
 // Store is what auth needs from storage.
@@ -29,6 +30,7 @@ type Store interface {
 	UserByTokenHash(ctx context.Context, tokenHash string) (agentline.User, error)
 	DeleteAuthSession(ctx context.Context, tokenHash string) error
 	MemberRole(ctx context.Context, projectID, userID int64) (agentline.Role, error)
+	ProjectOf(ctx context.Context, kind store.Kind, id int64) (int64, error)
 }
 
 // Service signs users in and authorizes their requests.
@@ -186,11 +188,23 @@ func (s *Service) Authorize(ctx context.Context, projectID int64, perm agentline
 }
 
 // AuthorizeOwned is Authorize for an object addressed by its own id (an
-// agent, a call, ...) whose owning project the caller looked up first. A
-// caller who is no member of that project gets the very same not_found as for
-// an object that does not exist ("agent not found"), so that the answer never
-// tells that another tenant's object exists.
-func (s *Service) AuthorizeOwned(ctx context.Context, noun string, projectID int64, perm agentline.Permission) error {
+// agent, a tool, a document ...): it finds the project that owns row id of
+// kind, authorizes perm there and returns the project's id. A caller who is
+// no member of that project gets the very same not_found as for an object
+// that does not exist ("agent not found"), so that the answer never tells
+// that another tenant's object exists.
+func (s *Service) AuthorizeOwned(ctx context.Context, kind store.Kind, id int64, perm agentline.Permission) (int64, error) {
+	projectID, err := s.store.ProjectOf(ctx, kind, id)
+	if err != nil {
+		return 0, err
+	}
+	return projectID, s.AuthorizeIn(ctx, kind.Noun(), projectID, perm)
+}
+
+// AuthorizeIn is Authorize for an object named noun whose project the caller
+// found by other means (a call by its SID): a non-member gets "noun not
+// found", as for AuthorizeOwned.
+func (s *Service) AuthorizeIn(ctx context.Context, noun string, projectID int64, perm agentline.Permission) error {
 	_, err := s.Authorize(ctx, projectID, perm)
 	if errors.Is(err, agentline.ErrNotFound) {
 		return agentline.NotFound(noun)

@@ -27,7 +27,7 @@ func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	projectID, err := h.authorizeOwned(ctx, store.KindAgent, agentID, agentline.PermCreate)
+	projectID, err := h.Auth.AuthorizeOwned(ctx, store.KindAgent, agentID, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (h *Handler) endCall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	projectID, err := h.authorizeOwned(ctx, store.KindAgent, agentID, agentline.PermDelete)
+	projectID, err := h.Auth.AuthorizeOwned(ctx, store.KindAgent, agentID, agentline.PermDelete)
 	if err != nil {
 		return err
 	}
@@ -245,7 +245,7 @@ func (h *Handler) getCall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Auth.AuthorizeOwned(ctx, "call", projectID, agentline.PermView); err != nil {
+	if err := h.Auth.AuthorizeIn(ctx, "call", projectID, agentline.PermView); err != nil {
 		return err
 	}
 	call, err := h.Store.Call(ctx, projectID, sid)

@@ -127,16 +127,6 @@ func (h *Handler) botHost() (string, error) {
 	return h.BotHost, nil
 }
 
-// authorizeOwned authorizes perm on the project owning the object id of
-// kind; a missing object and one of another tenant both answer 404.
-func (h *Handler) authorizeOwned(ctx context.Context, kind store.Kind, id int64, perm agentline.Permission) (int64, error) {
-	projectID, err := h.Store.ProjectOf(ctx, kind, id)
-	if err != nil {
-		return 0, err
-	}
-	return projectID, h.Auth.AuthorizeOwned(ctx, kind.Noun(), projectID, perm)
-}
-
 // authorizeProject reads {project_id} and authorizes perm on it.
 func (h *Handler) authorizeProject(r *http.Request, perm agentline.Permission) (int64, error) {
 	projectID, err := httpx.PathID(r, "project_id")

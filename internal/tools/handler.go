@@ -59,20 +59,6 @@ func (h *Handler) Routes() []httpx.Route {
 	}
 }
 
-// authorizeOwned authorizes perm on the project owning the object id of kind
-// and returns the project's id. A missing object and one of a project the
-// caller is not in both answer 404.
-func (h *Handler) authorizeOwned(ctx context.Context, kind store.Kind, id int64, perm agentline.Permission) (int64, error) {
-	projectID, err := h.store.ProjectOf(ctx, kind, id)
-	if err != nil {
-		return 0, err
-	}
-	if _, err := h.auth.Authorize(ctx, projectID, perm); err != nil {
-		return 0, err
-	}
-	return projectID, nil
-}
-
 // toolView is a webhook tool as the API shows it: header values masked.
 type toolView struct {
 	agentline.WebhookTool
@@ -238,7 +224,7 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	projectID, err := h.authorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermView)
+	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -259,7 +245,7 @@ func (h *Handler) createTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	projectID, err := h.authorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermCreate)
+	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -283,7 +269,7 @@ func (h *Handler) getTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	projectID, err := h.authorizeOwned(r.Context(), store.KindTool, toolID, agentline.PermView)
+	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindTool, toolID, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -300,7 +286,7 @@ func (h *Handler) updateTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	projectID, err := h.authorizeOwned(r.Context(), store.KindTool, toolID, agentline.PermCreate)
+	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindTool, toolID, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -327,7 +313,7 @@ func (h *Handler) deleteTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	projectID, err := h.authorizeOwned(r.Context(), store.KindTool, toolID, agentline.PermDelete)
+	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindTool, toolID, agentline.PermDelete)
 	if err != nil {
 		return err
 	}

@@ -203,7 +203,7 @@ func (h *Handler) listKnowledge(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	projectID, err := h.authorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermView)
+	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func (h *Handler) uploadKnowledge(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	projectID, err := h.authorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermCreate)
+	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -249,7 +249,7 @@ func (h *Handler) searchKnowledge(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	projectID, err := h.authorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermView)
+	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ func (h *Handler) deleteKnowledge(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	projectID, err := h.authorizeOwned(r.Context(), store.KindKnowledgeDocument, documentID, agentline.PermDelete)
+	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindKnowledgeDocument, documentID, agentline.PermDelete)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@ package widget
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
@@ -25,7 +24,6 @@ import (
 type Store interface {
 	Project(ctx context.Context, projectID int64) (agentline.Project, error)
 	Agent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
-	ProjectOf(ctx context.Context, kind store.Kind, id int64) (int64, error)
 
 	CreateChannel(ctx context.Context, c agentline.Channel) (agentline.Channel, error)
 	Channels(ctx context.Context, projectID int64) ([]agentline.Channel, error)
@@ -133,24 +131,15 @@ func (h *Handler) Routes() []httpx.Route {
 }
 
 // authorizeChannel authorizes perm on the project owning the channel and
-// returns that project's id; a channel of another tenant is not found.
+// returns that project's id; another tenant's channel is "channel not
+// found", like a missing one.
 func (h *Handler) authorizeChannel(r *http.Request, perm agentline.Permission) (channelID, projectID int64, err error) {
 	channelID, err = httpx.PathID(r, "channel_id")
 	if err != nil {
 		return 0, 0, err
 	}
-	projectID, err = h.store.ProjectOf(r.Context(), store.KindChannel, channelID)
-	if err != nil {
-		return 0, 0, err
-	}
-	// A channel of a project the caller is not in answers exactly like a
-	// missing one, not with "project not found".
-	if _, err := h.auth.Authorize(r.Context(), projectID, perm); errors.Is(err, agentline.ErrNotFound) {
-		return 0, 0, agentline.NotFound("channel")
-	} else if err != nil {
-		return 0, 0, err
-	}
-	return channelID, projectID, nil
+	projectID, err = h.auth.AuthorizeOwned(r.Context(), store.KindChannel, channelID, perm)
+	return channelID, projectID, err
 }
 
 // forget drops what this instance caches about a channel, after a change.
