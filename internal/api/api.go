@@ -66,4 +66,3 @@ func (h *Handler) Routes() []httpx.Route {
 		r("DELETE", "/api/agents/{agent_id}", h.deleteAgent),
 	}
 }
-
