@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/agentline/agentline"
+)
+
+// AddCallLog appends entries to a call's log, in one transaction.
+func (db *DB) AddCallLog(ctx context.Context, projectID, callID int64, entries []agentline.CallLogEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	return db.tx(ctx, func(c conn) error {
+		var one int
+		err := c.queryRow(ctx, `SELECT 1 FROM calls WHERE project_id = ? AND id = ?`, projectID, callID).Scan(&one)
+		if err != nil {
+			return notFound(err, "call")
+		}
+		for _, e := range entries {
+			var data any
+			if len(e.Data) > 0 {
+				data = string(e.Data)
+			}
+			if _, err := c.exec(ctx, `INSERT INTO call_events (call_id, type, role, text, data, at) VALUES (?, ?, ?, ?, ?, ?)`,
+				callID, e.Type, e.Role, e.Text, data, e.At.UTC()); err != nil {
+				return fmt.Errorf("add call log: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// CallLog returns a call's log, oldest first.
+func (db *DB) CallLog(ctx context.Context, projectID, callID int64) ([]agentline.CallLogEntry, error) {
+	rows, err := db.reader().query(ctx,
+		`SELECT e.type, e.role, e.text, e.data, e.at FROM call_events e JOIN calls c ON c.id = e.call_id
+		 WHERE c.project_id = ? AND e.call_id = ? ORDER BY e.id`, projectID, callID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []agentline.CallLogEntry{}
+	for rows.Next() {
+		var e agentline.CallLogEntry
+		var data sql.NullString
+		if err := rows.Scan(&e.Type, &e.Role, &e.Text, &data, utc(&e.At)); err != nil {
+			return nil, err
+		}
+		if data.Valid {
+			e.Data = []byte(data.String)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
