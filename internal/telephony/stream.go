@@ -145,7 +145,7 @@ func (h *Handler) admit(ctx context.Context, carrier *websocket.Conn, agentID in
 				return nil, errors.New("stream token issued for another call")
 			}
 			// The stream came before the carrier's answer to the call request.
-			call, err = h.Store.AttachCallSID(ctx, projectID, call.ID, start.CallSID, agentline.CallInProgress)
+			call, err = h.Store.AttachCallSID(ctx, projectID, call.ID, start.CallSID, call.Status)
 		}
 	default:
 		return nil, errors.New("stream token without a direction")
@@ -164,6 +164,11 @@ func (h *Handler) admit(ctx context.Context, carrier *websocket.Conn, agentID in
 		return nil, err
 	}
 	if err := callAgent(agent); err != nil {
+		return nil, err
+	}
+	// A streaming call is answered, whatever status callbacks are still on
+	// their way.
+	if call, err = h.Store.ApplyCallEvent(ctx, store.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress}); err != nil {
 		return nil, err
 	}
 	return &streamCall{start: start, claims: claims, call: call, agent: agent, started: h.Now()}, nil

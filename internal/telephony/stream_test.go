@@ -168,7 +168,7 @@ func TestCallRelaysAudioBothWays(t *testing.T) {
 	}
 	waitClosed(t, c, ss)
 	rec := e.record(c.CallSID)
-	if rec["end_reason"] != "caller_hangup" || rec["status"] != "completed" {
+	if rec["end_reason"] != "caller_hangup" || rec["status"] != "completed" || rec["started_at"] == nil {
 		t.Fatalf("record = %v", rec)
 	}
 	events, _ := rec["events"].([]any)
