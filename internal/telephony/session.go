@@ -54,7 +54,23 @@ func (h *Handler) sessionUpdate(agent agentline.Agent, defs []agentline.ToolDefi
 		"tools":       agentline.OpenAITools(defs),
 		"tool_choice": "auto",
 	}
-	return json.Marshal(obj{"type": "session.update", "session": session})
+	return json.Marshal(event{"session.update", "session", session})
+}
+
+// event is a client event with its type first, as the service's own
+// examples write them.
+type event struct {
+	Type string
+	key  string
+	Body any
+}
+
+func (e event) MarshalJSON() ([]byte, error) {
+	body, err := json.Marshal(e.Body)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(`{"type":"` + e.Type + `","` + e.key + `":` + string(body) + `}`), nil
 }
 
 // speakFirst is the response.create that makes the agent talk before the
@@ -69,7 +85,7 @@ func speakFirst(agent agentline.Agent, direction string) []byte {
 	default:
 		return nil
 	}
-	b, _ := json.Marshal(map[string]any{"type": "response.create", "response": map[string]any{"instructions": instructions}})
+	b, _ := json.Marshal(event{"response.create", "response", map[string]any{"instructions": instructions}})
 	return b
 }
 
