@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -22,6 +23,13 @@ var endCallTool = agentline.ToolDefinition{
 	Parameters:  json.RawMessage(`{"type":"object","properties":{}}`),
 }
 
+// transferCallTool is offered on calls of agents with a transfer number.
+var transferCallTool = agentline.ToolDefinition{
+	Name:        "transfer_call",
+	Description: "Transfer the caller to a person. Tell the caller you are transferring them, then call it; the transfer happens once your words have played.",
+	Parameters:  json.RawMessage(`{"type":"object","properties":{}}`),
+}
+
 // toolDefinitions are the agent's tools plus the phone-only ones.
 func (h *Handler) toolDefinitions(ctx context.Context, agent agentline.Agent) ([]agentline.ToolDefinition, error) {
 	var defs []agentline.ToolDefinition
@@ -29,7 +37,11 @@ func (h *Handler) toolDefinitions(ctx context.Context, agent agentline.Agent) ([
 	if h.Tools != nil {
 		defs, err = h.Tools.Definitions(ctx, agent)
 	}
-	return append(defs, endCallTool), err
+	defs = append(defs, endCallTool)
+	if agent.TransferNumber != "" {
+		defs = append(defs, transferCallTool)
+	}
+	return defs, err
 }
 
 // sessionUpdate is the GA session.update of a call: mu-law both ways (the
@@ -90,13 +102,22 @@ func speakFirst(agent agentline.Agent, direction string) []byte {
 }
 
 // callTools runs a call's tool calls through the tool facility, bound to
-// the call's agent.
+// the call's agent, and transfer_call itself.
 type callTools struct {
 	h     *Handler
 	agent agentline.Agent
+	// relay and transfer are set before the relay runs: transfer_call
+	// marks the call for transfer and ends it after the agent's last words.
+	relay    *relay.Call
+	transfer *atomic.Bool
 }
 
 func (t callTools) Execute(ctx context.Context, call agentline.ToolCall) (agentline.ToolResult, error) {
+	if call.Name == transferCallTool.Name && t.agent.TransferNumber != "" {
+		t.transfer.Store(true)
+		t.relay.EndAfterPlayback()
+		return agentline.ToolResult{CallID: call.CallID, Output: `{"ok":true,"note":"the caller is transferred once your words have played"}`}, nil
+	}
 	if t.h.Tools == nil {
 		return agentline.ToolResult{CallID: call.CallID, IsError: true,
 			Output: `{"error":{"code":"unknown_tool","message":"this agent has no tools"}}`}, nil

@@ -10,9 +10,11 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/twilio/twilio-go/twiml"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
@@ -208,16 +210,25 @@ func (h *Handler) runCall(ctx context.Context, carrier *websocket.Conn, sc *stre
 	}
 	model.SetReadLimit(1 << 22)
 
+	tools := &callTools{h: h, agent: sc.agent, transfer: &atomic.Bool{}}
+	transferred := false
 	rc := relay.New(carrier, model, relay.Options{
-		StreamSID:          sc.start.StreamSID,
-		SessionUpdate:      update,
-		SpeakFirst:         speakFirst(sc.agent, sc.claims.Direction),
-		Tools:              callTools{h: h, agent: sc.agent},
-		OnEvent:            entries.add,
-		Logger:             log,
-		FrameLatency:       h.metrics.frameLatency,
-		BeforeCarrierClose: func(res relay.Result) { h.apologize(sc, res, log) },
+		StreamSID:     sc.start.StreamSID,
+		SessionUpdate: update,
+		SpeakFirst:    speakFirst(sc.agent, sc.claims.Direction),
+		Tools:         tools,
+		OnEvent:       entries.add,
+		Logger:        log,
+		FrameLatency:  h.metrics.frameLatency,
+		BeforeCarrierClose: func(res relay.Result) {
+			if tools.transfer.Load() && res.Reason == relay.EndAgentHangup {
+				transferred = h.transfer(sc, log)
+				return
+			}
+			h.apologize(sc, res, log)
+		},
 	})
+	tools.relay = rc
 	if !h.live.add(sid, rc) {
 		log.Warn("a stream for this call is already relayed")
 		model.CloseNow()
@@ -230,7 +241,41 @@ func (h *Handler) runCall(ctx context.Context, carrier *websocket.Conn, sc *stre
 	timer.Stop()
 	h.live.remove(sid)
 	h.metrics.active.Dec()
-	rec(res, endReason(res))
+	reason := endReason(res)
+	if transferred {
+		reason = reasonTransferred
+	}
+	rec(res, reason)
+}
+
+// reasonTransferred is the end reason of a relay whose call went on to the
+// agent's transfer number.
+const reasonTransferred = "transferred"
+
+// transfer redirects the live call to the agent's transfer number, calling
+// from our number, and reports whether the carrier took it.
+func (h *Handler) transfer(sc *streamCall, log *slog.Logger) bool {
+	if h.Carrier == nil {
+		log.Error("cannot transfer the call: no carrier account is configured")
+		return false
+	}
+	ours := sc.call.To
+	if sc.call.Direction == agentline.CallOutbound {
+		ours = sc.call.From
+	}
+	doc, err := twiml.Voice([]twiml.Element{twiml.VoiceDial{Number: sc.agent.TransferNumber, CallerId: ours}})
+	if err != nil {
+		log.Error("transfer TwiML", "err", err)
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.Carrier.Redirect(ctx, sc.start.CallSID, doc); err != nil {
+		log.Error("could not transfer the call", "to", sc.agent.TransferNumber, "err", err)
+		return false
+	}
+	log.Info("transferred the call", "to", sc.agent.TransferNumber)
+	return true
 }
 
 // endReason is the reason recorded on the call.
@@ -270,9 +315,13 @@ func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, en
 	if err := h.Store.AddCallLog(ctx, sc.call.ProjectID, sc.call.ID, entries); err != nil {
 		log.Error("could not store the call's transcript", "err", err)
 	}
-	if _, err := h.Store.ApplyCallEvent(ctx, store.CallEvent{
-		CallSID: sc.start.CallSID, Status: agentline.CallCompleted, DurationS: &secs, EndReason: reason,
-	}); err != nil {
+	end := store.CallEvent{CallSID: sc.start.CallSID, Status: agentline.CallCompleted, DurationS: &secs, EndReason: reason}
+	if reason == reasonTransferred {
+		// The call goes on with the person dialed; the carrier's status
+		// callback will say when it ends, and how long it lasted.
+		end.Status, end.DurationS = agentline.CallInProgress, nil
+	}
+	if _, err := h.Store.ApplyCallEvent(ctx, end); err != nil {
 		log.Error("could not record the call's end", "err", err)
 	}
 	log.Info("call ended", "reason", reason, "duration", d, "caller_frames", res.CallerFrames, "agent_frames", res.AgentFrames, "err", res.Err)

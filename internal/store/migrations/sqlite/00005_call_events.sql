@@ -12,5 +12,9 @@ CREATE TABLE call_events (
 );
 CREATE INDEX call_events_call ON call_events(call_id, id);
 
+-- Where an agent may transfer its phone calls (the transfer_call tool).
+ALTER TABLE agents ADD COLUMN transfer_number TEXT NOT NULL DEFAULT '';
+
 -- +goose Down
+ALTER TABLE agents DROP COLUMN transfer_number;
 DROP TABLE call_events;
