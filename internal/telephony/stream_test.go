@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentline/agentline/internal/provider/realtimefake"
 	"github.com/agentline/agentline/internal/telephony"
 	"github.com/agentline/agentline/internal/telephony/callsim"
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
 // phoneEnv is an env whose realtime model is a fake on loopback, with a
@@ -527,5 +529,76 @@ func TestTransferCallTool(t *testing.T) {
 			t.Fatalf("record = %v", rec)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestStreamUpgradeSignatureInProduction(t *testing.T) {
+	t.Parallel()
+	e := newPhoneEnv(t, map[string]string{"AGENTLINE_ENV": "production"})
+	ctx := testCtx(t)
+	sid := e.fake.IncomingCall("+14155550199", e.number)
+	form := url.Values{"CallSid": {sid}, "From": {"+14155550199"}, "To": {e.number}}
+	doc := e.postForm("/api/telephony/inbound", form, e.fake.AuthToken())
+	s, err := callsim.ParseTwiML(string(doc.body))
+	if err != nil {
+		t.Fatalf("%v: %s", err, doc.body)
+	}
+	public := s.URL // wss://{BOT_HOST}/api/telephony/stream/{agent_id}
+	for _, c := range []struct {
+		name, sig string
+	}{
+		{"no signature", ""},
+		{"wrong token", twiliofake.Sign("0123456789abcdef0123456789abcdef", public, url.Values{})},
+		{"wrong URL", twiliofake.Sign(e.fake.AuthToken(), strings.Replace(public, "wss://", "https://", 1), url.Values{})},
+	} {
+		_, err := callsim.Open(ctx, s, callsim.Options{Server: e.srv.URL, CallSID: sid, Header: http.Header{"X-Twilio-Signature": {c.sig}}})
+		if err == nil || !strings.Contains(err.Error(), "403") {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	if n := e.model.Count(); n != 0 {
+		t.Fatalf("%d model sockets opened", n)
+	}
+	c, err := callsim.Open(ctx, s, callsim.Options{Server: e.srv.URL, CallSID: sid, EchoMarks: true,
+		Header: http.Header{"X-Twilio-Signature": {twiliofake.Sign(e.fake.AuthToken(), public, url.Values{})}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := e.model.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPhoneMetrics(t *testing.T) {
+	t.Parallel()
+	e := newPhoneEnv(t, nil)
+	ctx := testCtx(t)
+	c, ss := e.call(ctx, true)
+	c.SendMedia(ctx, frame(0))
+	ss.WaitAudio(ctx, 1)
+	c.SendMedia(ctx, frame(1))
+	ss.WaitAudio(ctx, 2)
+	metric := func(name string) float64 {
+		res := e.do("", "GET", "/metrics", nil)
+		for _, l := range strings.Split(string(res.body), "\n") {
+			if v, ok := strings.CutPrefix(l, name+" "); ok {
+				var f float64
+				fmt.Sscan(v, &f)
+				return f
+			}
+		}
+		t.Fatalf("no %s in the metrics", name)
+		return 0
+	}
+	// The first frame may have been held until the session was ready: not
+	// counted as relay latency.
+	if metric("agentline_phone_active_calls") != 1 || metric("agentline_phone_frame_latency_seconds_count") < 1 {
+		t.Fatal("metrics during the call")
+	}
+	c.Stop(ctx)
+	e.record(c.CallSID)
+	if metric("agentline_phone_active_calls") != 0 || metric("agentline_phone_call_duration_seconds_count") != 1 {
+		t.Fatal("metrics after the call")
 	}
 }
