@@ -29,7 +29,7 @@ type phoneEnv struct {
 	number string
 }
 
-func newPhoneEnv(t *testing.T, settings map[string]string) *phoneEnv {
+func newPhoneEnv(t testing.TB, settings map[string]string) *phoneEnv {
 	t.Helper()
 	model := realtimefake.New("sk-test")
 	t.Cleanup(model.Close)
@@ -600,5 +600,29 @@ func TestPhoneMetrics(t *testing.T) {
 	e.record(c.CallSID)
 	if metric("agentline_phone_active_calls") != 0 || metric("agentline_phone_call_duration_seconds_count") != 1 {
 		t.Fatal("metrics after the call")
+	}
+}
+
+// BenchmarkCallSetup measures one whole short inbound call through the HTTP
+// stack on SQLite: the webhook, the stream's upgrade and start, the token
+// and record checks, the model socket and session.update, one frame each
+// way, the hang-up and the end's record.
+func BenchmarkCallSetup(b *testing.B) {
+	e := newPhoneEnv(b, nil)
+	ctx := context.Background()
+	delta := base64.StdEncoding.EncodeToString(frame(9))
+	for b.Loop() {
+		c, ss := e.call(ctx, true)
+		c.SendMedia(ctx, frame(1))
+		if _, err := ss.WaitAudio(ctx, 1); err != nil {
+			b.Fatal(err)
+		}
+		ss.Send(ctx, map[string]any{"type": "response.output_audio.delta", "item_id": "item_1", "delta": delta})
+		if _, err := c.WaitFor(ctx, func(m callsim.Message) bool { return m.Payload == delta }); err != nil {
+			b.Fatal(err)
+		}
+		c.Stop(ctx)
+		<-c.Done()
+		ss.WaitDone(time.Second)
 	}
 }
