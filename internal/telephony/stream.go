@@ -158,8 +158,10 @@ func (h *Handler) admit(ctx context.Context, carrier *websocket.Conn, agentID in
 	if call.AgentID != agentID {
 		return nil, errors.New("the call belongs to another agent")
 	}
-	if agentline.CallStatusFinal(call.Status) {
-		return nil, fmt.Errorf("the call has ended (%s)", call.Status)
+	if agentline.CallStatusFinal(call.Status) || call.EndReason != "" {
+		// A call whose relay has ended (a transferred call stays in
+		// progress) takes no second stream on the same token.
+		return nil, fmt.Errorf("the call has ended (%s %s)", call.Status, call.EndReason)
 	}
 	agent, err := h.Store.Agent(ctx, projectID, agentID)
 	if err != nil {

@@ -626,3 +626,21 @@ func BenchmarkCallSetup(b *testing.B) {
 		ss.WaitDone(time.Second)
 	}
 }
+
+func TestInboundGreetingSpeaksFirst(t *testing.T) {
+	t.Parallel()
+	e := newPhoneEnv(t, nil)
+	ctx := testCtx(t)
+	if res := e.do(e.owner, "PATCH", fmt.Sprintf("/api/agents/%d", e.ada), map[string]any{"greeting": "Thanks for calling Ada's shop!"}); res.status != 200 {
+		t.Fatalf("greeting: %d %s", res.status, res.body)
+	}
+	c, ss := e.call(ctx, true)
+	c.SendMedia(ctx, frame(1))
+	if _, err := ss.WaitAudio(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	events := ss.Events()
+	if len(events) < 3 || events[1].Type != "response.create" || !strings.Contains(string(events[1].Raw), "Thanks for calling Ada's shop!") {
+		t.Fatalf("events = %v", events)
+	}
+}
