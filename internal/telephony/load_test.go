@@ -168,14 +168,29 @@ func TestConcurrentCalls(t *testing.T) {
 						return fmt.Errorf("call %d: frame %d differs", i, j)
 					}
 				}
+				// The transcript goes before the last delta: once that delta has
+				// reached the caller, the relay has taken the transcript.
 				for j := range frames {
+					if j == frames-1 {
+						ss.Send(ctx, map[string]any{"type": "response.output_audio_transcript.done", "transcript": fmt.Sprintf("answer %d", i)})
+					}
 					ss.Send(ctx, map[string]any{"type": "response.output_audio.delta", "item_id": "item_1", "delta": payload(j)})
 				}
-				ss.Send(ctx, map[string]any{"type": "response.output_audio_transcript.done", "transcript": fmt.Sprintf("answer %d", i)})
 				if _, err := c.WaitFor(ctx, func(m callsim.Message) bool { return m.Payload == payload(frames-1) }); err != nil {
 					return fmt.Errorf("call %d: agent audio: %w", i, err)
 				}
-				time.Sleep(20 * time.Millisecond)
+				var media int
+				for _, m := range c.Received() {
+					if m.Event == "media" {
+						if m.Payload != payload(media) {
+							return fmt.Errorf("call %d: agent frame %d differs", i, media)
+						}
+						media++
+					}
+				}
+				if media != frames {
+					return fmt.Errorf("call %d: %d agent frames, want %d", i, media, frames)
+				}
 				if err := c.Stop(ctx); err != nil {
 					return err
 				}

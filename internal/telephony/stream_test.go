@@ -159,12 +159,18 @@ func TestCallRelaysAudioBothWays(t *testing.T) {
 			media = append(media, m.Payload)
 		}
 	}
-	if strings.Join(media, ",") != strings.Join(deltas, ",") {
+	if strings.Join(media, ",") != strings.Join(deltas, ",") { // marks interleave; media are exactly the deltas
 		t.Fatalf("the caller got other audio than the model sent")
 	}
 	ss.Send(ctx, map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": "item_0", "transcript": "Hello, is the shop open?"})
 	ss.Send(ctx, map[string]any{"type": "response.output_audio_transcript.done", "item_id": "item_1", "transcript": "Yes, until six."})
-	time.Sleep(50 * time.Millisecond) // events are ordered on the model's socket; let them land before the hang-up
+	// The relay reads the model's events in order: once a later delta has
+	// reached the caller, the transcripts have been taken.
+	marker := base64.StdEncoding.EncodeToString(frame(200))
+	ss.Send(ctx, map[string]any{"type": "response.output_audio.delta", "item_id": "item_1", "delta": marker})
+	if _, err := c.WaitFor(ctx, func(m callsim.Message) bool { return m.Payload == marker }); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +285,12 @@ func TestBargeIn(t *testing.T) {
 	for _, m := range marks {
 		c.EchoMark(ctx, m)
 	}
-	time.Sleep(50 * time.Millisecond)
+	// The relay reads the carrier's messages in order: once a later keypad
+	// digit has reached the model, the echoes have been taken.
+	c.SendDTMF(ctx, "5")
+	if _, err := ss.WaitFor(ctx, func(ev realtimefake.Event) bool { return strings.Contains(string(ev.Raw), "pressed 5") }); err != nil {
+		t.Fatal(err)
+	}
 	ss.Send(ctx, map[string]any{"type": "input_audio_buffer.speech_started", "audio_start_ms": 1000, "item_id": "item_8"})
 	if _, err := c.WaitFor(ctx, func(m callsim.Message) bool { return m.Event == "clear" }); err != nil {
 		t.Fatal(err)
