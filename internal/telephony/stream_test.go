@@ -14,7 +14,6 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/provider/realtimefake"
 	"github.com/agentline/agentline/internal/telephony"
 	"github.com/agentline/agentline/internal/telephony/callsim"
@@ -481,7 +480,8 @@ func TestVoiceMapping(t *testing.T) {
 	}
 }
 
-// goroutines waits briefly for the count to settle back to at most want.
+// goroutinesSettle waits briefly for the goroutine count to settle back to
+// at most want, and returns it.
 func goroutinesSettle(want int) int {
 	n := runtime.NumGoroutine()
 	for i := 0; i < 200 && n > want; i++ {
@@ -491,7 +491,6 @@ func goroutinesSettle(want int) int {
 	return n
 }
 
-var _ = agentline.CallInbound
 
 func TestTransferCallTool(t *testing.T) {
 	t.Parallel()
@@ -653,5 +652,37 @@ func TestInboundGreetingSpeaksFirst(t *testing.T) {
 	events := ss.Events()
 	if len(events) < 3 || events[1].Type != "response.create" || !strings.Contains(string(events[1].Raw), "Thanks for calling Ada's shop!") {
 		t.Fatalf("events = %v", events)
+	}
+}
+
+// TestModelRefusesSocket: when the model's socket cannot be opened, the
+// caller hears an apology instead of silence, and the record says why.
+func TestModelRefusesSocket(t *testing.T) {
+	t.Parallel()
+	e := newPhoneEnv(t, map[string]string{"OPENAI_API_KEY": "sk-wrong"})
+	ctx := testCtx(t)
+	sid := e.fake.IncomingCall("+14155550199", e.number)
+	c, err := callsim.Inbound(ctx, http.DefaultClient, e.srv.URL, "+14155550199", e.number, callsim.Options{CallSID: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream stays open without a model")
+	}
+	rec := e.record(sid)
+	if rec["end_reason"] != "model_disconnected" {
+		t.Fatalf("record = %v", rec)
+	}
+	var twiml string
+	for _, call := range e.fake.Calls() {
+		if call.SID == sid {
+			twiml = call.Twiml
+		}
+	}
+	if !strings.Contains(twiml, "<Say>Sorry, we are having technical trouble") || !strings.HasSuffix(twiml, "<Hangup/></Response>") {
+		t.Fatalf("carrier TwiML = %q", twiml)
 	}
 }
