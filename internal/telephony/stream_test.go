@@ -491,7 +491,6 @@ func goroutinesSettle(want int) int {
 	return n
 }
 
-
 func TestTransferCallTool(t *testing.T) {
 	t.Parallel()
 	e := newPhoneEnv(t, nil)
