@@ -8,29 +8,19 @@ import (
 	"github.com/agentline/agentline"
 )
 
-// AddCallLog appends entries to a call's log, in one transaction.
-func (db *DB) AddCallLog(ctx context.Context, projectID, callID int64, entries []agentline.CallLogEntry) error {
-	if len(entries) == 0 {
-		return nil
+// insertCallLog appends entries to a call's log (ApplyCallEvent's Log).
+func insertCallLog(ctx context.Context, c conn, callID int64, entries []agentline.CallLogEntry) error {
+	for _, e := range entries {
+		var data any
+		if len(e.Data) > 0 {
+			data = string(e.Data)
+		}
+		if _, err := c.exec(ctx, `INSERT INTO call_events (call_id, type, role, text, data, at) VALUES (?, ?, ?, ?, ?, ?)`,
+			callID, e.Type, e.Role, e.Text, data, e.At.UTC()); err != nil {
+			return fmt.Errorf("add call log: %w", err)
+		}
 	}
-	return db.tx(ctx, func(c conn) error {
-		var one int
-		err := c.queryRow(ctx, `SELECT 1 FROM calls WHERE project_id = ? AND id = ?`, projectID, callID).Scan(&one)
-		if err != nil {
-			return notFound(err, "call")
-		}
-		for _, e := range entries {
-			var data any
-			if len(e.Data) > 0 {
-				data = string(e.Data)
-			}
-			if _, err := c.exec(ctx, `INSERT INTO call_events (call_id, type, role, text, data, at) VALUES (?, ?, ?, ?, ?, ?)`,
-				callID, e.Type, e.Role, e.Text, data, e.At.UTC()); err != nil {
-				return fmt.Errorf("add call log: %w", err)
-			}
-		}
-		return nil
-	})
+	return nil
 }
 
 // CallLog returns a call's log, oldest first.

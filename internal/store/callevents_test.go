@@ -33,7 +33,7 @@ func TestCallLog(t *testing.T) {
 			{Type: "tool_call", Text: "opening_hours", Data: json.RawMessage(`{"name":"opening_hours","output":"{\"open\":true}"}`), At: at.Add(time.Second)},
 			{Type: "transcript", Role: "agent", Text: "Yes, until six.", At: at.Add(2 * time.Second)},
 		}
-		if err := db.AddCallLog(ctx, p1.ID, call.ID, entries); err != nil {
+		if _, err := db.ApplyCallEvent(ctx, store.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, EndReason: "caller_hangup", Log: entries}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := db.CallLog(ctx, p1.ID, call.ID)
@@ -50,10 +50,11 @@ func TestCallLog(t *testing.T) {
 		if err := json.Unmarshal(got[1].Data, &data); err != nil || data["output"] != `{"open":true}` || got[0].Data != nil {
 			t.Fatalf("data = %s / %s (%v)", got[1].Data, got[0].Data, err)
 		}
-		// Cross-tenant probes.
-		if err := db.AddCallLog(ctx, p2.ID, call.ID, entries); !errors.Is(err, agentline.ErrNotFound) {
-			t.Fatalf("add across projects: %v", err)
+		// A report about an unknown call stores nothing.
+		if _, err := db.ApplyCallEvent(ctx, store.CallEvent{CallSID: "CA2", Status: agentline.CallCompleted, Log: entries}); !errors.Is(err, agentline.ErrNotFound) {
+			t.Fatalf("log of an unknown call: %v", err)
 		}
+		// Cross-tenant probe.
 		if log, err := db.CallLog(ctx, p2.ID, call.ID); err != nil || len(log) != 0 {
 			t.Fatalf("read across projects: %v %v", log, err)
 		}

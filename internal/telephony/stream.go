@@ -309,22 +309,21 @@ func (h *Handler) apologize(sc *streamCall, res relay.Result, log *slog.Logger) 
 
 // finishCall records the call's end, its duration and its log.
 func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, entries []agentline.CallLogEntry, log *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Many calls can end at once (a shutdown), and their records queue for
+	// the database: give them time.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	d := h.Now().Sub(sc.started)
 	secs := int(d.Round(time.Second) / time.Second)
 	h.metrics.duration.Observe(d.Seconds())
-	if err := h.Store.AddCallLog(ctx, sc.call.ProjectID, sc.call.ID, entries); err != nil {
-		log.Error("could not store the call's transcript", "err", err)
-	}
-	end := store.CallEvent{CallSID: sc.start.CallSID, Status: agentline.CallCompleted, DurationS: &secs, EndReason: reason}
+	end := store.CallEvent{CallSID: sc.start.CallSID, Status: agentline.CallCompleted, DurationS: &secs, EndReason: reason, Log: entries}
 	if reason == reasonTransferred {
 		// The call goes on with the person dialed; the carrier's status
 		// callback will say when it ends, and how long it lasted.
 		end.Status, end.DurationS = agentline.CallInProgress, nil
 	}
 	if _, err := h.Store.ApplyCallEvent(ctx, end); err != nil {
-		log.Error("could not record the call's end", "err", err)
+		log.Error("could not record the call's end and transcript", "err", err, "events", len(entries))
 	}
 	log.Info("call ended", "reason", reason, "duration", d, "caller_frames", res.CallerFrames, "agent_frames", res.AgentFrames, "err", res.Err)
 }

@@ -66,7 +66,7 @@ func (e *phoneEnv) call(ctx context.Context, echoMarks bool) (*callsim.Call, *re
 // with its log.
 func (e *phoneEnv) record(sid string) map[string]any {
 	e.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // many calls can end at once and queue for the database
 	for {
 		res := e.do(e.viewer, "GET", "/api/calls/"+sid, nil)
 		var got map[string]any

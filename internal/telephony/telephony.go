@@ -40,7 +40,6 @@ type Store interface {
 	Calls(ctx context.Context, projectID int64, f store.CallFilter) ([]agentline.Call, error)
 	ApplyCallEvent(ctx context.Context, e store.CallEvent) (agentline.Call, error)
 	CallByStreamRef(ctx context.Context, projectID int64, ref string) (agentline.Call, error)
-	AddCallLog(ctx context.Context, projectID, callID int64, entries []agentline.CallLogEntry) error
 	CallLog(ctx context.Context, projectID, callID int64) ([]agentline.CallLogEntry, error)
 }
 
