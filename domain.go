@@ -100,17 +100,20 @@ const (
 
 // Agent is a voice agent: what it says and which model says it.
 type Agent struct {
-	ID           int64     `json:"id"`
-	ProjectID    int64     `json:"project_id"`
-	Name         string    `json:"name"`
-	Instructions string    `json:"instructions"`
-	Greeting     string    `json:"greeting"`
-	Model        string    `json:"model"`
-	Provider     Provider  `json:"provider"`
-	Voice        string    `json:"voice"`
-	Language     string    `json:"language"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	ID           int64    `json:"id"`
+	ProjectID    int64    `json:"project_id"`
+	Name         string   `json:"name"`
+	Instructions string   `json:"instructions"`
+	Greeting     string   `json:"greeting"`
+	Model        string   `json:"model"`
+	Provider     Provider `json:"provider"`
+	Voice        string   `json:"voice"`
+	Language     string   `json:"language"`
+	// TransferNumber is where the agent may transfer phone calls (its
+	// transfer_call tool); empty offers no transfer.
+	TransferNumber string    `json:"transfer_number"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
 }
 
 // modelProviders is the one table that derives an agent's provider from its
@@ -187,6 +190,9 @@ func (a *Agent) Validate() error {
 	}
 	if !ValidLanguage(a.Language) {
 		return Invalid("language", "language %q is not a BCP 47 tag such as en or en-US", a.Language)
+	}
+	if a.TransferNumber != "" && !ValidE164(a.TransferNumber) {
+		return Invalid("transfer_number", "transfer_number must be a phone number in E.164 form, such as +14155550100, or empty")
 	}
 	return nil
 }

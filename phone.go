@@ -1,6 +1,7 @@
 package agentline
 
 import (
+	"encoding/json"
 	"regexp"
 	"time"
 )
@@ -109,3 +110,15 @@ var usLocal = regexp.MustCompile(`^\+1[2-9][0-9]{2}[2-9][0-9]{6}$`)
 
 // ValidUSNumber reports whether s is a US (NANP) number in E.164 form.
 func ValidUSNumber(s string) bool { return usLocal.MatchString(s) }
+
+// CallLogEntry is one thing that happened during a call, kept on the call
+// record so it can be read afterwards: a transcript line of either side, a
+// tool call with its result, a keypad digit, or a model error.
+type CallLogEntry struct {
+	Type string `json:"type"`           // transcript, tool_call, dtmf, error
+	Role string `json:"role,omitempty"` // transcript: caller or agent
+	Text string `json:"text,omitempty"`
+	// Data holds a tool call's name, arguments and result.
+	Data json.RawMessage `json:"data,omitempty"`
+	At   time.Time       `json:"at"`
+}

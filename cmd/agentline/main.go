@@ -3,6 +3,7 @@
 //	agentline [serve] [flags]                 run the server (the default)
 //	agentline migrate [flags]                 apply database migrations and list them
 //	agentline user create --email --password  create a user
+//	agentline call --to +1NUMBER              simulate a phone call against a running server
 //	agentline version                         print the version
 package main
 
@@ -53,14 +54,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return errors.New("usage: agentline user create --email EMAIL --password PASSWORD")
 		}
 		return userCreate(ctx, args[1:], getenv, stdout)
+	case "call":
+		return call(ctx, args, stdout)
 	case "version":
 		fmt.Fprintln(stdout, "agentline", versionString())
 		return nil
 	case "help":
-		fmt.Fprint(stdout, "usage: agentline [serve|migrate|user create|version] [flags]\nflags:\n"+config.Usage())
+		fmt.Fprint(stdout, "usage: agentline [serve|migrate|user create|call|version] [flags]\nflags:\n"+config.Usage())
 		return nil
 	}
-	return fmt.Errorf("unknown command %q: use serve, migrate, user create or version", cmd)
+	return fmt.Errorf("unknown command %q: use serve, migrate, user create, call or version", cmd)
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {

@@ -16,6 +16,8 @@ type agentInput struct {
 	Model        *string `json:"model"`
 	Voice        *string `json:"voice"`
 	Language     *string `json:"language"`
+	// TransferNumber: see agentline.Agent; "" removes it.
+	TransferNumber *string `json:"transfer_number"`
 }
 
 func (in agentInput) apply(a *agentline.Agent) error {
@@ -27,6 +29,7 @@ func (in agentInput) apply(a *agentline.Agent) error {
 	set(&a.Name, in.Name)
 	set(&a.Instructions, in.Instructions)
 	set(&a.Greeting, in.Greeting)
+	set(&a.TransferNumber, in.TransferNumber)
 	if in.Model != nil && *in.Model != a.Model && in.Voice == nil {
 		// A new provider kind has other voices: start from its default.
 		if p, err := agentline.ProviderForModel(*in.Model); err == nil && p != a.Provider {

@@ -51,6 +51,7 @@ type App struct {
 	routes  []httpx.Route
 	handler http.Handler
 	closers []io.Closer
+	phone   *telephony.Handler // ends live calls on shutdown
 }
 
 // New opens and migrates the database, makes sure a secret and an owner
@@ -118,6 +119,7 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	a.phone = phone
 	a.routes = append(a.routes, phone.Routes()...)
 
 	mux := http.NewServeMux()
@@ -149,6 +151,8 @@ func (a *App) telephony() (*telephony.Handler, error) {
 		Secret: a.Secret, BotHost: a.Config.BotHost,
 		Signatures:         telephony.NewSignatures(a.Config.TwilioAuthToken, a.Config.BotHost, a.Config.Production()),
 		MaxConcurrentCalls: int(a.Config.MaxConcurrentCalls),
+		Tools:              a.Tools, OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
+		MaxCallDuration: a.Config.MaxCallDuration, Registerer: a.Registry, Logger: a.Logger,
 	}), nil
 }
 
@@ -263,6 +267,11 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.Background(), a.Config.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	// Shutdown does not wait for hijacked connections: end the calls
+	// relayed here and wait for their records.
+	if err := a.phone.EndCalls(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {

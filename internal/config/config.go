@@ -41,6 +41,7 @@ type Config struct {
 	TwilioAuthToken      string        // TWILIO_AUTH_TOKEN
 	TwilioAPIBaseURL     string        // TWILIO_API_BASE_URL
 	MaxConcurrentCalls   int64         // AGENTLINE_MAX_CONCURRENT_CALLS
+	MaxCallDuration      time.Duration // AGENTLINE_MAX_CALL_DURATION
 }
 
 // Production reports whether the service runs in production mode.
@@ -82,6 +83,7 @@ func (c *Config) settings() []setting {
 		{env: "TWILIO_AUTH_TOKEN", flag: "twilio-auth-token", usage: "carrier auth token, also used to check webhook signatures", str: &c.TwilioAuthToken},
 		{env: "TWILIO_API_BASE_URL", flag: "twilio-api-base-url", def: "https://api.twilio.com", usage: "base URL of the carrier REST API", str: &c.TwilioAPIBaseURL},
 		{env: "AGENTLINE_MAX_CONCURRENT_CALLS", flag: "max-concurrent-calls", def: "10", usage: "most live phone calls per project; more outbound calls get 429", integer: &c.MaxConcurrentCalls},
+		{env: "AGENTLINE_MAX_CALL_DURATION", flag: "max-call-duration", def: "30m", usage: "longest a phone call may last; the relay hangs up then", duration: &c.MaxCallDuration},
 	}
 }
 
@@ -195,6 +197,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxConcurrentCalls < 1 {
 		bad("AGENTLINE_MAX_CONCURRENT_CALLS must be at least 1")
+	}
+	if c.MaxCallDuration <= 0 {
+		bad("AGENTLINE_MAX_CALL_DURATION must be positive, such as 30m")
 	}
 	if c.ShutdownTimeout <= 0 {
 		bad("AGENTLINE_SHUTDOWN_TIMEOUT must be positive")

@@ -7,12 +7,12 @@ import (
 	"github.com/agentline/agentline"
 )
 
-const agentColumns = `id, project_id, name, instructions, greeting, model, provider, voice, language, created_at, updated_at`
+const agentColumns = `id, project_id, name, instructions, greeting, model, provider, voice, language, transfer_number, created_at, updated_at`
 
 func scanAgent(row interface{ Scan(...any) error }) (agentline.Agent, error) {
 	var a agentline.Agent
 	err := row.Scan(&a.ID, &a.ProjectID, &a.Name, &a.Instructions, &a.Greeting, &a.Model, &a.Provider,
-		&a.Voice, &a.Language, utc(&a.CreatedAt), utc(&a.UpdatedAt))
+		&a.Voice, &a.Language, &a.TransferNumber, utc(&a.CreatedAt), utc(&a.UpdatedAt))
 	return a, err
 }
 
@@ -20,9 +20,9 @@ func scanAgent(row interface{ Scan(...any) error }) (agentline.Agent, error) {
 func (db *DB) CreateAgent(ctx context.Context, a agentline.Agent) (agentline.Agent, error) {
 	a.CreatedAt, a.UpdatedAt = db.now(), db.now()
 	err := db.writer().queryRow(ctx,
-		`INSERT INTO agents (project_id, name, instructions, greeting, model, provider, voice, language, created_at, updated_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		a.ProjectID, a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, a.CreatedAt, a.UpdatedAt).
+		`INSERT INTO agents (project_id, name, instructions, greeting, model, provider, voice, language, transfer_number, created_at, updated_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		a.ProjectID, a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, a.TransferNumber, a.CreatedAt, a.UpdatedAt).
 		Scan(&a.ID)
 	if isForeignKeyViolation(err) {
 		return a, agentline.NotFound("project")
@@ -61,9 +61,9 @@ func (db *DB) Agent(ctx context.Context, projectID, agentID int64) (agentline.Ag
 // UpdateAgent saves every editable field of a, scoped to a.ProjectID.
 func (db *DB) UpdateAgent(ctx context.Context, a agentline.Agent) (agentline.Agent, error) {
 	res, err := db.writer().exec(ctx,
-		`UPDATE agents SET name = ?, instructions = ?, greeting = ?, model = ?, provider = ?, voice = ?, language = ?, updated_at = ?
+		`UPDATE agents SET name = ?, instructions = ?, greeting = ?, model = ?, provider = ?, voice = ?, language = ?, transfer_number = ?, updated_at = ?
 		 WHERE project_id = ? AND id = ?`,
-		a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, db.now(), a.ProjectID, a.ID)
+		a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, a.TransferNumber, db.now(), a.ProjectID, a.ID)
 	if err := mustAffect(res, err, "agent"); err != nil {
 		return a, err
 	}

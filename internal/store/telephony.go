@@ -337,6 +337,9 @@ type CallEvent struct {
 	At        time.Time // when the carrier says it happened
 	DurationS *int      // with final statuses
 	EndReason string    // why it ends, when we know more than the status; kept once set
+	// Log is appended to the call's log in the same transaction (the
+	// relay's transcript and tool calls, when it ends).
+	Log []agentline.CallLogEntry
 }
 
 // ApplyCallEvent records a status report. Statuses only move forward
@@ -378,8 +381,11 @@ func (db *DB) ApplyCallEvent(ctx context.Context, e CallEvent) (agentline.Call, 
 		call.UpdatedAt = db.now()
 		_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ? WHERE id = ?`,
 			call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt, call.ID)
+		if err != nil {
+			return err
+		}
 		out = call
-		return err
+		return insertCallLog(ctx, c, call.ID, e.Log)
 	})
 	return out, err
 }

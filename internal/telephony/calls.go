@@ -166,9 +166,12 @@ func (h *Handler) endCall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.Store.ApplyCallEvent(ctx, store.CallEvent{CallSID: sid, Status: status, EndReason: "hung up through the API"}); err != nil {
+	if _, err := h.Store.ApplyCallEvent(ctx, store.CallEvent{CallSID: sid, Status: status, EndReason: errEndedByAPI.Error()}); err != nil {
 		return err
 	}
+	// The carrier ends the stream too; if this instance relays the call, it
+	// stops at once rather than when the carrier gets to it.
+	h.live.end(sid, errEndedByAPI)
 	httpx.Logger(ctx).Info("hung up a call", "project_id", projectID, "agent_id", agentID, "call_sid", sid, "status", status)
 	httpx.NoContent(w)
 	return nil
@@ -252,8 +255,18 @@ func (h *Handler) getCall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, call)
+	events, err := h.Store.CallLog(ctx, projectID, call.ID)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, callWithLog{call, events})
 	return nil
+}
+
+// callWithLog is a call with what was said and done on it.
+type callWithLog struct {
+	agentline.Call
+	Events []agentline.CallLogEntry `json:"events"`
 }
 
 // POST /api/telephony/status: the carrier's call status callback (form

@@ -22,6 +22,9 @@ type Carrier interface {
 	// HangUp ends a call and returns its status afterwards; ErrCallGone
 	// when the carrier does not know the call (any more).
 	HangUp(ctx context.Context, callSID string) (status string, err error)
+	// Redirect replaces a live call's TwiML (a transfer's <Dial>, an
+	// apology before hanging up); ErrCallGone when the call has ended.
+	Redirect(ctx context.Context, callSID, twiml string) error
 }
 
 // ErrNumberGone is returned by ReleaseNumber for a number the carrier no

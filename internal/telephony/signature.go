@@ -61,3 +61,19 @@ func (s *Signatures) Valid(r *http.Request) bool {
 	}
 	return s.validator.Validate("https://"+s.botHost+r.URL.RequestURI(), params, sig)
 }
+
+// CheckUpgrade checks, when enforcing, the signature of a media stream's
+// WebSocket upgrade: Twilio signs the wss:// URL alone. The URL is the same
+// for every call of an agent, so the stream token in the start message is
+// what binds a stream to its call.
+func (s *Signatures) CheckUpgrade(r *http.Request) error {
+	if !s.enforce {
+		return nil
+	}
+	sig := r.Header.Get("X-Twilio-Signature")
+	if sig == "" || !s.keyed || s.botHost == "" || !s.validator.Validate("wss://"+s.botHost+r.URL.RequestURI(), map[string]string{}, sig) {
+		httpx.Logger(r.Context()).Warn("media stream upgrade with a bad signature", "path", r.URL.Path, "remote", r.RemoteAddr)
+		return agentline.Errorf(agentline.EForbidden, "the X-Twilio-Signature header does not match this request")
+	}
+	return nil
+}

@@ -7,8 +7,11 @@ package telephony
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/auth"
@@ -36,6 +39,8 @@ type Store interface {
 	ProjectOfCall(ctx context.Context, callSID string) (int64, error)
 	Calls(ctx context.Context, projectID int64, f store.CallFilter) ([]agentline.Call, error)
 	ApplyCallEvent(ctx context.Context, e store.CallEvent) (agentline.Call, error)
+	CallByStreamRef(ctx context.Context, projectID int64, ref string) (agentline.Call, error)
+	CallLog(ctx context.Context, projectID, callID int64) ([]agentline.CallLogEntry, error)
 }
 
 // Options configure the phone channel's handler.
@@ -58,12 +63,28 @@ type Options struct {
 	MaxConcurrentCalls int
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+
+	// Tools runs the agents' tool calls on calls (the tool facility).
+	Tools Tools
+	// OpenAIBaseURL and OpenAIAPIKey reach the realtime model
+	// (OPENAI_BASE_URL, OPENAI_API_KEY).
+	OpenAIBaseURL, OpenAIAPIKey string
+	// MaxCallDuration ends a call that lasts longer
+	// (AGENTLINE_MAX_CALL_DURATION); 30 minutes when zero.
+	MaxCallDuration time.Duration
+	// Registerer gets the relay's metrics; nil keeps them unregistered.
+	Registerer prometheus.Registerer
+	// Logger gets the relay's log lines; slog.Default when nil.
+	Logger *slog.Logger
 }
 
-// Handler serves the phone channel's management routes and the carrier's
-// status callback.
+// Handler serves the phone channel's management routes, the carrier's
+// webhooks and the media streams of calls.
 type Handler struct {
 	Options
+	live    *liveCalls
+	metrics *metrics
+	voices  *voiceMapper
 }
 
 // New returns the phone channel's handler.
@@ -78,7 +99,13 @@ func New(opts Options) *Handler {
 	if opts.MaxConcurrentCalls <= 0 {
 		opts.MaxConcurrentCalls = 10
 	}
-	return &Handler{opts}
+	if opts.MaxCallDuration <= 0 {
+		opts.MaxCallDuration = 30 * time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Handler{Options: opts, live: &liveCalls{}, metrics: newMetrics(opts.Registerer), voices: &voiceMapper{log: opts.Logger}}
 }
 
 // Routes lists the phone channel's routes. With telephony disabled, each
@@ -98,6 +125,8 @@ func (h *Handler) Routes() []httpx.Route {
 		user("GET", "/api/projects/{project_id}/telephony/calls", h.listCalls),
 		user("GET", "/api/calls/{call_sid}", h.getCall),
 		{Method: "POST", Pattern: "/api/telephony/status", Handler: h.enabled(httpx.HandlerFunc(h.Signatures.Check(h.statusCallback)))},
+		{Method: "POST", Pattern: "/api/telephony/inbound", Handler: h.enabled(httpx.HandlerFunc(h.Signatures.Check(h.inboundCall)))},
+		{Method: "GET", Pattern: "/api/telephony/stream/{agent_id}", Handler: h.enabled(httpx.HandlerFunc(h.stream))},
 	}
 }
 

@@ -168,6 +168,20 @@ func (t *Twilio) HangUp(ctx context.Context, callSID string) (string, error) {
 	return orQueued(str(c.Status)), nil
 }
 
+// Redirect implements Carrier: the call runs the given TwiML from now on,
+// which ends its media stream.
+func (t *Twilio) Redirect(ctx context.Context, callSID, twiml string) error {
+	_, err := t.api(ctx).UpdateCall(callSID, (&openapi.UpdateCallParams{}).SetTwiml(twiml))
+	var tre *client.TwilioRestError
+	if errors.As(err, &tre) && tre.Status == http.StatusNotFound {
+		return ErrCallGone
+	}
+	if err != nil {
+		return carrierError("update call", err)
+	}
+	return nil
+}
+
 // carrierError turns a twilio-go error into carrier_error: the carrier's
 // own message is safe to show; the rest is kept for the log.
 func carrierError(op string, err error) error {

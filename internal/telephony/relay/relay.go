@@ -94,6 +94,12 @@ type Options struct {
 	// FrameLatency, when set, observes how long each caller frame took from
 	// read to written to the model, in seconds.
 	FrameLatency interface{ Observe(float64) }
+	// BeforeCarrierClose, when set, runs once the call has ended and the
+	// model's socket is closed, before the carrier's is: closing the
+	// carrier's socket hangs up (the TwiML after <Connect> is <Hangup/>), so
+	// this is the last moment to redirect the live call, for example to
+	// an apology after the model failed.
+	BeforeCarrierClose func(Result)
 }
 
 // Result is how the relay ended.
@@ -189,8 +195,9 @@ func (c *Call) Run(ctx context.Context) Result {
 		c.mu.Unlock()
 	}()
 	if err := c.model.Write(ctx, websocket.MessageText, c.opts.SessionUpdate); err != nil {
-		c.closeAll()
-		return Result{Reason: EndModelDisconnect, Err: fmt.Errorf("send session.update: %w", err)}
+		res := Result{Reason: EndModelDisconnect, Err: fmt.Errorf("send session.update: %w", err)}
+		c.closeAll(res)
+		return res
 	}
 	readyTimer := time.AfterFunc(c.opts.ReadyTimeout, func() {
 		if !c.ready.Load() {
@@ -203,7 +210,6 @@ func (c *Call) Run(ctx context.Context) Result {
 	go func() { defer wg.Done(); cancel(c.carrierToModel(ctx)) }()
 	go func() { defer wg.Done(); cancel(c.modelToCarrier(ctx)) }()
 	wg.Wait()
-	c.closeAll()
 
 	res := Result{CallerFrames: c.callerFrames.Load(), AgentFrames: c.agentFrames.Load()}
 	var end *errEnd
@@ -213,6 +219,7 @@ func (c *Call) Run(ctx context.Context) Result {
 	default:
 		res.Reason, res.Err = EndCanceled, cause
 	}
+	c.closeAll(res)
 	return res
 }
 
@@ -236,8 +243,11 @@ func (c *Call) stop(cause error) {
 // so nobody would read the peer's answer, and a peer that no longer answers
 // must not hold the call. Closing the carrier's socket ends the call: the
 // TwiML after <Connect> is <Hangup/>.
-func (c *Call) closeAll() {
+func (c *Call) closeAll(res Result) {
 	c.model.CloseNow()
+	if c.opts.BeforeCarrierClose != nil {
+		c.opts.BeforeCarrierClose(res)
+	}
 	c.carrier.CloseNow()
 }
 

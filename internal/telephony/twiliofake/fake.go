@@ -483,6 +483,13 @@ func (f *Fake) updateCall(w http.ResponseWriter, r *http.Request) {
 		if c.SID != sid {
 			continue
 		}
+		if tw := r.PostForm.Get("Twiml"); tw != "" {
+			if c.Status != "in-progress" && c.Status != "ringing" && c.Status != "queued" {
+				writeError(w, http.StatusBadRequest, 21220, "Call is not in-progress. Cannot redirect.")
+				return
+			}
+			c.Twiml = tw
+		}
 		c.Updates = append(c.Updates, r.PostForm)
 		switch {
 		case status == "completed":

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/agentline/agentline/internal/telephony/callsim"
+)
+
+const callUsage = "usage: agentline call --to +1NUMBER [--from +1NUMBER] [--server http://127.0.0.1:8080] [--in caller.wav] [--out agent.wav] [--listen 5s]"
+
+// call simulates a phone call against a running server: it posts the
+// inbound webhook as the carrier would, opens the media stream the TwiML
+// names, plays a WAV file as 20 ms mu-law frames in real time, and writes
+// what the agent said to another WAV file.
+func call(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("agentline call", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	server := fs.String("server", "http://127.0.0.1:8080", "base URL of the running agentline")
+	to := fs.String("to", "", "the agent's phone number to call (E.164)")
+	from := fs.String("from", "+15555550100", "the caller's number (E.164)")
+	in := fs.String("in", "", "WAV file the caller says: 8 kHz mono, mu-law or 16-bit PCM (default: 2 s of silence)")
+	out := fs.String("out", "agent.wav", "WAV file to write what the agent said to (8 kHz mu-law)")
+	listen := fs.Duration("listen", 5*time.Second, "how long to keep listening after the caller's audio has played")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w\n%s", err, callUsage)
+	}
+	if *to == "" || fs.NArg() > 0 {
+		return errors.New(callUsage)
+	}
+	audio := make([]byte, 2*8000) // 2 s of mu-law silence
+	for i := range audio {
+		audio[i] = 0xFF
+	}
+	if *in != "" {
+		f, err := os.Open(*in)
+		if err != nil {
+			return err
+		}
+		audio, err = callsim.ReadWAV(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", *in, err)
+		}
+	}
+	c, err := callsim.Inbound(ctx, &http.Client{Timeout: 15 * time.Second}, *server, *from, *to, callsim.Options{EchoMarks: true})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	fmt.Fprintf(stdout, "call %s connected; playing %.1f s of caller audio\n", c.CallSID, float64(len(audio))/8000)
+	if err := c.Play(ctx, audio, true); err != nil {
+		return fmt.Errorf("the stream ended while the caller spoke: %w", err)
+	}
+	select {
+	case <-time.After(*listen):
+		c.Stop(ctx)
+	case <-c.Done():
+		fmt.Fprintln(stdout, "the agent hung up")
+	case <-ctx.Done():
+	}
+	said := c.Audio()
+	f, err := os.Create(*out)
+	if err != nil {
+		return err
+	}
+	if err := callsim.WriteWAV(f, said); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %.1f s of the agent's audio to %s\n", float64(len(said))/8000, *out)
+	return nil
+}

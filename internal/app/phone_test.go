@@ -1,0 +1,74 @@
+package app_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/provider/realtimefake"
+	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/store/storetest"
+	"github.com/agentline/agentline/internal/telephony/callsim"
+)
+
+// TestShutdownEndsCalls: http.Server.Shutdown does not wait for hijacked
+// connections, so Run ends the live calls itself, and their records are
+// written before it returns.
+func TestShutdownEndsCalls(t *testing.T) {
+	model := realtimefake.New("sk-test")
+	defer model.Close()
+	url := storetest.URL(t, store.SQLite)
+	s := apptest.Start(t, apptest.Config(t, url, map[string]string{
+		"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(),
+		"AGENTLINE_ADMIN_EMAIL": "owner@example.com", "AGENTLINE_ADMIN_PASSWORD": "owner-password",
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	owner, _, _ := s.App.Store.UserByEmail(ctx, "owner@example.com")
+	p, _ := s.App.Store.CreateProject(ctx, agentline.Project{Name: "shop"}, owner.ID)
+	a, err := s.App.Store.CreateAgent(ctx, agentline.Agent{ProjectID: p.ID, Name: "Ada", Model: "gpt-realtime", Provider: agentline.ProviderOpenAI, Language: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.App.Store.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: p.ID, PhoneNumber: "+14155550100", AgentID: &a.ID, Status: agentline.NumberActive, CarrierSID: "PN1"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := callsim.Inbound(ctx, http.DefaultClient, s.URL, "+14155550199", "+14155550100", callsim.Options{EchoMarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ss, err := model.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SendMedia(ctx, make([]byte, callsim.FrameBytes))
+	if _, err := ss.WaitAudio(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	s.Stop(t)
+	select {
+	case <-c.Done():
+	default:
+		t.Fatal("the call's stream is still open after Run returned")
+	}
+	if !ss.WaitDone(time.Second) {
+		t.Fatal("the model's socket is still open after shutdown")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("shutdown took %v", d)
+	}
+	db, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	call, err := db.Call(ctx, p.ID, c.CallSID)
+	if err != nil || call.EndReason != "shutdown" || call.DurationS == nil || call.Status != agentline.CallCompleted {
+		t.Fatalf("record = %+v, %v", call, err)
+	}
+}

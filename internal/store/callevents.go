@@ -1,0 +1,48 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/agentline/agentline"
+)
+
+// insertCallLog appends entries to a call's log (ApplyCallEvent's Log).
+func insertCallLog(ctx context.Context, c conn, callID int64, entries []agentline.CallLogEntry) error {
+	for _, e := range entries {
+		var data any
+		if len(e.Data) > 0 {
+			data = string(e.Data)
+		}
+		if _, err := c.exec(ctx, `INSERT INTO call_events (call_id, type, role, text, data, at) VALUES (?, ?, ?, ?, ?, ?)`,
+			callID, e.Type, e.Role, e.Text, data, e.At.UTC()); err != nil {
+			return fmt.Errorf("add call log: %w", err)
+		}
+	}
+	return nil
+}
+
+// CallLog returns a call's log, oldest first.
+func (db *DB) CallLog(ctx context.Context, projectID, callID int64) ([]agentline.CallLogEntry, error) {
+	rows, err := db.reader().query(ctx,
+		`SELECT e.type, e.role, e.text, e.data, e.at FROM call_events e JOIN calls c ON c.id = e.call_id
+		 WHERE c.project_id = ? AND e.call_id = ? ORDER BY e.id`, projectID, callID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []agentline.CallLogEntry{}
+	for rows.Next() {
+		var e agentline.CallLogEntry
+		var data sql.NullString
+		if err := rows.Scan(&e.Type, &e.Role, &e.Text, &data, utc(&e.At)); err != nil {
+			return nil, err
+		}
+		if data.Valid {
+			e.Data = []byte(data.String)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,69 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/store/storetest"
+)
+
+func TestCallLog(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		u := mustUser(t, db, "a@example.com")
+		p1, _ := db.CreateProject(ctx, agentline.Project{Name: "one"}, u.ID)
+		p2, _ := db.CreateProject(ctx, agentline.Project{Name: "two"}, u.ID)
+		ada := mustAgent(t, db, p1.ID, "Ada")
+		call, err := db.ReserveCall(ctx, agentline.Call{ProjectID: p1.ID, AgentID: ada.ID, CallSID: "CA1", Direction: agentline.CallInbound,
+			From: "+14155550199", To: "+14155550100", Status: agentline.CallInProgress}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if log, err := db.CallLog(ctx, p1.ID, call.ID); err != nil || len(log) != 0 || log == nil {
+			t.Fatalf("empty log = %#v %v", log, err)
+		}
+		at := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+		entries := []agentline.CallLogEntry{
+			{Type: "transcript", Role: "caller", Text: "Is the shop open?", At: at},
+			{Type: "tool_call", Text: "opening_hours", Data: json.RawMessage(`{"name":"opening_hours","output":"{\"open\":true}"}`), At: at.Add(time.Second)},
+			{Type: "transcript", Role: "agent", Text: "Yes, until six.", At: at.Add(2 * time.Second)},
+		}
+		if _, err := db.ApplyCallEvent(ctx, store.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, EndReason: "caller_hangup", Log: entries}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.CallLog(ctx, p1.ID, call.ID)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("CallLog = %+v %v", got, err)
+		}
+		for i, e := range got {
+			w := entries[i]
+			if e.Type != w.Type || e.Role != w.Role || e.Text != w.Text || !e.At.Equal(w.At) || e.At.Location() != time.UTC {
+				t.Errorf("entry %d = %+v, want %+v", i, e, w)
+			}
+		}
+		var data map[string]string
+		if err := json.Unmarshal(got[1].Data, &data); err != nil || data["output"] != `{"open":true}` || got[0].Data != nil {
+			t.Fatalf("data = %s / %s (%v)", got[1].Data, got[0].Data, err)
+		}
+		// A report about an unknown call stores nothing.
+		if _, err := db.ApplyCallEvent(ctx, store.CallEvent{CallSID: "CA2", Status: agentline.CallCompleted, Log: entries}); !errors.Is(err, agentline.ErrNotFound) {
+			t.Fatalf("log of an unknown call: %v", err)
+		}
+		// Cross-tenant probe.
+		if log, err := db.CallLog(ctx, p2.ID, call.ID); err != nil || len(log) != 0 {
+			t.Fatalf("read across projects: %v %v", log, err)
+		}
+		// The log goes with its call.
+		if err := db.DeleteCall(ctx, p1.ID, call.ID); err != nil {
+			t.Fatal(err)
+		}
+		if log, err := db.CallLog(ctx, p1.ID, call.ID); err != nil || len(log) != 0 {
+			t.Fatalf("log of a deleted call: %v %v", log, err)
+		}
+	})
+}

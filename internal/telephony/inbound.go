@@ -1,0 +1,107 @@
+package telephony
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/twilio/twilio-go/twiml"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/store"
+)
+
+// notInService is what a caller hears when the dialed number takes no calls.
+const notInService = "The number you have called is not in service. Goodbye."
+
+// apology is what a caller hears when the model fails mid-call, instead of
+// dead air.
+const apology = "Sorry, we are having technical trouble and have to end this call. Please call again later. Goodbye."
+
+// sayAndHangUp is TwiML that says text, then hangs up.
+func sayAndHangUp(text string) string {
+	s, _ := twiml.Voice([]twiml.Element{twiml.VoiceSay{Message: text}, twiml.VoiceHangup{}})
+	return s
+}
+
+// POST /api/telephony/inbound: the voice webhook of every number (form
+// encoded, signature-checked in production by Signatures.Check). A call to
+// an active number with an agent is connected to the agent's media stream
+// with a stream token bound to the agent and this call; any other call hears
+// that the number is not in service.
+func (h *Handler) inboundCall(w http.ResponseWriter, r *http.Request) error {
+	f := r.PostForm
+	sid, to, from := f.Get("CallSid"), f.Get("To"), f.Get("From")
+	if !validCallSID(sid) {
+		return agentline.Invalid("CallSid", "CallSid is missing or malformed")
+	}
+	if !agentline.ValidE164(to) {
+		return agentline.Invalid("To", "To must be a phone number in E.164 form")
+	}
+	host, err := h.botHost()
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	log := httpx.Logger(ctx).With("call_sid", sid, "to", to)
+	agent, err := h.inboundAgent(r, to)
+	if errors.Is(err, errNotInService) {
+		log.Info("inbound call to a number that takes no calls", "why", err)
+		writeTwiML(w, sayAndHangUp(notInService))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	status := f.Get("CallStatus")
+	if !agentline.ValidCallStatus(status) {
+		status = agentline.CallRinging
+	}
+	call, err := h.Store.ApplyCallEvent(ctx, store.CallEvent{CallSID: sid, Status: status, Direction: agentline.CallInbound, From: from, To: to})
+	if err != nil {
+		return err
+	}
+	token := Sign(h.Secret, agent.ID, sid, agentline.CallInbound, h.Now().Add(StreamTokenTTL))
+	doc, err := StreamTwiML(host, agent.ID,
+		StreamParam{"call_sid", sid}, StreamParam{"direction", agentline.CallInbound}, StreamParam{"stream_token", token})
+	if err != nil {
+		return err
+	}
+	log.Info("inbound call", "project_id", call.ProjectID, "agent_id", agent.ID, "call_id", call.ID)
+	writeTwiML(w, doc)
+	return nil
+}
+
+// errNotInService explains, for the log, why a number takes no calls.
+var errNotInService = errors.New("not in service")
+
+func (h *Handler) inboundAgent(r *http.Request, to string) (agentline.Agent, error) {
+	ctx := r.Context()
+	n, err := h.Store.PhoneNumberByE164(ctx, to)
+	if errors.Is(err, agentline.ErrNotFound) {
+		return agentline.Agent{}, errors.Join(errNotInService, errors.New("unknown number"))
+	}
+	if err != nil {
+		return agentline.Agent{}, err
+	}
+	if n.Status != agentline.NumberActive || n.AgentID == nil {
+		return agentline.Agent{}, errors.Join(errNotInService, errors.New("number is "+string(n.Status)))
+	}
+	agent, err := h.Store.Agent(ctx, n.ProjectID, *n.AgentID)
+	if errors.Is(err, agentline.ErrNotFound) {
+		return agentline.Agent{}, errors.Join(errNotInService, errors.New("agent is gone"))
+	}
+	if err != nil {
+		return agentline.Agent{}, err
+	}
+	if callAgent(agent) != nil {
+		return agentline.Agent{}, errors.Join(errNotInService, errors.New("agent cannot take calls"))
+	}
+	return agent, nil
+}
+
+func writeTwiML(w http.ResponseWriter, doc string) {
+	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	w.Write([]byte(doc))
+}
