@@ -33,6 +33,7 @@ import (
 	"github.com/agentline/agentline/internal/telephony"
 	"github.com/agentline/agentline/internal/tools"
 	"github.com/agentline/agentline/internal/widget"
+	"github.com/agentline/agentline/web"
 )
 
 // App is one running agentline.
@@ -113,6 +114,12 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 		}, nil),
 		Tools: a.Tools,
 	}).Routes()...)
+	// embed (issue 6):
+	assets, err := web.Load()
+	if err != nil {
+		return err
+	}
+	a.routes = append(a.routes, assets.Routes()...)
 	// telephony (issue 8):
 	phone, err := a.telephony()
 	if err != nil {
