@@ -112,7 +112,7 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
 			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey,
 		}, nil),
-		Tools: a.Tools,
+		Tools: a.Tools, PublicURL: a.Config.PublicURL,
 	}).Routes()...)
 	// embed (issue 6):
 	assets, err := web.Load()
