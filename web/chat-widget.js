@@ -86,7 +86,7 @@
 :host([data-position=bottom-left]){left:20px}
 :host([data-frame]){position:static;display:block;height:100%}
 *{box-sizing:border-box;font:inherit}
-button{cursor:pointer;border:0;border-radius:8px;padding:10px 14px;font-weight:600;color:#fff;background:var(--c)}
+button{cursor:pointer;border:0;border-radius:8px;padding:10px 14px;font-weight:600;color:#fff;background:var(--c,#2563eb)}
 button:focus-visible,input:focus-visible{outline:3px solid #111827;outline-offset:2px}
 button:disabled{opacity:.5;cursor:default}
 .launcher{width:60px;height:60px;border-radius:50%;padding:0;display:grid;place-items:center;box-shadow:0 4px 14px rgba(0,0,0,.25)}

@@ -174,11 +174,16 @@ func (h *Handler) baseURL(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
-// sameOrigin reports whether a browser's Origin is agentline's own, as for
-// the embed page's widget: that page is guarded by frame-ancestors, not by
-// the widget API's origin list.
+// sameOrigin reports whether a browser's request comes from agentline's
+// own origin, as the embed page's widget does: that page is guarded by
+// frame-ancestors, not by the widget API's origin list. Browsers send no
+// Origin on a same-origin GET, but they do send Sec-Fetch-Site. (A
+// non-browser client can send either header; origins only bind browsers.)
 func sameOrigin(r *http.Request, header string) bool {
-	if header == "" || header == "null" {
+	if header == "" {
+		return r.Header.Get("Sec-Fetch-Site") == "same-origin"
+	}
+	if header == "null" {
 		return false
 	}
 	u, err := url.Parse(header)

@@ -101,9 +101,19 @@ func TestOwnOriginMayUseARestrictedKey(t *testing.T) {
 	if h.Get("Access-Control-Allow-Origin") != own {
 		t.Errorf("ACAO %q, want %q", h.Get("Access-Control-Allow-Origin"), own)
 	}
-	for _, origin := range []string{"http://127.0.0.2" + strings.TrimPrefix(own, "http://127.0.0.1"), "http://evil.example", "null"} {
-		if status, code := e.errorCode("GET", "/widget/v1/config", "", e.key, nil, "Origin", origin); status != 401 || code != "origin_not_allowed" {
-			t.Errorf("origin %s: %d %s, want 401 origin_not_allowed", origin, status, code)
+	// A same-origin GET carries no Origin, only Sec-Fetch-Site.
+	e.do("GET", "/widget/v1/config", "", e.key, nil, 200, nil, "Sec-Fetch-Site", "same-origin")
+	for _, header := range [][]string{
+		{"Origin", "http://127.0.0.2" + strings.TrimPrefix(own, "http://127.0.0.1")},
+		{"Origin", "http://evil.example"},
+		{"Origin", "null"},
+		{"Origin", "null", "Sec-Fetch-Site", "same-origin"},
+		{"Sec-Fetch-Site", "cross-site"},
+		{"Sec-Fetch-Site", "same-site"},
+		nil,
+	} {
+		if status, code := e.errorCode("GET", "/widget/v1/config", "", e.key, nil, header...); status != 401 || code != "origin_not_allowed" {
+			t.Errorf("%v: %d %s, want 401 origin_not_allowed", header, status, code)
 		}
 	}
 }

@@ -122,7 +122,7 @@ func (c *call) run() {
 				c.say("The tool answered: " + clip(*output, 300))
 				output, callID = nil, ""
 			case text != "":
-				c.say("You wrote: " + clip(text, 300) + ". In the sandbox I can only repeat it.")
+				c.say("You wrote \u201c" + clip(text, 300) + "\u201d. In the sandbox I can only repeat it.")
 				text = ""
 			}
 		}

@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pion/logging"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/agentline/agentline"
@@ -212,7 +213,10 @@ func (s *Server) answer(offer string, session sessionConfig) (*call, string, err
 	if err := m.RegisterCodec(webrtc.RTPCodecParameters{RTPCodecCapability: pcmu, PayloadType: 0}, webrtc.RTPCodecTypeAudio); err != nil {
 		return nil, "", fmt.Errorf("sandbox: codec: %w", err)
 	}
-	pc, err := webrtc.NewAPI(webrtc.WithMediaEngine(m)).NewPeerConnection(webrtc.Configuration{})
+	// pion's own log lines (e.g. a closed pipe at hang-up) are noise here.
+	var se webrtc.SettingEngine
+	se.LoggerFactory = &logging.DefaultLoggerFactory{DefaultLogLevel: logging.LogLevelDisabled}
+	pc, err := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(se)).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		return nil, "", fmt.Errorf("sandbox: peer: %w", err)
 	}

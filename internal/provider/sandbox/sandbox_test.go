@@ -196,7 +196,7 @@ func TestCallOverWebRTC(t *testing.T) {
 		select {
 		case ev := <-events:
 			if ev["type"] == "response.output_audio_transcript.done" {
-				if !strings.HasPrefix(ev["transcript"].(string), "You wrote: hi there") {
+				if !strings.HasPrefix(ev["transcript"].(string), "You wrote \u201chi there\u201d.") {
 					t.Errorf("text answer %q", ev["transcript"])
 				}
 				goto done
