@@ -39,8 +39,12 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("use-fake-ui-for-media-stream", true),
 		chromedp.Flag("use-fake-device-for-media-stream", true), chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
-		// Host candidates as IP addresses, not mDNS names, on loopback.
-		chromedp.Flag("disable-features", "WebRtcHideLocalIpsWithMdns"),
+		// Host candidates as IP addresses, not mDNS names, on loopback; and
+		// cross-origin iframes in the page's process, so that the test can
+		// look into the embed page's frame (the browser still enforces
+		// frame-ancestors and the same-origin policy).
+		chromedp.Flag("disable-features", "WebRtcHideLocalIpsWithMdns,IsolateOrigins,site-per-process"),
+		chromedp.Flag("disable-site-isolation-trials", true),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
@@ -165,6 +169,10 @@ func TestWidgetInTheBrowser(t *testing.T) {
 	// host's origin is known.
 	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if r.URL.Path == "/framed" {
+			io.WriteString(w, framePage(s.URL, c.ID, key.Key))
+			return
+		}
 		io.WriteString(w, html(key.Key))
 	}))
 	defer host.Close()
@@ -277,4 +285,51 @@ func TestWidgetInTheBrowser(t *testing.T) {
 	}
 	eval[any](t, ctx, shadow+`.querySelector(".talk").click()`)
 
+
+	// The same page in an <iframe allow="microphone"> of the allowed host.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(480, 720), chromedp.Navigate(host.URL+"/framed")); err != nil {
+		t.Fatal(err)
+	}
+	frames, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS("iframe")))
+	if err != nil || len(frames) != 1 {
+		t.Fatalf("iframe: %v %d", err, len(frames))
+	}
+	inFrame := func(what, expr string, timeout time.Duration) error {
+		_, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingInFrame(frames[0]), chromedp.WithPollingTimeout(timeout)))
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return nil
+	}
+	if err := inFrame("the framed widget", `(h => !!h && h.style.getPropertyValue("--c") === "#0f766e")(document.querySelector("svc-chat"))`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := inFrame("talk", `(document.querySelector("svc-chat").shadowRoot.querySelector(".talk").click(), true)`, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := inFrame("the tool's answer in the frame", `document.querySelector("svc-chat").shadowRoot.querySelector("ol").innerText.includes("shipped on March 3")`, 45*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if s.App.Sandbox.Calls() != before+2 {
+		t.Errorf("the framed page opened %d calls", s.App.Sandbox.Calls()-before-1)
+	}
+
+	// A host the key does not allow cannot frame the page (frame-ancestors).
+	stranger := serveHTML(t, framePage(s.URL, c.ID, key.Key))
+	if err := chromedp.Do(ctx, chromedp.Navigate(stranger.URL)); err != nil {
+		t.Fatal(err)
+	}
+	if frames, err = chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS("iframe"))); err != nil || len(frames) != 1 {
+		t.Fatalf("iframe: %v %d", err, len(frames))
+	}
+	if err := inFrame("the widget framed by a stranger", `!!document.querySelector("svc-chat")`, 3*time.Second); err == nil {
+		t.Error("a host outside the key's allowed origins framed the embed page")
+	}
+}
+
+// framePage is a host page that embeds the widget as an iframe.
+func framePage(agentline string, channel int64, key string) string {
+	return fmt.Sprintf(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Framed</title></head><body>
+<iframe src="%s/api/channels/voice/embed/%d?key=%s" allow="microphone" title="Voice assistant" style="width:380px;height:560px;border:0"></iframe>
+</body></html>`, agentline, channel, key)
 }
