@@ -285,7 +285,6 @@ func TestWidgetInTheBrowser(t *testing.T) {
 	}
 	eval[any](t, ctx, shadow+`.querySelector(".talk").click()`)
 
-
 	// The same page in an <iframe allow="microphone"> of the allowed host.
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(480, 720), chromedp.Navigate(host.URL+"/framed")); err != nil {
 		t.Fatal(err)
