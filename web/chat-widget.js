@@ -440,6 +440,11 @@ input{flex:1;min-width:0;padding:9px 10px;border:1px solid #d1d5db;border-radius
       const conv = this.conv;
       if (!conv) return;
       const started = !!conv.session;
+      // Lines cut off by the end are reported as far as they got.
+      for (const id of Object.keys(conv.lines)) {
+        const l = conv.lines[id];
+        if (!l.done && l.text) this.line(conv, id, l.role, l.text, true);
+      }
       this.teardown(conv);
       this.setState('ended');
       if (started) {

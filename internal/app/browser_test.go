@@ -215,7 +215,7 @@ func TestWidgetInTheBrowser(t *testing.T) {
 	}
 	// Text chat: the sandbox repeats what was typed.
 	eval[any](t, ctx, `(r => { r.querySelector("input").value = "Where is my order?"; r.querySelector("form").requestSubmit(); })(`+shadow+`)`)
-	poll(t, ctx, "the answer to the text", shadow+`.querySelector("ol").innerText.includes("You wrote \u201cWhere is my order?\u201d. In the sandbox I can only repeat it.")`)
+	poll(t, ctx, "the answer to the text", `window.widgetEvents.some(e => e[0] === "transcript" && e[1].text === "You wrote \u201cWhere is my order?\u201d. In the sandbox I can only repeat it.")`)
 	// The host's red stylesheet reaches the host page, not the widget.
 	if h1 := eval[string](t, ctx, `getComputedStyle(document.querySelector("h1")).color`); h1 != "rgb(255, 0, 0)" {
 		t.Fatalf("host stylesheet did not apply to the host page (h1 %s); the check below proves nothing", h1)
