@@ -28,11 +28,13 @@ import (
 	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/provider"
+	"github.com/agentline/agentline/internal/provider/sandbox"
 	"github.com/agentline/agentline/internal/ratelimit"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony"
 	"github.com/agentline/agentline/internal/tools"
 	"github.com/agentline/agentline/internal/widget"
+	"github.com/agentline/agentline/web"
 )
 
 // App is one running agentline.
@@ -42,6 +44,9 @@ type App struct {
 	Store    *store.DB
 	Auth     *auth.Service
 	Registry *prometheus.Registry
+	// Sandbox is the pretend OpenAI-compatible provider of --sandbox; nil
+	// otherwise.
+	Sandbox *sandbox.Server
 	// Tools runs agents' tool calls for widget sessions and phone calls.
 	Tools *tools.Facility
 	// Secret signs stream tokens: AGENTLINE_SECRET, or the one generated and
@@ -88,10 +93,19 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	if a.Config.Sandbox {
+		// embed (issue 6): OpenAI-kind agents talk to the sandbox provider.
+		a.Sandbox = sandbox.New(a.Logger)
+		a.closers = append(a.closers, a.Sandbox)
+		a.Config.OpenAIBaseURL = a.BaseURL() + sandboxPrefix
+		a.Config.OpenAIAPIKey = sandbox.APIKey
+		a.Logger.Warn("sandbox provider on: OpenAI-kind agents talk to a pretend provider", "url", a.Config.OpenAIBaseURL)
+	}
 	features := auth.Features{
 		TelephonyEnabled: a.Config.TelephonyEnabled,
 		OpenAIConfigured: a.Config.OpenAIAPIKey != "",
 		GeminiConfigured: a.Config.GeminiAPIKey != "",
+		Sandbox:          a.Config.Sandbox,
 	}
 	a.routes = append(a.routes, a.ownRoutes()...)
 	a.routes = append(a.routes, auth.NewHandler(a.Auth, features).Routes()...)
@@ -112,8 +126,17 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
 			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey,
 		}, nil),
-		Tools: a.Tools,
+		Tools: a.Tools, PublicURL: a.Config.PublicURL,
 	}).Routes()...)
+	// embed (issue 6):
+	assets, err := web.Load()
+	if err != nil {
+		return err
+	}
+	a.routes = append(a.routes, assets.Routes()...)
+	if a.Sandbox != nil {
+		a.routes = append(a.routes, a.Sandbox.Routes(sandboxPrefix)...)
+	}
 	// telephony (issue 8):
 	phone, err := a.telephony()
 	if err != nil {
@@ -132,6 +155,10 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	a.handler = httpx.NewEdge(a.Logger, a.Config.MaxBodyBytes, a.Registry).Wrap(mux)
 	return nil
 }
+
+// sandboxPrefix is where the sandbox provider is served; it is
+// OPENAI_BASE_URL's path in sandbox mode.
+const sandboxPrefix = "/sandbox/openai"
 
 // telephony builds the phone channel's handler; without a carrier account
 // the routes that need the carrier answer 503.

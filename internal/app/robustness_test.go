@@ -129,6 +129,12 @@ var ignoresBody = map[string]bool{
 	"POST /api/auth/logout": true,
 }
 
+// htmlRoutes answer people in a browser frame, so their errors are HTML
+// pages (a 401 or 404 with a sentence), not the JSON error shape.
+var htmlRoutes = map[string]bool{
+	"GET /api/channels/voice/embed/{channel_id}": true,
+}
+
 var paramPattern = regexp.MustCompile(`\{([a-z_]+)\}`)
 
 // Every registered route, with bad ids, another tenant's ids, no or a bad
@@ -271,6 +277,12 @@ func check(t *testing.T, route, variant, input string, r *apptest.Response) {
 		return
 	}
 	if r.Status < 400 {
+		return
+	}
+	if htmlRoutes[route] {
+		if ct := r.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" || (r.Status != 401 && r.Status != 404) || !bytes.Contains(r.Body, []byte(`role="alert"`)) {
+			t.Errorf("%s: want a 401 or 404 HTML page, got %s (%s)", where, r, ct)
+		}
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {

@@ -32,6 +32,7 @@ type Config struct {
 	AllowPrivateWebhooks bool          // AGENTLINE_ALLOW_PRIVATE_WEBHOOKS
 	LogLevel             string        // AGENTLINE_LOG_LEVEL
 	TelephonyEnabled     bool          // TELEPHONY_ENABLED
+	Sandbox              bool          // AGENTLINE_SANDBOX
 	BotHost              string        // BOT_HOST
 	OpenAIAPIKey         string        // OPENAI_API_KEY
 	OpenAIBaseURL        string        // OPENAI_BASE_URL
@@ -73,6 +74,7 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_SHUTDOWN_TIMEOUT", flag: "shutdown-timeout", def: "30s", usage: "how long shutdown waits for requests in flight", duration: &c.ShutdownTimeout},
 		{env: "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS", flag: "allow-private-webhooks", def: "false", usage: "let webhook tools reach loopback and private addresses", boolean: &c.AllowPrivateWebhooks},
 		{env: "AGENTLINE_LOG_LEVEL", flag: "log-level", def: "info", usage: "debug, info, warn or error", str: &c.LogLevel},
+		{env: "AGENTLINE_SANDBOX", flag: "sandbox", def: "false", usage: "serve a pretend OpenAI-compatible provider and point OpenAI-kind agents at it, to try the widget with no API key (never in production)", boolean: &c.Sandbox},
 		{env: "TELEPHONY_ENABLED", flag: "telephony-enabled", def: "false", usage: "enable the phone channel", boolean: &c.TelephonyEnabled},
 		{env: "BOT_HOST", flag: "bot-host", usage: "public host name the carrier reaches for webhooks and streams", str: &c.BotHost},
 		{env: "OPENAI_API_KEY", flag: "openai-api-key", usage: "API key of the OpenAI-compatible realtime provider", str: &c.OpenAIAPIKey},
@@ -223,6 +225,9 @@ func (c *Config) Validate() error {
 	}
 	if strings.Contains(c.BotHost, "/") {
 		bad("BOT_HOST must be a host name (with an optional port), not a URL: %q", c.BotHost)
+	}
+	if c.Sandbox && c.Production() {
+		bad("AGENTLINE_SANDBOX must not be set in production: its provider is pretend")
 	}
 	if c.Production() {
 		for _, m := range c.missing() {

@@ -108,6 +108,8 @@ type envOptions struct {
 	noProviderKeys bool
 	// extra routes are served too, behind the same middleware.
 	extra []httpx.Route
+	// publicURL is AGENTLINE_PUBLIC_URL.
+	publicURL string
 }
 
 // newServer starts an instance on db (a fresh SQLite one when nil).
@@ -126,7 +128,7 @@ func newServer(t testing.TB, o envOptions) *env {
 	}
 	e.auth = authFor(e.db)
 	opts := widget.Options{
-		Store: e.counting, Auth: e.auth, Limiter: o.limiter, CacheTTL: o.cacheTTL,
+		Store: e.counting, Auth: e.auth, Limiter: o.limiter, CacheTTL: o.cacheTTL, PublicURL: o.publicURL,
 		Provider: provider.New(provider.Config{OpenAIBaseURL: fakeSrv.URL, OpenAIAPIKey: "sk-test", GeminiBaseURL: fakeSrv.URL, GeminiAPIKey: "g-test"}, nil),
 	}
 	if !o.noTools {

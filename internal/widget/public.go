@@ -21,7 +21,8 @@ const exposedHeaders = "RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, R
 
 // public runs the checks every /widget/v1 request passes, in order: the key
 // (401 invalid_key), the Origin against the key's allowed_origins (401
-// origin_not_allowed), then the key's rate limits (429 rate_limited). CORS
+// origin_not_allowed; agentline's own origin, the embed page's, is always
+// allowed), then the key's rate limits (429 rate_limited). CORS
 // headers go only to allowed origins; Vary: Origin always.
 func (h *Handler) public(fn publicFunc) http.Handler {
 	return httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
@@ -35,7 +36,7 @@ func (h *Handler) public(fn publicFunc) http.Handler {
 			return err
 		}
 		origin := r.Header.Get("Origin")
-		if !originAllowed(key.AllowedOrigins, origin) {
+		if !originAllowed(key.AllowedOrigins, origin) && !sameOrigin(r, origin) {
 			return agentline.Errorf(agentline.EOriginNotAllowed, "origin %q is not in this key's allowed_origins", origin)
 		}
 		if origin != "" && origin != "null" {

@@ -65,6 +65,9 @@ type Options struct {
 	// memory; other instances see key and channel changes within it.
 	// Default 3s.
 	CacheTTL time.Duration
+	// PublicURL is AGENTLINE_PUBLIC_URL, the base URL in snippets; empty:
+	// the URL a request came to.
+	PublicURL string
 }
 
 // Handler serves the channel and key management routes and the public
@@ -79,6 +82,8 @@ type Handler struct {
 	configs  *configCache
 	touch    *toucher
 	now      func() time.Time
+	// publicURL is the base URL of snippets; see Options.PublicURL.
+	publicURL string
 }
 
 // New returns the widget channel's handler.
@@ -86,7 +91,7 @@ func New(o Options) *Handler {
 	if o.CacheTTL <= 0 {
 		o.CacheTTL = 3 * time.Second
 	}
-	h := &Handler{store: o.Store, auth: o.Auth, provider: o.Provider, limiter: o.Limiter, tools: o.Tools, now: time.Now}
+	h := &Handler{store: o.Store, auth: o.Auth, provider: o.Provider, limiter: o.Limiter, tools: o.Tools, now: time.Now, publicURL: o.PublicURL}
 	h.keys = newKeyCache(o.Store.WidgetKeyByHash, o.CacheTTL)
 	h.configs = newConfigCache(h.buildConfig, o.CacheTTL)
 	h.touch = newToucher(o.Store.TouchWidgetKey, time.Minute)
@@ -127,6 +132,9 @@ func (h *Handler) Routes() []httpx.Route {
 		pre("/widget/v1/session", "POST"),
 		pre("/widget/v1/tools/execute", "POST"),
 		pre("/widget/v1/analytics", "POST"),
+
+		m("GET", "/api/channels/{channel_id}/snippets", h.getSnippets),
+		{Method: "GET", Pattern: "/api/channels/voice/embed/{channel_id}", Handler: http.HandlerFunc(h.embed)},
 	}
 }
 

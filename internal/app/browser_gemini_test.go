@@ -1,0 +1,196 @@
+package app_test
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/coder/websocket"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/provider/providerfake"
+	"github.com/agentline/agentline/internal/store"
+)
+
+// geminiLive is a fake of the constrained Live API WebSocket, speaking its
+// wire protocol: setup first, then setupComplete; it sends 24 kHz PCM with
+// an output transcription, one toolCall, and reads the tool's answer back.
+type geminiLive struct {
+	micBytes  atomic.Int64 // 16 kHz PCM bytes the browser sent
+	badChunks atomic.Int64 // realtimeInput with another MIME type
+	mu        sync.Mutex
+	setup     string
+	token     string
+	toolReply string
+}
+
+func (g *geminiLive) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		return
+	}
+	defer conn.CloseNow()
+	ctx := r.Context()
+	g.mu.Lock()
+	g.token = r.URL.Query().Get("access_token")
+	g.mu.Unlock()
+	_, first, err := conn.Read(ctx)
+	if err != nil {
+		return
+	}
+	g.mu.Lock()
+	g.setup = string(first)
+	g.mu.Unlock()
+	// The real service sends binary frames, which browsers see as Blobs.
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		conn.Write(ctx, websocket.MessageBinary, b)
+	}
+	send(map[string]any{"setupComplete": map[string]any{}})
+	send(map[string]any{"serverContent": map[string]any{"modelTurn": map[string]any{"parts": []any{
+		map[string]any{"inlineData": map[string]any{"mimeType": "audio/pcm;rate=24000", "data": tone24k(500 * time.Millisecond)}}}}}})
+	send(map[string]any{"serverContent": map[string]any{"outputTranscription": map[string]any{"text": "Hello from the Gemini fake."}}})
+	send(map[string]any{"serverContent": map[string]any{"turnComplete": true}})
+	send(map[string]any{"toolCall": map[string]any{"functionCalls": []any{map[string]any{"id": "fc_1", "name": "lookup_order", "args": map[string]any{"id": "42"}}}}})
+	for {
+		_, msg, err := conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		var m struct {
+			RealtimeInput *struct {
+				Audio struct {
+					Data     string `json:"data"`
+					MimeType string `json:"mimeType"`
+				} `json:"audio"`
+			} `json:"realtimeInput"`
+			ToolResponse *struct {
+				FunctionResponses []struct {
+					ID       string `json:"id"`
+					Name     string `json:"name"`
+					Response struct {
+						Output string `json:"output"`
+					} `json:"response"`
+				} `json:"functionResponses"`
+			} `json:"toolResponse"`
+		}
+		if json.Unmarshal(msg, &m) != nil {
+			continue
+		}
+		if in := m.RealtimeInput; in != nil {
+			raw, _ := base64.StdEncoding.DecodeString(in.Audio.Data)
+			if in.Audio.MimeType != "audio/pcm;rate=16000" {
+				g.badChunks.Add(1)
+			}
+			g.micBytes.Add(int64(len(raw)))
+		}
+		if tr := m.ToolResponse; tr != nil && len(tr.FunctionResponses) == 1 && tr.FunctionResponses[0].ID == "fc_1" {
+			g.mu.Lock()
+			g.toolReply = tr.FunctionResponses[0].Response.Output
+			g.mu.Unlock()
+			send(map[string]any{"serverContent": map[string]any{"outputTranscription": map[string]any{"text": "Tool said: " + tr.FunctionResponses[0].Response.Output}}})
+			send(map[string]any{"serverContent": map[string]any{"turnComplete": true}})
+		}
+	}
+}
+
+// tone24k is d of a 220 Hz tone as base64 16-bit little-endian PCM at 24 kHz.
+func tone24k(d time.Duration) string {
+	n := int(24000 * d.Seconds())
+	b := make([]byte, 2*n)
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint16(b[2*i:], uint16(int16(8000*math.Sin(2*math.Pi*220*float64(i)/24000))))
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// The Gemini-compatible path in a real browser: a WebSocket with the
+// ephemeral token, the microphone as 16 kHz PCM from the AudioWorklet,
+// 24 kHz PCM played back, and a tool call answered with toolResponse.
+func TestGeminiWidgetInTheBrowser(t *testing.T) {
+	ctx := newBrowser(t)
+	live := &geminiLive{}
+	tokens := providerfake.New("sk-unused", "g-test")
+	mux := http.NewServeMux()
+	mux.Handle("/ws/", live)
+	mux.Handle("/", tokens)
+	provider := httptest.NewServer(mux)
+	defer provider.Close()
+	hooked := make(chan string, 2)
+	webhook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		hooked <- string(b)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"status":"shipped on March 3"}`)
+	}))
+	defer webhook.Close()
+	s := apptest.StartFresh(t, store.SQLite, map[string]string{
+		"GEMINI_API_KEY": "g-test", "GEMINI_BASE_URL": provider.URL, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true"})
+	_, tok := s.NewUser(t, "owner@example.com")
+	var p agentline.Project
+	var a agentline.Agent
+	var c agentline.Channel
+	var key struct{ Key string }
+	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Acme"}, &p)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Gem", "model": "gemini-2.5-flash-native-audio-preview"}, &a)
+	if a.Provider != agentline.ProviderGemini {
+		t.Fatalf("agent provider %q", a.Provider)
+	}
+	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", tok, map[string]any{"name": "lookup_order", "description": "Find an order",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}}, "url": webhook.URL}, nil)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID,
+		"settings": map[string]any{"show_transcript": true}}, &c)
+	s.Must(t, 201, "POST", "/api/channels/"+itoa(c.ID)+"/key", tok, nil, &key)
+	host := serveHTML(t, hostPage(s.URL, key.Key, p.ID, a.ID, c.ID))
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(host.URL)); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "ready", `window.widgetEvents.some(e => e[0] === "ready")`)
+	eval[any](t, ctx, shadow+`.querySelector(".launcher").click()`)
+	// Record every state the widget passes through.
+	eval[any](t, ctx, `window.states = []; new MutationObserver(() => window.states.push(document.querySelector("svc-chat").dataset.state)).observe(document.querySelector("svc-chat"), {attributes: true, attributeFilter: ["data-state"]})`)
+	eval[any](t, ctx, shadow+`.querySelector(".talk").click()`)
+	poll(t, ctx, "the greeting", shadow+`.querySelector("ol").innerText.includes("Hello from the Gemini fake.")`)
+	poll(t, ctx, "the tool's answer", shadow+`.querySelector("ol").innerText.includes("Tool said: ")`)
+	deadline := time.Now().Add(10 * time.Second)
+	for live.micBytes.Load() < 16000 && time.Now().Before(deadline) { // 0.5 s of 16 kHz 16-bit
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := live.micBytes.Load(); n < 16000 {
+		t.Errorf("the fake received %d bytes of microphone PCM, want >= 16000", n)
+	}
+	if n := live.badChunks.Load(); n != 0 {
+		t.Errorf("%d audio chunks without mimeType audio/pcm;rate=16000", n)
+	}
+	live.mu.Lock()
+	setup, token, reply := live.setup, live.token, live.toolReply
+	live.mu.Unlock()
+	if !strings.HasPrefix(token, "auth_tokens/") || !strings.Contains(setup, `"model":"models/gemini-2.5-flash-native-audio-preview"`) {
+		t.Errorf("token %q, setup %s", token, setup)
+	}
+	if !strings.Contains(reply, "shipped on March 3") {
+		t.Errorf("toolResponse output %q", reply)
+	}
+	select {
+	case <-hooked:
+	case <-time.After(5 * time.Second):
+		t.Error("the webhook tool was not called")
+	}
+	if states := eval[[]string](t, ctx, `window.states`); !strings.Contains(strings.Join(states, " "), "speaking") {
+		t.Errorf("the widget never played audio (states %v)", states)
+	}
+	eval[any](t, ctx, shadow+`.querySelector(".talk").click()`)
+	poll(t, ctx, "session_ended", `window.widgetEvents.some(e => e[0] === "session_ended")`)
+}

@@ -1,0 +1,211 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+)
+
+// call is one browser's WebRTC session with the sandbox.
+type call struct {
+	id      string
+	srv     *Server
+	pc      *webrtc.PeerConnection
+	session sessionConfig
+	voice   *voice
+	log     *slog.Logger
+	ctx     context.Context
+	cancel  context.CancelFunc
+	in      chan map[string]any
+	dc      atomic.Pointer[webrtc.DataChannel]
+	heard   atomic.Int64
+	seq     atomic.Int64
+	once    sync.Once
+}
+
+func (c *call) close() {
+	c.once.Do(func() {
+		c.cancel()
+		c.pc.Close()
+		c.srv.mu.Lock()
+		delete(c.srv.calls, c)
+		c.srv.mu.Unlock()
+	})
+}
+
+func (c *call) next(prefix string) string {
+	return fmt.Sprintf("%s_%s_%d", prefix, c.id[4:12], c.seq.Add(1))
+}
+
+func (c *call) send(ev map[string]any) {
+	dc := c.dc.Load()
+	if dc == nil {
+		return
+	}
+	if ev["event_id"] == nil {
+		ev["event_id"] = c.next("event")
+	}
+	b, _ := json.Marshal(ev)
+	if err := dc.SendText(string(b)); err != nil {
+		c.log.Debug("sandbox: send", "err", err)
+	}
+}
+
+// wait pauses for n script units; false when the call ended.
+func (c *call) wait(n float64) bool {
+	select {
+	case <-c.ctx.Done():
+		return false
+	case <-time.After(time.Duration(n * float64(c.srv.pause))):
+		return true
+	}
+}
+
+// run is the scripted conversation, in the GA event names of OpenAI's
+// realtime API.
+func (c *call) run() {
+	c.send(map[string]any{"type": "session.created", "session": map[string]any{
+		"id": "sess_" + c.id[4:], "object": "realtime.session", "type": "realtime", "model": c.session.Model}})
+	if !c.wait(1) {
+		return
+	}
+	c.say("Hello! This is the agentline sandbox. I can't understand speech, but I can show you how a conversation looks.")
+	// What the visitor "said": the sandbox reports how much audio arrived.
+	deadline := time.Now().Add(8 * c.srv.pause)
+	for c.heard.Load() < 25 && time.Now().Before(deadline) {
+		if !c.wait(0.25) {
+			return
+		}
+	}
+	c.send(map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": c.next("item"),
+		"content_index": 0, "transcript": fmt.Sprintf("(sandbox: %d audio packets received from your microphone)", c.heard.Load())})
+	callID := ""
+	if len(c.session.Tools) > 0 {
+		callID = c.callTool(c.session.Tools[0].Name, exampleArguments(c.session.Tools[0].Name, c.session.Tools[0].Parameters))
+	}
+	// Answer tool outputs and text messages until the call ends.
+	var output *string
+	var text string
+	for {
+		var ev map[string]any
+		select {
+		case <-c.ctx.Done():
+			return
+		case ev = <-c.in:
+		}
+		switch ev["type"] {
+		case "conversation.item.create":
+			item, _ := ev["item"].(map[string]any)
+			switch item["type"] {
+			case "function_call_output":
+				if id, _ := item["call_id"].(string); id == callID && callID != "" {
+					o, _ := item["output"].(string)
+					output = &o
+					select {
+					case c.srv.toolOutputs <- o:
+					default:
+					}
+				}
+			case "message":
+				text = firstText(item)
+			}
+		case "response.create":
+			switch {
+			case output != nil:
+				c.say("The tool answered: " + clip(*output, 300))
+				output, callID = nil, ""
+			case text != "":
+				c.say("You wrote \u201c" + clip(text, 300) + "\u201d. In the sandbox I can only repeat it.")
+				text = ""
+			}
+		}
+	}
+}
+
+// say speaks a sentence: audio while transcript deltas stream, then the
+// done events.
+func (c *call) say(sentence string) {
+	respID, itemID := c.next("resp"), c.next("item")
+	c.send(map[string]any{"type": "response.created", "response": map[string]any{"id": respID, "status": "in_progress"}})
+	c.send(map[string]any{"type": "output_audio_buffer.started", "response_id": respID})
+	words := strings.Fields(sentence)
+	c.voice.speak(time.Duration(len(words)) * c.srv.pause / 4)
+	for i, w := range words {
+		if i > 0 {
+			w = " " + w
+		}
+		c.send(map[string]any{"type": "response.output_audio_transcript.delta", "response_id": respID, "item_id": itemID, "delta": w})
+		if !c.wait(0.25) {
+			return
+		}
+	}
+	c.send(map[string]any{"type": "response.output_audio_transcript.done", "response_id": respID, "item_id": itemID, "transcript": sentence})
+	c.send(map[string]any{"type": "output_audio_buffer.stopped", "response_id": respID})
+	c.send(map[string]any{"type": "response.done", "response": map[string]any{"id": respID, "status": "completed"}})
+}
+
+// callTool raises a function call and returns its call id.
+func (c *call) callTool(name, args string) string {
+	respID, itemID, callID := c.next("resp"), c.next("item"), c.next("call")
+	c.send(map[string]any{"type": "response.created", "response": map[string]any{"id": respID, "status": "in_progress"}})
+	c.send(map[string]any{"type": "response.output_item.added", "response_id": respID, "output_index": 0,
+		"item": map[string]any{"id": itemID, "type": "function_call", "call_id": callID, "name": name, "arguments": ""}})
+	c.send(map[string]any{"type": "response.function_call_arguments.done", "response_id": respID, "item_id": itemID,
+		"output_index": 0, "call_id": callID, "name": name, "arguments": args})
+	c.send(map[string]any{"type": "response.done", "response": map[string]any{"id": respID, "status": "completed",
+		"output": []any{map[string]any{"id": itemID, "type": "function_call", "call_id": callID, "name": name, "arguments": args}}}})
+	return callID
+}
+
+// exampleArguments fills a tool's required parameters with sample values.
+func exampleArguments(name string, schema json.RawMessage) string {
+	if name == "search_knowledge_base" {
+		return `{"query":"opening hours"}`
+	}
+	var s struct {
+		Properties map[string]struct {
+			Type string `json:"type"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	json.Unmarshal(schema, &s)
+	args := map[string]any{}
+	for _, p := range s.Required {
+		switch s.Properties[p].Type {
+		case "integer", "number":
+			args[p] = 42
+		case "boolean":
+			args[p] = true
+		default:
+			args[p] = "42"
+		}
+	}
+	b, _ := json.Marshal(args)
+	return string(b)
+}
+
+func firstText(item map[string]any) string {
+	content, _ := item["content"].([]any)
+	for _, part := range content {
+		if p, ok := part.(map[string]any); ok {
+			if t, ok := p["text"].(string); ok {
+				return t
+			}
+		}
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,305 @@
+// Package sandbox is a pretend OpenAI-compatible realtime provider inside
+// agentline, so that a newcomer can talk to the widget with no API key
+// (`agentline serve --sandbox`) and the browser tests have a real WebRTC
+// peer. It answers POST /v1/realtime/client_secrets (ek_ secrets it
+// remembers) and POST /v1/realtime/calls (SDP offer in, SDP answer out) with
+// a pion WebRTC peer that sends a generated voice-like sound as PCMU (G.711,
+// which every browser offers and needs no encoder library), counts the RTP
+// packets the browser sends, and on the "oai-events" data channel plays a
+// short scripted conversation: a greeting, what it "heard", one function
+// call of the agent's first tool, and an answer that quotes the tool's
+// output. It understands nothing it hears; it is not for production.
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/logging"
+	"github.com/pion/webrtc/v4"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
+)
+
+// APIKey is the provider key agentline uses for the sandbox.
+const APIKey = "sk-sandbox"
+
+// secretTTL is how long an ek_ secret may open calls, as at OpenAI's
+// default for widget sessions.
+const secretTTL = 10 * time.Minute
+
+// Server is the sandbox provider.
+type Server struct {
+	logger *slog.Logger
+	now    func() time.Time
+	// pause is the unit of the scripted conversation's waits; tests keep it.
+	pause time.Duration
+
+	mu      sync.Mutex
+	secrets map[string]secret
+	calls   map[*call]struct{}
+	closed  bool
+
+	rtpPackets  atomic.Int64
+	callCount   atomic.Int64
+	toolOutputs chan string
+}
+
+type secret struct {
+	expires time.Time
+	session sessionConfig
+}
+
+// sessionConfig is the part of the client_secrets session the sandbox
+// uses.
+type sessionConfig struct {
+	Model string `json:"model"`
+	Tools []struct {
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
+	} `json:"tools"`
+}
+
+// New returns a sandbox provider; logger may be nil.
+func New(logger *slog.Logger) *Server {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Server{
+		logger: logger, now: time.Now, pause: 400 * time.Millisecond,
+		secrets: map[string]secret{}, calls: map[*call]struct{}{},
+		toolOutputs: make(chan string, 16),
+	}
+}
+
+// Routes serves the provider under prefix (e.g. /sandbox/openai, which then
+// is OPENAI_BASE_URL's path).
+func (s *Server) Routes(prefix string) []httpx.Route {
+	return []httpx.Route{
+		{Method: "POST", Pattern: prefix + "/v1/realtime/client_secrets", Handler: httpx.HandlerFunc(s.clientSecret)},
+		{Method: "POST", Pattern: prefix + "/v1/realtime/calls", Handler: httpx.HandlerFunc(s.newCall)},
+		{Method: "OPTIONS", Pattern: prefix + "/v1/realtime/calls", Handler: http.HandlerFunc(preflight)},
+	}
+}
+
+// Handler serves Routes("") alone, for tests and in-process clients.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, r := range s.Routes("") {
+		mux.Handle(r.Method+" "+r.Pattern, r.Handler)
+	}
+	return mux
+}
+
+// RTPPackets is how many RTP packets browsers have sent to the sandbox.
+func (s *Server) RTPPackets() int64 { return s.rtpPackets.Load() }
+
+// Calls is how many calls were opened.
+func (s *Server) Calls() int64 { return s.callCount.Load() }
+
+// ToolOutputs delivers each function_call_output a browser sends back.
+func (s *Server) ToolOutputs() <-chan string { return s.toolOutputs }
+
+// Close hangs up every call.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	calls := make([]*call, 0, len(s.calls))
+	for c := range s.calls {
+		calls = append(calls, c)
+	}
+	s.mu.Unlock()
+	for _, c := range calls {
+		c.close()
+	}
+	return nil
+}
+
+func (s *Server) clientSecret(w http.ResponseWriter, r *http.Request) error {
+	if r.Header.Get("Authorization") != "Bearer "+APIKey {
+		return agentline.Errorf(agentline.EUnauthorized, "the sandbox takes the API key %s", APIKey)
+	}
+	var body struct {
+		Session sessionConfig `json:"session"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		return agentline.Invalid("", "body must be a client_secrets request: %v", err)
+	}
+	value, err := randomID("ek_sandbox_")
+	if err != nil {
+		return err
+	}
+	exp := s.now().Add(secretTTL)
+	s.mu.Lock()
+	for k, v := range s.secrets {
+		if s.now().After(v.expires) {
+			delete(s.secrets, k)
+		}
+	}
+	s.secrets[value] = secret{expires: exp, session: body.Session}
+	s.mu.Unlock()
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"value": value, "expires_at": exp.Unix(), "session": body.Session})
+	return nil
+}
+
+// preflight lets browsers POST an SDP offer with a bearer token from any
+// page, as the real provider does.
+func preflight(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.Header().Set("Access-Control-Allow-Methods", "POST")
+	w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+	w.Header().Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) newCall(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	s.mu.Lock()
+	sec, ok := s.secrets[token]
+	closed := s.closed
+	s.mu.Unlock()
+	if !ok || s.now().After(sec.expires) {
+		return agentline.Errorf(agentline.EUnauthorized, "unknown or expired client secret")
+	}
+	if closed {
+		return agentline.Errorf(agentline.EUnavailable, "the sandbox is shutting down")
+	}
+	offer, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	if err != nil {
+		return agentline.Invalid("", "read the SDP offer: %v", err)
+	}
+	if !strings.HasPrefix(string(offer), "v=0") {
+		return agentline.Invalid("", "the body must be an SDP offer (application/sdp)")
+	}
+	c, answer, err := s.answer(string(offer), sec.session)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.calls[c] = struct{}{}
+	s.mu.Unlock()
+	s.callCount.Add(1)
+	w.Header().Set("Content-Type", "application/sdp")
+	w.Header().Set("Location", "/v1/realtime/calls/"+c.id)
+	w.WriteHeader(http.StatusCreated)
+	io.WriteString(w, answer)
+	return nil
+}
+
+func randomID(prefix string) (string, error) {
+	var b [18]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("sandbox: random: %w", err)
+	}
+	return prefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// answer builds the peer for an offer: PCMU only, the offer's audio m-line
+// answered with the sandbox's own track, and the data channel script.
+func (s *Server) answer(offer string, session sessionConfig) (*call, string, error) {
+	m := &webrtc.MediaEngine{}
+	if err := m.RegisterCodec(webrtc.RTPCodecParameters{RTPCodecCapability: pcmu, PayloadType: 0}, webrtc.RTPCodecTypeAudio); err != nil {
+		return nil, "", fmt.Errorf("sandbox: codec: %w", err)
+	}
+	// pion's own log lines (e.g. a closed pipe at hang-up) are noise here.
+	var se webrtc.SettingEngine
+	se.LoggerFactory = &logging.DefaultLoggerFactory{DefaultLogLevel: logging.LogLevelDisabled}
+	pc, err := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(se)).NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		return nil, "", fmt.Errorf("sandbox: peer: %w", err)
+	}
+	id, _ := randomID("rtc_")
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &call{id: id, srv: s, pc: pc, session: session, ctx: ctx, cancel: cancel, in: make(chan map[string]any, 64),
+		log: s.logger.With("call_id", id)}
+	if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer}); err != nil {
+		c.close()
+		return nil, "", agentline.Invalid("", "the SDP offer was refused: %v", err)
+	}
+	track, err := webrtc.NewTrackLocalStaticSample(pcmu, "audio", "sandbox")
+	if err != nil {
+		c.close()
+		return nil, "", fmt.Errorf("sandbox: track: %w", err)
+	}
+	sender, err := pc.AddTrack(track)
+	if err != nil {
+		c.close()
+		return nil, "", fmt.Errorf("sandbox: add track: %w", err)
+	}
+	c.voice = newVoice(track)
+	go drainRTCP(sender)
+	pc.OnTrack(func(t *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
+		for {
+			if _, _, err := t.ReadRTP(); err != nil {
+				return
+			}
+			s.rtpPackets.Add(1)
+			c.heard.Add(1)
+		}
+	})
+	pc.OnDataChannel(func(dc *webrtc.DataChannel) {
+		if dc.Label() != "oai-events" {
+			return
+		}
+		dc.OnOpen(func() {
+			c.dc.Store(dc)
+			go c.run()
+		})
+		dc.OnMessage(func(msg webrtc.DataChannelMessage) {
+			var ev map[string]any
+			if json.Unmarshal(msg.Data, &ev) == nil {
+				select {
+				case c.in <- ev:
+				default: // a flood of events; the script needs few
+				}
+			}
+		})
+	})
+	pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) {
+		if st == webrtc.PeerConnectionStateFailed || st == webrtc.PeerConnectionStateClosed || st == webrtc.PeerConnectionStateDisconnected {
+			c.close()
+		}
+	})
+	answer, err := pc.CreateAnswer(nil)
+	if err != nil {
+		c.close()
+		return nil, "", agentline.Invalid("", "no answer to this offer (does it offer PCMU audio?): %v", err)
+	}
+	gathered := webrtc.GatheringCompletePromise(pc)
+	if err := pc.SetLocalDescription(answer); err != nil {
+		c.close()
+		return nil, "", fmt.Errorf("sandbox: local description: %w", err)
+	}
+	select {
+	case <-gathered:
+	case <-time.After(5 * time.Second):
+		c.close()
+		return nil, "", agentline.Errorf(agentline.EUnavailable, "the sandbox could not gather ICE candidates")
+	}
+	go c.voice.run(ctx)
+	return c, pc.LocalDescription().SDP, nil
+}
+
+var pcmu = webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypePCMU, ClockRate: 8000, Channels: 1}
+
+// drainRTCP reads the browser's RTCP so that pion's buffers do not fill.
+func drainRTCP(sender *webrtc.RTPSender) {
+	buf := make([]byte, 1500)
+	for {
+		if _, _, err := sender.Read(buf); err != nil {
+			return
+		}
+	}
+}

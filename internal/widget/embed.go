@@ -1,0 +1,191 @@
+package widget
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
+)
+
+// embedPage runs the widget full-frame, for an <iframe allow="microphone">.
+// The mount call carries a per-answer nonce so the page works under the
+// strict script-src that the answer sets.
+var embedPage = template.Must(template.New("embed").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<title>Voice assistant</title>
+<style nonce="{{.Nonce}}">html,body{margin:0;height:100%;background:#fff}</style>
+</head><body>
+<script src="/chat-widget.js" data-public-key="{{.Key}}"></script>
+<script nonce="{{.Nonce}}">
+addEventListener("load", function () {
+  SvcChat.mount({projectId: "{{.ProjectID}}", agentId: "{{.AgentID}}", channelId: "{{.ChannelID}}", publicKey: "{{.Key}}", frame: true});
+});
+</script>
+</body></html>
+`))
+
+// errorPage is the embed page's answer to a bad key or channel: a sentence
+// for the visitor in the frame, never details.
+var errorPage = template.Must(template.New("error").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<title>Voice assistant unavailable</title></head>
+<body style="font:15px/1.4 system-ui,sans-serif;margin:16px;color:#1f2937">
+<p role="alert">{{.}}</p>
+</body></html>
+`))
+
+// embed serves GET /api/channels/voice/embed/{channel_id}?key=. The key
+// must be the channel's (401 page otherwise); the page may be framed only
+// by the key's allowed origins (any, when the list is empty).
+func (h *Handler) embed(w http.ResponseWriter, r *http.Request) {
+	channelID, err := httpx.PathID(r, "channel_id")
+	if err != nil {
+		writeErrorPage(w, http.StatusNotFound, "This assistant does not exist.")
+		return
+	}
+	raw := r.URL.Query().Get("key")
+	if !wellFormedKey(raw) {
+		writeErrorPage(w, http.StatusUnauthorized, "This assistant isn\u2019t set up correctly: the link has no valid key.")
+		return
+	}
+	key, err := h.keys.get(r.Context(), hashKey(raw))
+	if err != nil || key.ChannelID != channelID {
+		if err != nil && agentline.ErrorCode(err) != agentline.EInvalidKey && !errors.Is(err, agentline.ErrNotFound) {
+			httpx.Logger(r.Context()).Error("embed page: key lookup", "channel_id", channelID, "err", err)
+			writeErrorPage(w, http.StatusServiceUnavailable, "The assistant is unavailable right now. Please try again later.")
+			return
+		}
+		writeErrorPage(w, http.StatusUnauthorized, "This assistant isn\u2019t set up correctly: the key does not belong to it.")
+		return
+	}
+	ch, err := h.store.Channel(r.Context(), key.ProjectID, key.ChannelID)
+	if err != nil || ch.AgentID == nil || ch.Type != agentline.ChannelVoiceWidget {
+		writeErrorPage(w, http.StatusNotFound, "This assistant does not exist.")
+		return
+	}
+	var nonce [16]byte
+	rand.Read(nonce[:])
+	n := base64.RawURLEncoding.EncodeToString(nonce[:])
+	w.Header().Set("Content-Security-Policy", "frame-ancestors "+frameAncestors(key.AllowedOrigins)+
+		"; script-src 'self' 'nonce-"+n+"'; object-src 'none'; base-uri 'none'")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(http.StatusOK)
+	embedPage.Execute(w, map[string]string{
+		"Nonce": n, "Key": raw,
+		"ProjectID": strconv.FormatInt(ch.ProjectID, 10), "ChannelID": strconv.FormatInt(ch.ID, 10),
+		"AgentID": strconv.FormatInt(*ch.AgentID, 10),
+	})
+}
+
+func writeErrorPage(w http.ResponseWriter, status int, sentence string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	w.WriteHeader(status)
+	errorPage.Execute(w, sentence)
+}
+
+// frameAncestors turns a key's allowed origins into the sources of a
+// frame-ancestors directive. A wildcard entry allows http and https, as it
+// does for the widget API; an empty list allows any page.
+func frameAncestors(allowed []string) string {
+	if len(allowed) == 0 {
+		return "*"
+	}
+	var b strings.Builder
+	for i, a := range allowed {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if strings.HasPrefix(a, "*.") {
+			b.WriteString("https://" + a + " http://" + a)
+			continue
+		}
+		b.WriteString(a)
+	}
+	return b.String()
+}
+
+// snippets is what a site owner pastes; the whole key is never stored, so
+// the snippets hold a placeholder for it (the key's prefix tells which key).
+type snippets struct {
+	ChannelID int64   `json:"channel_id"`
+	KeyPrefix *string `json:"key_prefix"`
+	Script    string  `json:"script"`
+	Iframe    string  `json:"iframe"`
+	EmbedURL  string  `json:"embed_url"`
+	ScriptURL string  `json:"script_url"`
+}
+
+// KeyPlaceholder stands for the widget key in snippets.
+const KeyPlaceholder = "YOUR_WIDGET_KEY"
+
+// getSnippets serves GET /api/channels/{channel_id}/snippets (PROJECT:VIEW).
+func (h *Handler) getSnippets(w http.ResponseWriter, r *http.Request) error {
+	channelID, projectID, err := h.authorizeChannel(r, agentline.PermView)
+	if err != nil {
+		return err
+	}
+	ch, err := h.store.Channel(r.Context(), projectID, channelID)
+	if err != nil {
+		return err
+	}
+	if ch.Type != agentline.ChannelVoiceWidget || ch.AgentID == nil {
+		return agentline.Errorf(agentline.EInvalid, "snippets exist for voice_widget channels with an agent; this channel is %s", ch.Type)
+	}
+	out := snippets{ChannelID: ch.ID}
+	if k, err := h.store.WidgetKey(r.Context(), projectID, channelID); err == nil {
+		out.KeyPrefix = &k.Prefix
+	} else if !errors.Is(err, agentline.ErrNotFound) {
+		return err
+	}
+	base := h.baseURL(r)
+	out.ScriptURL = base + "/chat-widget.js"
+	out.EmbedURL = base + "/api/channels/voice/embed/" + strconv.FormatInt(ch.ID, 10) + "?key=" + KeyPlaceholder
+	js := func(v int64) string { return strconv.Quote(strconv.FormatInt(v, 10)) }
+	out.Script = `<script async src="` + template.HTMLEscapeString(out.ScriptURL) + `" data-public-key="` + KeyPlaceholder + `"></script>` + "\n" +
+		"<script>\n  window.addEventListener(\"load\", function () {\n    window.SvcChat.mount({projectId: " + js(ch.ProjectID) +
+		", agentId: " + js(*ch.AgentID) + ", channelId: " + js(ch.ID) + ", publicKey: \"" + KeyPlaceholder + "\"});\n  });\n</script>\n"
+	out.Iframe = `<iframe src="` + template.HTMLEscapeString(out.EmbedURL) + `" allow="microphone" title="Voice assistant" style="width:380px;height:560px;border:0"></iframe>` + "\n"
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// baseURL is AGENTLINE_PUBLIC_URL, or else the URL the request came to.
+func (h *Handler) baseURL(r *http.Request) string {
+	if h.publicURL != "" {
+		return strings.TrimRight(h.publicURL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// sameOrigin reports whether a browser's request comes from agentline's
+// own origin, as the embed page's widget does: that page is guarded by
+// frame-ancestors, not by the widget API's origin list. Browsers send no
+// Origin on a same-origin GET, but they do send Sec-Fetch-Site. (A
+// non-browser client can send either header; origins only bind browsers.)
+func sameOrigin(r *http.Request, header string) bool {
+	if header == "" {
+		return r.Header.Get("Sec-Fetch-Site") == "same-origin"
+	}
+	if header == "null" {
+		return false
+	}
+	u, err := url.Parse(header)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+}

@@ -1,0 +1,170 @@
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// widgetBudget is the most the widget script may weigh gzipped (issue 6).
+const widgetBudget = 15 * 1024
+
+func loadAssets(t testing.TB) *Assets {
+	t.Helper()
+	a, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestWidgetSizeBudget(t *testing.T) {
+	a := loadAssets(t)
+	src, _ := files.ReadFile("chat-widget.js")
+	t.Logf("chat-widget.js: source %d B, minified %d B, gzipped %d B (budget %d B)",
+		len(src), len(a.Widget.Raw), len(a.Widget.Gzip), widgetBudget)
+	t.Logf("chat-widget-audio.js: minified %d B, gzipped %d B", len(a.Audio.Raw), len(a.Audio.Gzip))
+	if len(a.Widget.Gzip) > widgetBudget {
+		t.Fatalf("chat-widget.js is %d bytes gzipped, over the budget of %d", len(a.Widget.Gzip), widgetBudget)
+	}
+	if len(a.Widget.Raw) >= len(src) {
+		t.Fatalf("minified (%d B) is not smaller than the source (%d B)", len(a.Widget.Raw), len(src))
+	}
+}
+
+func TestMinifiedKeepsThePublicAPI(t *testing.T) {
+	a := loadAssets(t)
+	for _, want := range []string{"SvcChat", "mount", "unmount", "oai-events", "/widget/v1/", "application/sdp", "function_call_output", "pcm16-capture"} {
+		if !bytes.Contains(a.Widget.Raw, []byte(want)) && !bytes.Contains(a.Audio.Raw, []byte(want)) {
+			t.Errorf("minified assets lack %q", want)
+		}
+	}
+}
+
+func TestMinifyRejectsBrokenJavaScript(t *testing.T) {
+	if _, err := Minify([]byte("function (")); err == nil {
+		t.Fatal("Minify accepted a syntax error")
+	}
+}
+
+func TestServe(t *testing.T) {
+	a := loadAssets(t)
+	mux := http.NewServeMux()
+	for _, r := range a.Routes() {
+		mux.Handle(r.Method+" "+r.Pattern, r.Handler)
+	}
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	// A transport that does not add or undo gzip by itself.
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+
+	tests := []struct {
+		name, path, method, acceptEncoding, ifNoneMatch string
+		status                                          int
+		gzipped                                         bool
+		asset                                           *Asset
+	}{
+		{name: "gzip", path: "/chat-widget.js", acceptEncoding: "gzip, deflate, br", status: 200, gzipped: true, asset: a.Widget},
+		{name: "identity", path: "/chat-widget.js", status: 200, asset: a.Widget},
+		{name: "gzip refused", path: "/chat-widget.js", acceptEncoding: "gzip;q=0, br", status: 200, asset: a.Widget},
+		{name: "any encoding", path: "/chat-widget.js", acceptEncoding: "*", status: 200, gzipped: true, asset: a.Widget},
+		{name: "not modified", path: "/chat-widget.js", acceptEncoding: "gzip", ifNoneMatch: a.Widget.ETag, status: 304, asset: a.Widget},
+		{name: "not modified among others", path: "/chat-widget.js", ifNoneMatch: `"x", W/` + a.Widget.ETag, status: 304, asset: a.Widget},
+		{name: "stale etag", path: "/chat-widget.js", ifNoneMatch: `"old"`, status: 200, asset: a.Widget},
+		{name: "head", path: "/chat-widget.js", method: "HEAD", status: 200, asset: a.Widget},
+		{name: "worklet", path: "/chat-widget-audio.js", acceptEncoding: "gzip", status: 200, gzipped: true, asset: a.Audio},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			method := tc.method
+			if method == "" {
+				method = "GET"
+			}
+			req, _ := http.NewRequest(method, srv.URL+tc.path, nil)
+			req.Header.Set("Accept-Encoding", tc.acceptEncoding)
+			if tc.ifNoneMatch != "" {
+				req.Header.Set("If-None-Match", tc.ifNoneMatch)
+			}
+			res, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			body, _ := io.ReadAll(res.Body)
+			if res.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d", res.StatusCode, tc.status)
+			}
+			if got := res.Header.Get("ETag"); got != tc.asset.ETag {
+				t.Errorf("ETag %q, want %q", got, tc.asset.ETag)
+			}
+			if got := res.Header.Get("Cache-Control"); got != "public, max-age=300" {
+				t.Errorf("Cache-Control %q", got)
+			}
+			if got := res.Header.Get("Vary"); got != "Accept-Encoding" {
+				t.Errorf("Vary %q", got)
+			}
+			if tc.status == 304 || method == "HEAD" {
+				if len(body) != 0 {
+					t.Fatalf("%d body bytes on %s/%d", len(body), method, tc.status)
+				}
+				return
+			}
+			if got := res.Header.Get("Content-Type"); !strings.HasPrefix(got, "text/javascript") {
+				t.Errorf("Content-Type %q", got)
+			}
+			if tc.gzipped {
+				if res.Header.Get("Content-Encoding") != "gzip" {
+					t.Fatalf("Content-Encoding %q, want gzip", res.Header.Get("Content-Encoding"))
+				}
+				zr, err := gzip.NewReader(bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if body, err = io.ReadAll(zr); err != nil {
+					t.Fatal(err)
+				}
+			} else if res.Header.Get("Content-Encoding") != "" {
+				t.Fatalf("Content-Encoding %q, want none", res.Header.Get("Content-Encoding"))
+			}
+			if !bytes.Equal(body, tc.asset.Raw) {
+				t.Fatalf("body (%d B) is not the minified asset (%d B)", len(body), len(tc.asset.Raw))
+			}
+		})
+	}
+}
+
+func TestETagIsStrongAndStable(t *testing.T) {
+	a, b := loadAssets(t), loadAssets(t)
+	if a.Widget.ETag != b.Widget.ETag {
+		t.Fatalf("ETag differs between loads: %s %s", a.Widget.ETag, b.Widget.ETag)
+	}
+	if strings.HasPrefix(a.Widget.ETag, "W/") || !strings.HasPrefix(a.Widget.ETag, `"`) {
+		t.Fatalf("ETag %s is not a strong validator", a.Widget.ETag)
+	}
+	if a.Widget.ETag == a.Audio.ETag {
+		t.Fatal("two files share an ETag")
+	}
+}
+
+// BenchmarkServeWidget is the cost of one gzip answer of the script.
+func BenchmarkServeWidget(b *testing.B) {
+	a := loadAssets(b)
+	req := httptest.NewRequest("GET", "/chat-widget.js", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	for b.Loop() {
+		a.Widget.ServeHTTP(httptest.NewRecorder(), req)
+	}
+}
+
+// BenchmarkLoad is the start-up cost: minify and compress both files.
+func BenchmarkLoad(b *testing.B) {
+	for b.Loop() {
+		if _, err := Load(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
