@@ -82,11 +82,7 @@ func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) getAgent(w http.ResponseWriter, r *http.Request) error {
-	agentID, err := httpx.PathID(r, "agent_id")
-	if err != nil {
-		return err
-	}
-	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermView)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -99,11 +95,7 @@ func (h *Handler) getAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
-	agentID, err := httpx.PathID(r, "agent_id")
-	if err != nil {
-		return err
-	}
-	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermCreate)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -126,11 +118,7 @@ func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) deleteAgent(w http.ResponseWriter, r *http.Request) error {
-	agentID, err := httpx.PathID(r, "agent_id")
-	if err != nil {
-		return err
-	}
-	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermDelete)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermDelete)
 	if err != nil {
 		return err
 	}

@@ -22,12 +22,8 @@ import (
 // the same media stream as inbound calls, marked outbound so the agent
 // speaks first, with a signed stream token and the record's stream_ref.
 func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
-	agentID, err := httpx.PathID(r, "agent_id")
-	if err != nil {
-		return err
-	}
 	ctx := r.Context()
-	projectID, err := h.Auth.AuthorizeOwned(ctx, store.KindAgent, agentID, agentline.PermCreate)
+	agentID, projectID, err := h.Auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -127,12 +123,8 @@ func newStreamRef() (string, error) {
 //
 // Hangs up a call of the agent, inbound or outbound, that has not ended.
 func (h *Handler) endCall(w http.ResponseWriter, r *http.Request) error {
-	agentID, err := httpx.PathID(r, "agent_id")
-	if err != nil {
-		return err
-	}
 	ctx := r.Context()
-	projectID, err := h.Auth.AuthorizeOwned(ctx, store.KindAgent, agentID, agentline.PermDelete)
+	agentID, projectID, err := h.Auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermDelete)
 	if err != nil {
 		return err
 	}

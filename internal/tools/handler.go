@@ -220,11 +220,7 @@ func validateTool(t *agentline.WebhookTool) error {
 }
 
 func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) error {
-	agentID, err := httpx.PathID(r, "agent_id")
-	if err != nil {
-		return err
-	}
-	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermView)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -241,11 +237,7 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) createTool(w http.ResponseWriter, r *http.Request) error {
-	agentID, err := httpx.PathID(r, "agent_id")
-	if err != nil {
-		return err
-	}
-	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermCreate)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -265,11 +257,7 @@ func (h *Handler) createTool(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) getTool(w http.ResponseWriter, r *http.Request) error {
-	toolID, err := httpx.PathID(r, "tool_id")
-	if err != nil {
-		return err
-	}
-	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindTool, toolID, agentline.PermView)
+	toolID, projectID, err := h.auth.AuthorizePath(r, "tool_id", store.KindTool, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -282,11 +270,7 @@ func (h *Handler) getTool(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) updateTool(w http.ResponseWriter, r *http.Request) error {
-	toolID, err := httpx.PathID(r, "tool_id")
-	if err != nil {
-		return err
-	}
-	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindTool, toolID, agentline.PermCreate)
+	toolID, projectID, err := h.auth.AuthorizePath(r, "tool_id", store.KindTool, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -309,11 +293,7 @@ func (h *Handler) updateTool(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) deleteTool(w http.ResponseWriter, r *http.Request) error {
-	toolID, err := httpx.PathID(r, "tool_id")
-	if err != nil {
-		return err
-	}
-	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindTool, toolID, agentline.PermDelete)
+	toolID, projectID, err := h.auth.AuthorizePath(r, "tool_id", store.KindTool, agentline.PermDelete)
 	if err != nil {
 		return err
 	}

@@ -199,11 +199,7 @@ func readLimited(r io.Reader, max int) ([]byte, error) {
 }
 
 func (h *Handler) listKnowledge(w http.ResponseWriter, r *http.Request) error {
-	agentID, err := httpx.PathID(r, "agent_id")
-	if err != nil {
-		return err
-	}
-	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermView)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -216,11 +212,7 @@ func (h *Handler) listKnowledge(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) uploadKnowledge(w http.ResponseWriter, r *http.Request) error {
-	agentID, err := httpx.PathID(r, "agent_id")
-	if err != nil {
-		return err
-	}
-	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermCreate)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -245,11 +237,7 @@ func (h *Handler) uploadKnowledge(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (h *Handler) searchKnowledge(w http.ResponseWriter, r *http.Request) error {
-	agentID, err := httpx.PathID(r, "agent_id")
-	if err != nil {
-		return err
-	}
-	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindAgent, agentID, agentline.PermView)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -282,11 +270,7 @@ func (h *Handler) searchKnowledge(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (h *Handler) deleteKnowledge(w http.ResponseWriter, r *http.Request) error {
-	documentID, err := httpx.PathID(r, "document_id")
-	if err != nil {
-		return err
-	}
-	projectID, err := h.auth.AuthorizeOwned(r.Context(), store.KindKnowledgeDocument, documentID, agentline.PermDelete)
+	documentID, projectID, err := h.auth.AuthorizePath(r, "document_id", store.KindKnowledgeDocument, agentline.PermDelete)
 	if err != nil {
 		return err
 	}

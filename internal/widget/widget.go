@@ -138,16 +138,10 @@ func (h *Handler) Routes() []httpx.Route {
 	}
 }
 
-// authorizeChannel authorizes perm on the project owning the channel and
-// returns that project's id; another tenant's channel is "channel not
-// found", like a missing one.
+// authorizeChannel authorizes perm on the project owning the channel of
+// the path and returns both ids (see auth.Service.AuthorizePath).
 func (h *Handler) authorizeChannel(r *http.Request, perm agentline.Permission) (channelID, projectID int64, err error) {
-	channelID, err = httpx.PathID(r, "channel_id")
-	if err != nil {
-		return 0, 0, err
-	}
-	projectID, err = h.auth.AuthorizeOwned(r.Context(), store.KindChannel, channelID, perm)
-	return channelID, projectID, err
+	return h.auth.AuthorizePath(r, "channel_id", store.KindChannel, perm)
 }
 
 // forget drops what this instance caches about a channel, after a change.
