@@ -144,6 +144,8 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	}
 	a.phone = phone
 	a.routes = append(a.routes, phone.Routes()...)
+	// forms (issue 7):
+	// console (issue 10):
 
 	mux := http.NewServeMux()
 	for _, r := range a.routes {
