@@ -169,6 +169,7 @@ func (a *App) telephony() (*telephony.Handler, error) {
 	if a.Config.TwilioAccountSID != "" && a.Config.TwilioAuthToken != "" {
 		t, err := telephony.NewTwilio(telephony.TwilioConfig{
 			AccountSID: a.Config.TwilioAccountSID, AuthToken: a.Config.TwilioAuthToken, BaseURL: a.Config.TwilioAPIBaseURL,
+			Timeout: a.Config.TwilioTimeout,
 		})
 		if err != nil {
 			return nil, err
@@ -181,7 +182,7 @@ func (a *App) telephony() (*telephony.Handler, error) {
 		Signatures:         telephony.NewSignatures(a.Config.TwilioAuthToken, a.Config.BotHost, a.Config.Production()),
 		MaxConcurrentCalls: int(a.Config.MaxConcurrentCalls),
 		Tools:              a.Tools, OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
-		MaxCallDuration: a.Config.MaxCallDuration, Registerer: a.Registry, Logger: a.Logger,
+		MaxCallDuration: a.Config.MaxCallDuration, ModelReadyTimeout: a.Config.ModelReadyTimeout, Registerer: a.Registry, Logger: a.Logger,
 	}), nil
 }
 

@@ -43,6 +43,8 @@ type Config struct {
 	TwilioAPIBaseURL     string        // TWILIO_API_BASE_URL
 	MaxConcurrentCalls   int64         // AGENTLINE_MAX_CONCURRENT_CALLS
 	MaxCallDuration      time.Duration // AGENTLINE_MAX_CALL_DURATION
+	ModelReadyTimeout    time.Duration // AGENTLINE_MODEL_READY_TIMEOUT
+	TwilioTimeout        time.Duration // TWILIO_TIMEOUT
 }
 
 // Production reports whether the service runs in production mode.
@@ -86,6 +88,8 @@ func (c *Config) settings() []setting {
 		{env: "TWILIO_API_BASE_URL", flag: "twilio-api-base-url", def: "https://api.twilio.com", usage: "base URL of the carrier REST API", str: &c.TwilioAPIBaseURL},
 		{env: "AGENTLINE_MAX_CONCURRENT_CALLS", flag: "max-concurrent-calls", def: "10", usage: "most live phone calls per project; more outbound calls get 429", integer: &c.MaxConcurrentCalls},
 		{env: "AGENTLINE_MAX_CALL_DURATION", flag: "max-call-duration", def: "30m", usage: "longest a phone call may last; the relay hangs up then", duration: &c.MaxCallDuration},
+		{env: "AGENTLINE_MODEL_READY_TIMEOUT", flag: "model-ready-timeout", def: "10s", usage: "how long a call waits for the realtime model to take its session; then the caller hears an apology", duration: &c.ModelReadyTimeout},
+		{env: "TWILIO_TIMEOUT", flag: "twilio-timeout", def: "15s", usage: "how long a carrier REST request may take", duration: &c.TwilioTimeout},
 	}
 }
 
@@ -202,6 +206,12 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxCallDuration <= 0 {
 		bad("AGENTLINE_MAX_CALL_DURATION must be positive, such as 30m")
+	}
+	if c.ModelReadyTimeout <= 0 {
+		bad("AGENTLINE_MODEL_READY_TIMEOUT must be positive, such as 10s")
+	}
+	if c.TwilioTimeout <= 0 {
+		bad("TWILIO_TIMEOUT must be positive, such as 15s")
 	}
 	if c.ShutdownTimeout <= 0 {
 		bad("AGENTLINE_SHUTDOWN_TIMEOUT must be positive")

@@ -14,6 +14,9 @@ type Carrier interface {
 	AvailableNumbers(ctx context.Context, areaCode string) ([]AvailableNumber, error)
 	// BuyNumber purchases a number and returns the carrier's SID for it.
 	BuyNumber(ctx context.Context, req BuyRequest) (sid string, err error)
+	// FindNumber returns the carrier's SID of a number the account owns;
+	// ErrNumberGone when it owns no such number.
+	FindNumber(ctx context.Context, phoneNumber string) (sid string, err error)
 	// ReleaseNumber gives a number back; ErrNumberGone when the carrier
 	// does not know it (any more).
 	ReleaseNumber(ctx context.Context, sid string) error
@@ -22,6 +25,9 @@ type Carrier interface {
 	// HangUp ends a call and returns its status afterwards; ErrCallGone
 	// when the carrier does not know the call (any more).
 	HangUp(ctx context.Context, callSID string) (status string, err error)
+	// CallStatus returns a call's status at the carrier (queued, ringing,
+	// in-progress, completed, ...); ErrCallGone when it does not know the call.
+	CallStatus(ctx context.Context, callSID string) (string, error)
 	// Redirect replaces a live call's TwiML (a transfer's <Dial>, an
 	// apology before hanging up); ErrCallGone when the call has ended.
 	Redirect(ctx context.Context, callSID, twiml string) error
@@ -30,6 +36,11 @@ type Carrier interface {
 // ErrNumberGone is returned by ReleaseNumber for a number the carrier no
 // longer has: releasing it again has nothing left to do.
 var ErrNumberGone = errors.New("the carrier no longer has this number")
+
+// ErrNoAnswer is wrapped in a carrier_error whose request got no answer (a
+// timeout, a broken connection): the carrier may or may not have done what
+// it was asked.
+var ErrNoAnswer = errors.New("no answer from the carrier")
 
 // ErrCallGone is returned by HangUp for a call the carrier does not know:
 // whatever our record says, that call is over.

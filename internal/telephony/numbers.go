@@ -109,6 +109,9 @@ func (h *Handler) provisionNumber(w http.ResponseWriter, r *http.Request) error 
 		VoiceURL:          "https://" + host + "/api/telephony/inbound",
 		StatusCallbackURL: "https://" + host + "/api/telephony/status",
 	})
+	if errors.Is(err, ErrNoAnswer) {
+		return h.undoUnansweredPurchase(ctx, carrier, in.PhoneNumber, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -128,6 +131,31 @@ func (h *Handler) provisionNumber(w http.ResponseWriter, r *http.Request) error 
 	log.Info("provisioned a phone number", "number_id", n.ID)
 	httpx.WriteJSON(w, http.StatusCreated, n)
 	return nil
+}
+
+// undoUnansweredPurchase handles a purchase whose answer never came: the
+// carrier may have sold the number anyway. It looks the number up at the
+// carrier and releases it if the account has it, so no number is billed
+// without a record here, and answers carrier_error saying what happened.
+func (h *Handler) undoUnansweredPurchase(ctx context.Context, carrier Carrier, phone string, buyErr error) error {
+	log := httpx.Logger(ctx).With("phone_number", phone)
+	sid, err := carrier.FindNumber(ctx, phone)
+	if errors.Is(err, ErrNumberGone) {
+		log.Warn("the carrier did not answer a purchase and has not sold the number", "err", buyErr)
+		return &agentline.Error{Code: agentline.ECarrier, Err: buyErr,
+			Message: "the carrier did not answer the purchase in time; it has not sold you " + phone + ", so nothing is billed: try again"}
+	}
+	if err == nil {
+		err = carrier.ReleaseNumber(ctx, sid)
+		if err == nil || errors.Is(err, ErrNumberGone) {
+			log.Warn("the carrier did not answer a purchase but had sold the number; released it again", "carrier_sid", sid, "err", buyErr)
+			return &agentline.Error{Code: agentline.ECarrier, Err: buyErr,
+				Message: "the carrier did not answer the purchase in time; it had sold you " + phone + " anyway and the number was released again: try again"}
+		}
+	}
+	log.Error("the carrier did not answer a purchase, and whether it sold the number is unknown: check the carrier's console", "carrier_sid", sid, "err", buyErr, "undo_err", err)
+	return &agentline.Error{Code: agentline.ECarrier, Err: buyErr,
+		Message: "the carrier did not answer the purchase in time and could not be asked whether it sold you " + phone + ": check your Twilio console before trying again"}
 }
 
 // linkableAgent loads an agent of the project that may get a number: it

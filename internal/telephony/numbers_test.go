@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
 func TestAvailableNumbers(t *testing.T) {
@@ -188,5 +190,47 @@ func TestDeletingAnAgentUnassignsItsNumber(t *testing.T) {
 	}
 	if len(e.fake.Numbers()) != 1 {
 		t.Fatal("the number must stay owned until it is released")
+	}
+}
+
+// TestProvisionCarrierTimeout: a purchase whose answer never comes may have
+// been made at the carrier anyway; the number is looked up there and
+// released, so nothing is billed without a record, and the answer is 502.
+func TestProvisionCarrierTimeout(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		arrange  func(f *twiliofake.Fake) func()
+		released int
+		message  string
+	}{
+		{"sold, answer lost", func(f *twiliofake.Fake) func() { f.AnswerLateNext(3 * time.Second); return func() {} }, 1, "released again"},
+		{"not sold", func(f *twiliofake.Fake) func() { return f.HoldNext().Release }, 0, "nothing is billed"},
+		{"lookup fails too", func(f *twiliofake.Fake) func() {
+			h := f.HoldNext()
+			f.FailNext(500, 20500, "held request") // taken by the held purchase
+			f.FailNext(500, 20500, "lookup down")
+			return h.Release
+		}, 0, "check your Twilio console"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, map[string]string{"TWILIO_TIMEOUT": "300ms"})
+			defer tc.arrange(e.fake)()
+			res := e.do(e.owner, "POST", fmt.Sprintf("/api/projects/%d/telephony/numbers", e.project), map[string]any{"phone_number": "+14155550100", "agent_id": e.ada})
+			if res.status != 502 || res.errorCode() != "carrier_error" || !strings.Contains(string(res.body), tc.message) {
+				t.Fatalf("provision = %d %s", res.status, res.body)
+			}
+			if owned := e.fake.Numbers(); len(owned) != 0 {
+				t.Fatalf("a number is left bought at the carrier: %+v", owned)
+			}
+			if released := e.fake.Released(); len(released) != tc.released {
+				t.Fatalf("released = %+v, want %d", released, tc.released)
+			}
+			if list, _ := e.app.Store.PhoneNumbers(context.Background(), e.project); len(list) != 0 {
+				t.Fatalf("records: %+v", list)
+			}
+		})
 	}
 }

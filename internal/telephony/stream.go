@@ -222,6 +222,7 @@ func (h *Handler) runCall(ctx context.Context, carrier *websocket.Conn, sc *stre
 		OnEvent:       entries.add,
 		Logger:        log,
 		FrameLatency:  h.metrics.frameLatency,
+		ReadyTimeout:  h.ModelReadyTimeout,
 		BeforeCarrierClose: func(res relay.Result) {
 			if tools.transfer.Load() && res.Reason == relay.EndAgentHangup {
 				transferred = h.transfer(sc, log)

@@ -72,6 +72,9 @@ type Options struct {
 	// MaxCallDuration ends a call that lasts longer
 	// (AGENTLINE_MAX_CALL_DURATION); 30 minutes when zero.
 	MaxCallDuration time.Duration
+	// ModelReadyTimeout bounds the wait for the model to take the session
+	// (AGENTLINE_MODEL_READY_TIMEOUT); 10 s when zero.
+	ModelReadyTimeout time.Duration
 	// Registerer gets the relay's metrics; nil keeps them unregistered.
 	Registerer prometheus.Registerer
 	// Logger gets the relay's log lines; slog.Default when nil.
@@ -101,6 +104,9 @@ func New(opts Options) *Handler {
 	}
 	if opts.MaxCallDuration <= 0 {
 		opts.MaxCallDuration = 30 * time.Minute
+	}
+	if opts.ModelReadyTimeout <= 0 {
+		opts.ModelReadyTimeout = 10 * time.Second
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

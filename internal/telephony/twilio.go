@@ -127,6 +127,20 @@ func (t *Twilio) BuyNumber(ctx context.Context, req BuyRequest) (string, error) 
 	return *n.Sid, nil
 }
 
+// FindNumber implements Carrier.
+func (t *Twilio) FindNumber(ctx context.Context, phoneNumber string) (string, error) {
+	page, err := t.api(ctx).PageIncomingPhoneNumber((&openapi.ListIncomingPhoneNumberParams{}).SetPhoneNumber(phoneNumber).SetPageSize(20), "", "")
+	if err != nil {
+		return "", carrierError("look up number", err)
+	}
+	for _, n := range page.IncomingPhoneNumbers {
+		if str(n.PhoneNumber) == phoneNumber && str(n.Sid) != "" {
+			return *n.Sid, nil
+		}
+	}
+	return "", ErrNumberGone
+}
+
 // ReleaseNumber implements Carrier.
 func (t *Twilio) ReleaseNumber(ctx context.Context, sid string) error {
 	err := t.api(ctx).DeleteIncomingPhoneNumber(sid, nil)
@@ -168,6 +182,19 @@ func (t *Twilio) HangUp(ctx context.Context, callSID string) (string, error) {
 	return orQueued(str(c.Status)), nil
 }
 
+// CallStatus implements Carrier.
+func (t *Twilio) CallStatus(ctx context.Context, callSID string) (string, error) {
+	c, err := t.api(ctx).FetchCall(callSID, nil)
+	var tre *client.TwilioRestError
+	if errors.As(err, &tre) && tre.Status == http.StatusNotFound {
+		return "", ErrCallGone
+	}
+	if err != nil {
+		return "", carrierError("look up call", err)
+	}
+	return orQueued(str(c.Status)), nil
+}
+
 // Redirect implements Carrier: the call runs the given TwiML from now on,
 // which ends its media stream.
 func (t *Twilio) Redirect(ctx context.Context, callSID, twiml string) error {
@@ -192,10 +219,10 @@ func carrierError(op string, err error) error {
 		return &agentline.Error{Code: agentline.ECarrier, Err: fmt.Errorf("%s: %w", op, err),
 			Message: fmt.Sprintf("the carrier refused to %s: %s (Twilio error %d)", op, tre.Message, tre.Code)}
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return &agentline.Error{Code: agentline.ECarrier, Err: fmt.Errorf("%s: %w", op, err),
+		return &agentline.Error{Code: agentline.ECarrier, Err: fmt.Errorf("%s: %w: %w", op, ErrNoAnswer, err),
 			Message: fmt.Sprintf("the carrier did not answer in time (%s)", op)}
 	}
-	return &agentline.Error{Code: agentline.ECarrier, Err: fmt.Errorf("%s: %w", op, err),
+	return &agentline.Error{Code: agentline.ECarrier, Err: fmt.Errorf("%s: %w: %w", op, ErrNoAnswer, err),
 		Message: fmt.Sprintf("could not reach the carrier (%s)", op)}
 }
 

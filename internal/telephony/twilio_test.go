@@ -37,6 +37,12 @@ func TestTwilioAgainstFake(t *testing.T) {
 	if n := f.Numbers(); len(n) != 1 || n[0].VoiceURL != "https://bot.example.com/api/telephony/inbound" || n[0].VoiceMethod != "POST" {
 		t.Fatalf("fake numbers = %+v", n)
 	}
+	if found, err := c.FindNumber(ctx, list[0].PhoneNumber); err != nil || found != sid {
+		t.Fatalf("FindNumber = %q %v, want %s", found, err, sid)
+	}
+	if _, err := c.FindNumber(ctx, list[1].PhoneNumber); !errors.Is(err, ErrNumberGone) {
+		t.Fatalf("FindNumber of a number not bought: %v", err)
+	}
 	// Buying it again: the carrier's reason comes through.
 	_, err = c.BuyNumber(ctx, BuyRequest{PhoneNumber: list[0].PhoneNumber})
 	if agentline.ErrorCode(err) != agentline.ECarrier || !strings.Contains(agentline.ErrorMessage(err), "is not available") {
@@ -49,8 +55,17 @@ func TestTwilioAgainstFake(t *testing.T) {
 	if calls := f.Calls(); len(calls) != 1 || strings.Join(calls[0].StatusCallbackEvents, ",") != "initiated,ringing,answered,completed" {
 		t.Fatalf("fake calls = %+v", calls)
 	}
+	if status, err := c.CallStatus(ctx, call.SID); err != nil || status != "queued" {
+		t.Fatalf("CallStatus = %q %v", status, err)
+	}
 	if status, err := c.HangUp(ctx, call.SID); err != nil || status != "completed" {
 		t.Fatalf("HangUp = %q %v", status, err)
+	}
+	if status, err := c.CallStatus(ctx, call.SID); err != nil || status != "completed" {
+		t.Fatalf("CallStatus after hang-up = %q %v", status, err)
+	}
+	if _, err := c.CallStatus(ctx, "CA00000000000000000000000000000000"); !errors.Is(err, ErrCallGone) {
+		t.Fatalf("CallStatus of an unknown call: %v", err)
 	}
 	if err := c.ReleaseNumber(ctx, sid); err != nil {
 		t.Fatal(err)
@@ -79,7 +94,7 @@ func TestTwilioErrors(t *testing.T) {
 	hold := f.HoldNext()
 	defer hold.Release()
 	_, err = newTwilio(t, f, f.AuthToken(), 100*time.Millisecond).AvailableNumbers(ctx, "")
-	if agentline.ErrorCode(err) != agentline.ECarrier || !strings.Contains(agentline.ErrorMessage(err), "did not answer in time") {
+	if agentline.ErrorCode(err) != agentline.ECarrier || !strings.Contains(agentline.ErrorMessage(err), "did not answer in time") || !errors.Is(err, ErrNoAnswer) {
 		t.Fatalf("timeout: %v", err)
 	}
 

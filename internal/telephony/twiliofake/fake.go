@@ -1,10 +1,10 @@
 // Package twiliofake is an in-process Twilio REST server on loopback. It
 // speaks the parts of the 2010-04-01 API agentline uses (number search,
-// purchase and release; call creation and update) the way the real API
-// does: Basic auth with the account SID and auth token, form bodies checked
-// field by field, and Twilio-shaped JSON errors. It records what it was
-// asked so tests can inspect purchases, releases and calls, and it can be
-// told to fail or hold the next request.
+// purchase, lookup and release; call creation, lookup and update) the way
+// the real API does: Basic auth with the account SID and auth token, form
+// bodies checked field by field, and Twilio-shaped JSON errors. It records
+// what it was asked so tests can inspect purchases, releases and calls, and
+// it can be told to fail, hold or answer late the next request.
 //
 // Tests, the console and a sandbox mode use it:
 //
@@ -14,6 +14,7 @@
 package twiliofake
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha1"
@@ -95,6 +96,7 @@ type Fake struct {
 	calls     []*Call
 	fail      []failure
 	holds     []*Hold
+	late      []time.Duration
 	requests  []string
 }
 
@@ -119,9 +121,11 @@ func New(opts Options) *Fake {
 	base := "/2010-04-01/Accounts/{account}/"
 	mux.HandleFunc("GET "+base+"AvailablePhoneNumbers/{country}/Local.json", f.search)
 	mux.HandleFunc("POST "+base+"IncomingPhoneNumbers.json", f.buy)
+	mux.HandleFunc("GET "+base+"IncomingPhoneNumbers.json", f.listNumbers)
 	mux.HandleFunc("DELETE "+base+"IncomingPhoneNumbers/{sid}", f.release)
 	mux.HandleFunc("POST "+base+"Calls.json", f.createCall)
 	mux.HandleFunc("POST "+base+"Calls/{sid}", f.updateCall)
+	mux.HandleFunc("GET "+base+"Calls/{sid}", f.fetchCall)
 	f.srv = httptest.NewServer(f.gate(mux))
 	return f
 }
@@ -238,6 +242,16 @@ func (f *Fake) HoldNext() *Hold {
 	return h
 }
 
+// AnswerLateNext makes the fake carry out the next authenticated request
+// at once but hold its answer for d: a client that times out meanwhile has
+// had its purchase or call made without hearing of it, as when an answer
+// is lost on the way. Calls queue up.
+func (f *Fake) AnswerLateNext(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.late = append(f.late, d)
+}
+
 // gate checks Basic auth and the account in the path, then applies the
 // failure and hold switches.
 func (f *Fake) gate(next http.Handler) http.Handler {
@@ -264,6 +278,11 @@ func (f *Fake) gate(next http.Handler) http.Handler {
 			hold = f.holds[0]
 			f.holds = f.holds[1:]
 		}
+		late := time.Duration(-1)
+		if len(f.late) > 0 {
+			late = f.late[0]
+			f.late = f.late[1:]
+		}
 		f.mu.Unlock()
 		if hold != nil {
 			close(hold.arrived)
@@ -275,6 +294,21 @@ func (f *Fake) gate(next http.Handler) http.Handler {
 		}
 		if fail != nil {
 			writeError(w, fail.status, fail.code, fail.message)
+			return
+		}
+		if late >= 0 {
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r.WithContext(context.WithoutCancel(r.Context())))
+			select {
+			case <-time.After(late):
+			case <-r.Context().Done():
+				return
+			}
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			w.Write(rec.Body.Bytes())
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -378,14 +412,33 @@ func (f *Fake) buy(w http.ResponseWriter, r *http.Request) {
 		n.FriendlyName = phone
 	}
 	f.numbers = append(f.numbers, n)
-	writeJSON(w, http.StatusCreated, map[string]any{
+	writeJSON(w, http.StatusCreated, f.numberJSON(n))
+}
+
+func (f *Fake) numberJSON(n *Number) map[string]any {
+	return map[string]any{
 		"sid": n.SID, "account_sid": f.accountSID, "phone_number": n.PhoneNumber, "friendly_name": n.FriendlyName,
 		"voice_url": n.VoiceURL, "voice_method": n.VoiceMethod, "status_callback": n.StatusCallback,
 		"status_callback_method": n.StatusCallbackMethod, "status": "in-use", "api_version": "2010-04-01",
 		"capabilities": map[string]bool{"voice": true, "sms": true, "mms": true, "fax": false},
 		"date_created": time.Now().UTC().Format(time.RFC1123Z),
 		"uri":          "/2010-04-01/Accounts/" + f.accountSID + "/IncomingPhoneNumbers/" + n.SID + ".json",
-	})
+	}
+}
+
+// listNumbers answers the account's numbers, filtered by PhoneNumber when
+// given, in one page.
+func (f *Fake) listNumbers(w http.ResponseWriter, r *http.Request) {
+	phone := r.URL.Query().Get("PhoneNumber")
+	f.mu.Lock()
+	out := []map[string]any{}
+	for _, n := range f.numbers {
+		if !n.Released && (phone == "" || n.PhoneNumber == phone) {
+			out = append(out, f.numberJSON(n))
+		}
+	}
+	f.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"incoming_phone_numbers": out, "next_page_uri": nil, "uri": r.URL.RequestURI()})
 }
 
 func (f *Fake) release(w http.ResponseWriter, r *http.Request) {
@@ -499,6 +552,19 @@ func (f *Fake) updateCall(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, f.callJSON(c))
 		return
+	}
+	writeError(w, http.StatusNotFound, 20404, "The requested resource "+r.URL.Path+" was not found")
+}
+
+func (f *Fake) fetchCall(w http.ResponseWriter, r *http.Request) {
+	sid, _ := strings.CutSuffix(r.PathValue("sid"), ".json")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.calls {
+		if c.SID == sid {
+			writeJSON(w, http.StatusOK, f.callJSON(c))
+			return
+		}
 	}
 	writeError(w, http.StatusNotFound, 20404, "The requested resource "+r.URL.Path+" was not found")
 }
