@@ -248,7 +248,37 @@ func (h *Handler) runCall(ctx context.Context, carrier *websocket.Conn, sc *stre
 	if transferred {
 		reason = reasonTransferred
 	}
+	if res.Reason == relay.EndCarrierDisconnect {
+		reason = h.carrierLost(sc, log)
+	}
 	rec(res, reason)
+}
+
+// carrierLost asks the carrier about a call whose media stream closed
+// without a stop message: a call the carrier has ended was the caller's
+// hang-up; one still live (a network break between us and the carrier) is
+// ended through the REST API, so that no call is left billing with nobody on
+// our side.
+func (h *Handler) carrierLost(sc *streamCall, log *slog.Logger) string {
+	const lost = string(relay.EndCarrierDisconnect)
+	if h.Carrier == nil {
+		return lost
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	status, err := h.Carrier.CallStatus(ctx, sc.start.CallSID)
+	switch {
+	case errors.Is(err, ErrCallGone) || err == nil && agentline.CallStatusFinal(status):
+		return string(relay.EndCallerHangup)
+	case err != nil:
+		log.Error("the media stream closed without stop and the carrier could not be asked about the call", "err", err)
+		return lost
+	}
+	log.Warn("the media stream closed without stop while the call is live at the carrier; hanging it up", "carrier_status", status)
+	if _, err := h.Carrier.HangUp(ctx, sc.start.CallSID); err != nil && !errors.Is(err, ErrCallGone) {
+		log.Error("could not hang up the call whose media stream was lost", "err", err)
+	}
+	return lost
 }
 
 // reasonTransferred is the end reason of a relay whose call went on to the

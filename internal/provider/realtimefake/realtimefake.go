@@ -28,6 +28,10 @@ type Server struct {
 	// any message that has no "type" as it came (what a pass-through relay
 	// forwards), for load runs. Nothing is recorded then.
 	Echo bool
+	// ReadyDelay holds each session.updated back this long, as a slow
+	// service would; NeverReady never sends it (the socket stays open).
+	ReadyDelay time.Duration
+	NeverReady bool
 
 	srv      *httptest.Server
 	sessions chan *Session
@@ -169,7 +173,14 @@ func (ss *Session) run(ctx context.Context) {
 				Session json.RawMessage `json:"session"`
 			}
 			json.Unmarshal(buf.Bytes(), &u)
-			ss.Send(ctx, map[string]any{"type": "session.updated", "session": u.Session})
+			updated := map[string]any{"type": "session.updated", "session": u.Session}
+			switch {
+			case ss.server.NeverReady:
+			case ss.server.ReadyDelay > 0:
+				time.AfterFunc(ss.server.ReadyDelay, func() { ss.Send(ctx, updated) })
+			default:
+				ss.Send(ctx, updated)
+			}
 		case "input_audio_buffer.append":
 			if !updatedBefore {
 				// Audio before the pcmu session.update would be taken as 24 kHz PCM.
