@@ -23,6 +23,18 @@ func insertCallLog(ctx context.Context, c conn, callID int64, entries []agentlin
 	return nil
 }
 
+// AppendCallLog adds entries to the log of one of the project's calls, in
+// one transaction; a call of another project is not found.
+func (db *DB) AppendCallLog(ctx context.Context, projectID, callID int64, entries []agentline.CallLogEntry) error {
+	return db.tx(ctx, func(c conn) error {
+		var one int
+		if err := c.queryRow(ctx, `SELECT 1 FROM calls WHERE id = ? AND project_id = ?`, callID, projectID).Scan(&one); err != nil {
+			return notFound(err, "call")
+		}
+		return insertCallLog(ctx, c, callID, entries)
+	})
+}
+
 // CallLog returns a call's log, oldest first.
 func (db *DB) CallLog(ctx context.Context, projectID, callID int64) ([]agentline.CallLogEntry, error) {
 	rows, err := db.reader().query(ctx,

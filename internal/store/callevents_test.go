@@ -58,6 +58,24 @@ func TestCallLog(t *testing.T) {
 		if log, err := db.CallLog(ctx, p2.ID, call.ID); err != nil || len(log) != 0 {
 			t.Fatalf("read across projects: %v %v", log, err)
 		}
+		// Entries appended while a call is live come after, in order; a call
+		// of another project takes none.
+		more := []agentline.CallLogEntry{
+			{Type: "transcript", Role: "caller", Text: "Thanks.", At: at.Add(3 * time.Second)},
+			{Type: "dtmf", Text: "1", At: at.Add(4 * time.Second)},
+		}
+		if err := db.AppendCallLog(ctx, p1.ID, call.ID, more); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.AppendCallLog(ctx, p2.ID, call.ID, more); !errors.Is(err, agentline.ErrNotFound) {
+			t.Fatalf("append across projects: %v", err)
+		}
+		if err := db.AppendCallLog(ctx, p1.ID, call.ID+1000, more); !errors.Is(err, agentline.ErrNotFound) {
+			t.Fatalf("append to an unknown call: %v", err)
+		}
+		if got, err := db.CallLog(ctx, p1.ID, call.ID); err != nil || len(got) != 5 || got[3].Text != "Thanks." || got[4].Type != "dtmf" {
+			t.Fatalf("CallLog after append = %+v %v", got, err)
+		}
 		// The log goes with its call.
 		if err := db.DeleteCall(ctx, p1.ID, call.ID); err != nil {
 			t.Fatal(err)

@@ -203,3 +203,48 @@ func TestModelDropsMidCall(t *testing.T) {
 		})
 	}
 }
+
+// TestTranscriptWrittenDuringCall: what both sides say and the tools called
+// are in the call's record while the call is still live, so an instance
+// that dies mid-call keeps them.
+func TestTranscriptWrittenDuringCall(t *testing.T) {
+	t.Parallel()
+	e := newPhoneEnv(t, nil)
+	ctx := testCtx(t)
+	c, ss := e.call(ctx, true)
+	c.SendMedia(ctx, frame(0))
+	ss.WaitAudio(ctx, 1)
+	ss.Send(ctx, map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": "item_1", "content_index": 0, "transcript": "Hello?"})
+	ss.Send(ctx, map[string]any{"type": "response.output_audio_transcript.done", "response_id": "resp_1", "item_id": "item_2", "transcript": "Hi, this is Ada."})
+	ss.Send(ctx, map[string]any{"type": "response.function_call_arguments.done", "response_id": "resp_1", "item_id": "item_3", "call_id": "call_1", "name": "no_such_tool", "arguments": "{}"})
+	c.SendDTMF(ctx, "5")
+
+	want := []string{"transcript caller Hello?", "transcript agent Hi, this is Ada.", "tool_call <nil> no_such_tool", "dtmf <nil> 5"}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res := e.do(e.viewer, "GET", "/api/calls/"+c.CallSID, nil)
+		var rec map[string]any
+		res.json(&rec)
+		if rec["status"] != "in-progress" || rec["end_reason"] != nil {
+			t.Fatalf("the call is no longer live: %s", res.body)
+		}
+		all := true
+		for _, w := range want {
+			all = all && hasEvent(rec, w)
+		}
+		if all {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("events of the live call = %q, want %q", eventTexts(rec), want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Hanging up adds nothing twice.
+	c.Stop(ctx)
+	waitClosed(t, c, ss)
+	rec := e.record(c.CallSID)
+	if got := eventTexts(rec); len(got) != len(want) {
+		t.Fatalf("events after the end = %q, want %q", got, want)
+	}
+}

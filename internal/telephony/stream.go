@@ -193,9 +193,9 @@ func (h *Handler) runCall(ctx context.Context, carrier *websocket.Conn, sc *stre
 		carrier.CloseNow()
 		return
 	}
-	var entries callLog
+	entries := h.startCallLog(sc, log)
 	rec := func(res relay.Result, reason string) {
-		h.finishCall(sc, res, reason, entries.take(), log)
+		h.finishCall(sc, res, reason, entries.stop(), log)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	model, _, err := websocket.Dial(dctx, h.realtimeURL(sc.agent.Model), &websocket.DialOptions{
@@ -234,6 +234,7 @@ func (h *Handler) runCall(ctx context.Context, carrier *websocket.Conn, sc *stre
 	tools.relay = rc
 	if !h.live.add(sid, rc) {
 		log.Warn("a stream for this call is already relayed")
+		entries.stop()
 		model.CloseNow()
 		carrier.Close(websocket.StatusPolicyViolation, "stream refused")
 		return
@@ -371,15 +372,38 @@ func (h *Handler) realtimeURL(model string) string {
 	return base + "/v1/realtime?model=" + url.QueryEscape(model)
 }
 
-// callLog collects a call's events for its record; the relay calls add from
-// its goroutines.
+// callLog writes a call's events to its record while the call goes on, so
+// an instance that dies mid-call keeps what was said until then. The relay
+// hands events to add from its goroutines, which never wait on the
+// database: add appends to a pending batch (bounded by maxCallLog) and
+// wakes the call's own writer goroutine, which stores whatever is pending
+// in one transaction per wake.
 type callLog struct {
+	write func(context.Context, []agentline.CallLogEntry) error
+	log   *slog.Logger
+
 	mu      sync.Mutex
-	entries []agentline.CallLogEntry
+	pending []agentline.CallLogEntry
+	kept    int           // entries accepted, written or not
+	wake    chan struct{} // capacity 1: a wake-up is pending
+	stopped chan struct{}
+	done    chan struct{}
 }
 
 // maxCallLog bounds the entries kept of one call.
 const maxCallLog = 10000
+
+// startCallLog starts the writer of one call's log.
+func (h *Handler) startCallLog(sc *streamCall, log *slog.Logger) *callLog {
+	l := &callLog{
+		write: func(ctx context.Context, entries []agentline.CallLogEntry) error {
+			return h.Store.AppendCallLog(ctx, sc.call.ProjectID, sc.call.ID, entries)
+		},
+		log: log, wake: make(chan struct{}, 1), stopped: make(chan struct{}), done: make(chan struct{}),
+	}
+	go l.run()
+	return l
+}
 
 func (l *callLog) add(e relay.Event) {
 	entry := agentline.CallLogEntry{Type: e.Type, Role: e.Role, Text: e.Text, At: e.At.UTC()}
@@ -398,18 +422,58 @@ func (l *callLog) add(e relay.Event) {
 		entry.Text = e.Call.Name
 	}
 	l.mu.Lock()
-	if len(l.entries) < maxCallLog {
-		l.entries = append(l.entries, entry)
+	if l.kept < maxCallLog {
+		l.kept++
+		l.pending = append(l.pending, entry)
 	}
 	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default: // the writer is already due to run
+	}
+}
+
+// run stores pending entries on each wake-up until stop. A batch that could
+// not be stored stays pending for the next try (and, last, for the call's
+// end record).
+func (l *callLog) run() {
+	defer close(l.done)
+	for {
+		select {
+		case <-l.wake:
+		case <-l.stopped:
+			return
+		}
+		batch := l.take()
+		if len(batch) == 0 {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := l.write(ctx, batch)
+		cancel()
+		if err != nil {
+			l.log.Warn("could not store call events yet; keeping them for the next write", "err", err, "events", len(batch))
+			l.mu.Lock()
+			l.pending = append(batch, l.pending...)
+			l.mu.Unlock()
+		}
+	}
 }
 
 func (l *callLog) take() []agentline.CallLogEntry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := l.entries
-	l.entries = nil
+	out := l.pending
+	l.pending = nil
 	return out
+}
+
+// stop ends the writer and returns the entries not stored yet, which go
+// with the call's end record in its transaction.
+func (l *callLog) stop() []agentline.CallLogEntry {
+	close(l.stopped)
+	<-l.done
+	return l.take()
 }
 
 // liveCalls are the calls relayed by this instance, by call SID, so an API

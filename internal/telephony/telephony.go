@@ -41,6 +41,7 @@ type Store interface {
 	ApplyCallEvent(ctx context.Context, e store.CallEvent) (agentline.Call, error)
 	CallByStreamRef(ctx context.Context, projectID int64, ref string) (agentline.Call, error)
 	CallLog(ctx context.Context, projectID, callID int64) ([]agentline.CallLogEntry, error)
+	AppendCallLog(ctx context.Context, projectID, callID int64, entries []agentline.CallLogEntry) error
 }
 
 // Options configure the phone channel's handler.
