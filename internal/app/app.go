@@ -32,6 +32,7 @@ import (
 	"github.com/agentline/agentline/internal/ratelimit"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony"
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
 	"github.com/agentline/agentline/internal/tools"
 	"github.com/agentline/agentline/internal/widget"
 	"github.com/agentline/agentline/web"
@@ -175,6 +176,18 @@ func (a *App) telephony() (*telephony.Handler, error) {
 			return nil, err
 		}
 		carrier = t
+	} else if a.Sandbox != nil {
+		// phone calls (issue 9): with no carrier account, the sandbox sells
+		// pretend numbers from an in-process fake Twilio, so that a number
+		// can be linked and called with `agentline call`.
+		f := twiliofake.New(twiliofake.Options{})
+		a.closers = append(a.closers, closeFunc(f.Close))
+		t, err := telephony.NewTwilio(telephony.TwilioConfig{AccountSID: f.AccountSID(), AuthToken: f.AuthToken(), BaseURL: f.URL(), Timeout: a.Config.TwilioTimeout})
+		if err != nil {
+			return nil, err
+		}
+		carrier = t
+		a.Logger.Warn("sandbox carrier on: phone numbers are bought from a pretend Twilio; call them with `agentline call`")
 	}
 	return telephony.New(telephony.Options{
 		Enabled: a.Config.TelephonyEnabled, Store: a.Store, Auth: a.Auth, Carrier: carrier,
@@ -185,6 +198,11 @@ func (a *App) telephony() (*telephony.Handler, error) {
 		MaxCallDuration: a.Config.MaxCallDuration, ModelReadyTimeout: a.Config.ModelReadyTimeout, Registerer: a.Registry, Logger: a.Logger,
 	}), nil
 }
+
+// closeFunc makes a func() an io.Closer.
+type closeFunc func()
+
+func (f closeFunc) Close() error { f(); return nil }
 
 // bootstrapOwner creates the first account when there is no user at all.
 func (a *App) bootstrapOwner(ctx context.Context, stdout io.Writer) error {

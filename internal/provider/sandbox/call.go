@@ -9,31 +9,37 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/pion/webrtc/v4"
 )
 
-// call is one browser's WebRTC session with the sandbox.
+// call is one scripted conversation with the sandbox, over either
+// transport: a browser's WebRTC session (events on the "oai-events" data
+// channel, audio on an RTP track) or a realtime WebSocket (events and base64
+// mu-law audio deltas on one socket, as the phone relay uses it).
 type call struct {
 	id      string
 	srv     *Server
-	pc      *webrtc.PeerConnection
 	session sessionConfig
-	voice   *voice
 	log     *slog.Logger
 	ctx     context.Context
 	cancel  context.CancelFunc
 	in      chan map[string]any
-	dc      atomic.Pointer[webrtc.DataChannel]
-	heard   atomic.Int64
+	heard   atomic.Int64 // audio packets (RTP) or appends (WebSocket) received
 	seq     atomic.Int64
 	once    sync.Once
+
+	// The transport: out sends one event (nil when it cannot yet); speak
+	// plays d of the voice for an item of a response; hangUp closes it.
+	out    func([]byte) error
+	speak  func(respID, itemID string, d time.Duration)
+	hangUp func()
+	// webrtc: the output_audio_buffer.* events exist only there.
+	webrtc bool
 }
 
 func (c *call) close() {
 	c.once.Do(func() {
 		c.cancel()
-		c.pc.Close()
+		c.hangUp()
 		c.srv.mu.Lock()
 		delete(c.srv.calls, c)
 		c.srv.mu.Unlock()
@@ -45,17 +51,19 @@ func (c *call) next(prefix string) string {
 }
 
 func (c *call) send(ev map[string]any) {
-	dc := c.dc.Load()
-	if dc == nil {
-		return
-	}
 	if ev["event_id"] == nil {
 		ev["event_id"] = c.next("event")
 	}
 	b, _ := json.Marshal(ev)
-	if err := dc.SendText(string(b)); err != nil {
+	if err := c.out(b); err != nil {
 		c.log.Debug("sandbox: send", "err", err)
 	}
+}
+
+// sessionCreated is the first event of every session.
+func (c *call) sessionCreated() {
+	c.send(map[string]any{"type": "session.created", "session": map[string]any{
+		"id": "sess_" + c.id[4:], "object": "realtime.session", "type": "realtime", "model": c.session.Model}})
 }
 
 // wait pauses for n script units; false when the call ended.
@@ -71,8 +79,6 @@ func (c *call) wait(n float64) bool {
 // run is the scripted conversation, in the GA event names of OpenAI's
 // realtime API.
 func (c *call) run() {
-	c.send(map[string]any{"type": "session.created", "session": map[string]any{
-		"id": "sess_" + c.id[4:], "object": "realtime.session", "type": "realtime", "model": c.session.Model}})
 	if !c.wait(1) {
 		return
 	}
@@ -87,8 +93,11 @@ func (c *call) run() {
 	c.send(map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": c.next("item"),
 		"content_index": 0, "transcript": fmt.Sprintf("(sandbox: %d audio packets received from your microphone)", c.heard.Load())})
 	callID := ""
-	if len(c.session.Tools) > 0 {
-		callID = c.callTool(c.session.Tools[0].Name, exampleArguments(c.session.Tools[0].Name, c.session.Tools[0].Parameters))
+	for _, tool := range c.session.Tools {
+		if !phoneOnlyTool[tool.Name] {
+			callID = c.callTool(tool.Name, exampleArguments(tool.Name, tool.Parameters))
+			break
+		}
 	}
 	// Answer tool outputs and text messages until the call ends.
 	var output *string
@@ -134,9 +143,11 @@ func (c *call) run() {
 func (c *call) say(sentence string) {
 	respID, itemID := c.next("resp"), c.next("item")
 	c.send(map[string]any{"type": "response.created", "response": map[string]any{"id": respID, "status": "in_progress"}})
-	c.send(map[string]any{"type": "output_audio_buffer.started", "response_id": respID})
+	if c.webrtc {
+		c.send(map[string]any{"type": "output_audio_buffer.started", "response_id": respID})
+	}
 	words := strings.Fields(sentence)
-	c.voice.speak(time.Duration(len(words)) * c.srv.pause / 4)
+	c.speak(respID, itemID, time.Duration(len(words))*c.srv.pause/4)
 	for i, w := range words {
 		if i > 0 {
 			w = " " + w
@@ -147,9 +158,15 @@ func (c *call) say(sentence string) {
 		}
 	}
 	c.send(map[string]any{"type": "response.output_audio_transcript.done", "response_id": respID, "item_id": itemID, "transcript": sentence})
-	c.send(map[string]any{"type": "output_audio_buffer.stopped", "response_id": respID})
+	if c.webrtc {
+		c.send(map[string]any{"type": "output_audio_buffer.stopped", "response_id": respID})
+	}
 	c.send(map[string]any{"type": "response.done", "response": map[string]any{"id": respID, "status": "completed"}})
 }
+
+// phoneOnlyTool names the tools the phone relay adds to every call: the
+// scripted function call must not hang up or transfer the call.
+var phoneOnlyTool = map[string]bool{"end_call": true, "transfer_call": true}
 
 // callTool raises a function call and returns its call id.
 func (c *call) callTool(name, args string) string {

@@ -1,14 +1,17 @@
 // Package sandbox is a pretend OpenAI-compatible realtime provider inside
-// agentline, so that a newcomer can talk to the widget with no API key
-// (`agentline serve --sandbox`) and the browser tests have a real WebRTC
-// peer. It answers POST /v1/realtime/client_secrets (ek_ secrets it
-// remembers) and POST /v1/realtime/calls (SDP offer in, SDP answer out) with
-// a pion WebRTC peer that sends a generated voice-like sound as PCMU (G.711,
-// which every browser offers and needs no encoder library), counts the RTP
-// packets the browser sends, and on the "oai-events" data channel plays a
-// short scripted conversation: a greeting, what it "heard", one function
-// call of the agent's first tool, and an answer that quotes the tool's
-// output. It understands nothing it hears; it is not for production.
+// agentline, so that a newcomer can talk to the widget, or make a phone
+// call, with no API key (`agentline serve --sandbox`), and the browser tests
+// have a real WebRTC peer. It answers POST /v1/realtime/client_secrets (ek_
+// secrets it remembers) and POST /v1/realtime/calls (SDP offer in, SDP
+// answer out) with a pion WebRTC peer that sends a generated voice-like
+// sound as PCMU (G.711, which every browser offers and needs no encoder
+// library), counts the RTP packets the browser sends, and on the
+// "oai-events" data channel plays a short scripted conversation: a
+// greeting, what it "heard", one function call of the agent's first tool,
+// and an answer that quotes the tool's output. GET /v1/realtime is the same
+// script on the realtime WebSocket the phone relay uses, with the voice as
+// base64 mu-law audio deltas. It understands nothing it hears; it is not
+// for production.
 package sandbox
 
 import (
@@ -87,6 +90,7 @@ func New(logger *slog.Logger) *Server {
 // is OPENAI_BASE_URL's path).
 func (s *Server) Routes(prefix string) []httpx.Route {
 	return []httpx.Route{
+		{Method: "GET", Pattern: prefix + "/v1/realtime", Handler: httpx.HandlerFunc(s.realtime)},
 		{Method: "POST", Pattern: prefix + "/v1/realtime/client_secrets", Handler: httpx.HandlerFunc(s.clientSecret)},
 		{Method: "POST", Pattern: prefix + "/v1/realtime/calls", Handler: httpx.HandlerFunc(s.newCall)},
 		{Method: "OPTIONS", Pattern: prefix + "/v1/realtime/calls", Handler: http.HandlerFunc(preflight)},
@@ -222,8 +226,15 @@ func (s *Server) answer(offer string, session sessionConfig) (*call, string, err
 	}
 	id, _ := randomID("rtc_")
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &call{id: id, srv: s, pc: pc, session: session, ctx: ctx, cancel: cancel, in: make(chan map[string]any, 64),
-		log: s.logger.With("call_id", id)}
+	var dc atomic.Pointer[webrtc.DataChannel]
+	c := &call{id: id, srv: s, session: session, ctx: ctx, cancel: cancel, in: make(chan map[string]any, 64),
+		log: s.logger.With("call_id", id), webrtc: true, hangUp: func() { pc.Close() },
+		out: func(b []byte) error {
+			if d := dc.Load(); d != nil {
+				return d.SendText(string(b))
+			}
+			return nil
+		}}
 	if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer}); err != nil {
 		c.close()
 		return nil, "", agentline.Invalid("", "the SDP offer was refused: %v", err)
@@ -238,7 +249,8 @@ func (s *Server) answer(offer string, session sessionConfig) (*call, string, err
 		c.close()
 		return nil, "", fmt.Errorf("sandbox: add track: %w", err)
 	}
-	c.voice = newVoice(track)
+	v := newVoice(track)
+	c.speak = func(_, _ string, d time.Duration) { v.speak(d) }
 	go drainRTCP(sender)
 	pc.OnTrack(func(t *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 		for {
@@ -249,15 +261,16 @@ func (s *Server) answer(offer string, session sessionConfig) (*call, string, err
 			c.heard.Add(1)
 		}
 	})
-	pc.OnDataChannel(func(dc *webrtc.DataChannel) {
-		if dc.Label() != "oai-events" {
+	pc.OnDataChannel(func(d *webrtc.DataChannel) {
+		if d.Label() != "oai-events" {
 			return
 		}
-		dc.OnOpen(func() {
-			c.dc.Store(dc)
+		d.OnOpen(func() {
+			dc.Store(d)
+			c.sessionCreated()
 			go c.run()
 		})
-		dc.OnMessage(func(msg webrtc.DataChannelMessage) {
+		d.OnMessage(func(msg webrtc.DataChannelMessage) {
 			var ev map[string]any
 			if json.Unmarshal(msg.Data, &ev) == nil {
 				select {
@@ -288,7 +301,7 @@ func (s *Server) answer(offer string, session sessionConfig) (*call, string, err
 		c.close()
 		return nil, "", agentline.Errorf(agentline.EUnavailable, "the sandbox could not gather ICE candidates")
 	}
-	go c.voice.run(ctx)
+	go v.run(ctx)
 	return c, pc.LocalDescription().SDP, nil
 }
 

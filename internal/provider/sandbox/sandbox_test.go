@@ -216,14 +216,3 @@ done:
 		t.Errorf("%d calls", s.Calls())
 	}
 }
-
-func TestUlaw(t *testing.T) {
-	for _, tc := range []struct {
-		in   int16
-		want byte
-	}{{0, 0xff}, {-1, 0x7f}, {32767, 0x80}, {-32768, 0x00}} {
-		if got := ulaw(tc.in); got != tc.want {
-			t.Errorf("ulaw(%d) = %#x, want %#x", tc.in, got, tc.want)
-		}
-	}
-}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/pion/webrtc/v4"
 	"github.com/pion/webrtc/v4/pkg/media"
+
+	"github.com/agentline/agentline/internal/g711"
 )
 
 // frame is one RTP packet's worth of PCMU: 20 ms at 8 kHz.
@@ -46,18 +48,25 @@ func (v *voice) run(ctx context.Context) {
 			v.mu.Lock()
 			speaking := now.Before(v.until)
 			v.mu.Unlock()
-			for i := range buf {
-				s := 0.0
-				if speaking {
-					s = syllable(v.n + i)
+			if speaking {
+				fillVoice(buf, v.n)
+			} else {
+				for i := range buf {
+					buf[i] = g711.Encode(0)
 				}
-				buf[i] = ulaw(int16(s * 12000))
 			}
 			v.n += frameSamples
 			if err := v.track.WriteSample(media.Sample{Data: buf, Duration: frame}); err != nil {
 				return
 			}
 		}
+	}
+}
+
+// fillVoice writes the voice-like sound as mu-law, from sample n on.
+func fillVoice(buf []byte, n int) {
+	for i := range buf {
+		buf[i] = g711.Encode(int16(syllable(n+i) * 12000))
 	}
 }
 
@@ -76,24 +85,4 @@ func syllable(n int) float64 {
 	env := math.Sin(math.Pi * float64(pos) / (syl * 5 / 6))
 	w := math.Sin(2*math.Pi*pitch*t) + 0.5*math.Sin(4*math.Pi*pitch*t) + 0.25*math.Sin(6*math.Pi*pitch*t)
 	return env * w / 1.75
-}
-
-// ulaw encodes a 16-bit linear sample as G.711 mu-law.
-func ulaw(s int16) byte {
-	const bias, clip = 0x84, 32635
-	v := int(s)
-	sign := byte(0)
-	if v < 0 {
-		v, sign = -v, 0x80
-	}
-	if v > clip {
-		v = clip
-	}
-	v += bias
-	exp := 7
-	for mask := 0x4000; v&mask == 0 && exp > 0; mask >>= 1 {
-		exp--
-	}
-	mant := (v >> (exp + 3)) & 0x0f
-	return ^(sign | byte(exp<<4) | byte(mant))
 }

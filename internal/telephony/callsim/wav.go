@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/agentline/agentline/internal/g711"
 )
 
 // WAV format codes.
@@ -61,7 +63,7 @@ func ReadWAV(r io.Reader) ([]byte, error) {
 			case format == wavPCM && bits == 16:
 				out := make([]byte, len(data)/2)
 				for i := range out {
-					out[i] = LinearToMuLaw(int16(binary.LittleEndian.Uint16(data[2*i:])))
+					out[i] = g711.Encode(int16(binary.LittleEndian.Uint16(data[2*i:])))
 				}
 				return out, nil
 			}
@@ -105,34 +107,4 @@ func WriteWAV(w io.Writer, mulaw []byte) error {
 		return err
 	}
 	return nil
-}
-
-// LinearToMuLaw encodes one 16-bit sample with G.711 mu-law.
-func LinearToMuLaw(sample int16) byte {
-	const bias, clip = 0x84, 32635
-	s := int(sample)
-	sign := 0
-	if s < 0 {
-		s, sign = -s, 0x80
-	}
-	if s > clip {
-		s = clip
-	}
-	s += bias
-	exponent := 7
-	for mask := 0x4000; s&mask == 0 && exponent > 0; mask >>= 1 {
-		exponent--
-	}
-	mantissa := (s >> (exponent + 3)) & 0x0F
-	return ^byte(sign | exponent<<4 | mantissa)
-}
-
-// MuLawToLinear decodes one G.711 mu-law byte.
-func MuLawToLinear(u byte) int16 {
-	u = ^u
-	t := (int(u&0x0F)<<3 + 0x84) << ((u & 0x70) >> 4)
-	if u&0x80 != 0 {
-		return int16(0x84 - t)
-	}
-	return int16(t - 0x84)
 }
