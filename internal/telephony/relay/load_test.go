@@ -149,14 +149,63 @@ type loadResult struct {
 	durationSeconds float64
 }
 
-// runLoad runs calls concurrent calls for d through a relay child of mode.
-func runLoad(t testing.TB, mode string, calls int, d time.Duration) loadResult {
+// nodeRelay is the Node.js pass-through relay the "node" mode runs: the
+// same two sockets as the floor, with the ws package (what Twilio's Node
+// sample relay uses), each message forwarded as it is.
+const nodeRelay = `const http = require("http");
+const { WebSocketServer, WebSocket } = require("ws");
+const server = http.createServer();
+const wss = new WebSocketServer({ server, perMessageDeflate: false });
+wss.on("connection", (carrier) => {
+  const model = new WebSocket(process.env.RELAYLOAD_MODEL_WS, { headers: { Authorization: "Bearer " + process.env.RELAYLOAD_KEY }, perMessageDeflate: false });
+  const early = [];
+  carrier.on("message", (data, isBinary) => {
+    if (model.readyState === WebSocket.OPEN) model.send(data, { binary: isBinary });
+    else early.push([data, isBinary]);
+  });
+  model.on("open", () => { for (const [d, b] of early) model.send(d, { binary: b }); early.length = 0; });
+  model.on("message", (data, isBinary) => { if (carrier.readyState === WebSocket.OPEN) carrier.send(data, { binary: isBinary }); });
+  const close = () => { carrier.terminate(); model.terminate(); };
+  carrier.on("close", close); model.on("close", close); carrier.on("error", close); model.on("error", close);
+});
+server.listen(0, "127.0.0.1", () => console.log("ADDR 127.0.0.1:" + server.address().port));
+process.stdin.on("end", () => process.exit(0));
+process.stdin.resume();
+`
+
+// installNodeRelay writes the Node relay into a temp dir and installs ws
+// there from the npm registry (never committed), returning the script.
+func installNodeRelay(b *testing.B) string {
+	dir := b.TempDir()
+	script := filepath.Join(dir, "relay.js")
+	if err := os.WriteFile(script, []byte(nodeRelay), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	out, err := exec.Command("npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error", "ws@8").CombinedOutput()
+	if err != nil {
+		b.Fatalf("npm install ws: %v\n%s", err, out)
+	}
+	version, err := exec.Command("node", "-e", `console.log(process.version + " ws " + require(process.argv[1] + "/node_modules/ws/package.json").version)`, dir).Output()
+	if err != nil {
+		b.Fatalf("node: %v", err)
+	}
+	b.Logf("node relay: %s", strings.TrimSpace(string(version)))
+	return script
+}
+
+// runLoad runs calls concurrent calls for d through a relay child of mode:
+// "floor" and "agentline" are this test binary, "node" runs nodeScript.
+func runLoad(t testing.TB, mode string, calls int, d time.Duration, nodeScript string) loadResult {
 	fake := realtimefake.New(apiKey)
 	fake.Echo = true
 	defer fake.Close()
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "RELAYLOAD_MODE="+mode, "RELAYLOAD_MODEL="+fake.URL(), "GOMAXPROCS=2")
+	if mode == "node" {
+		cmd = exec.Command("node", nodeScript)
+		cmd.Env = append(os.Environ(), "RELAYLOAD_MODEL_WS="+realtimefake.WSURL(fake.URL(), "gpt-realtime"), "RELAYLOAD_KEY="+apiKey)
+	}
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -334,7 +383,9 @@ func procMem(pid int) (rss, peak float64) {
 
 // BenchmarkRelayLoad runs the load at 100, 200 and 400 concurrent calls
 // (RELAYLOAD_CALLS overrides, e.g. "200,1000") through agentline's relay and
-// through the floor, RELAYLOAD_SECONDS long each (default 10).
+// through the floor, RELAYLOAD_SECONDS long each (default 10). With
+// RELAYLOAD_NODE=1 a Node.js pass-through relay (ws from the npm registry,
+// installed into a temp dir) runs the same load too, for its memory.
 func BenchmarkRelayLoad(b *testing.B) {
 	counts := []int{100, 200, 400}
 	if v := os.Getenv("RELAYLOAD_CALLS"); v != "" {
@@ -355,11 +406,16 @@ func BenchmarkRelayLoad(b *testing.B) {
 		}
 		d = time.Duration(s) * time.Second
 	}
+	modes, nodeScript := []string{"floor", "agentline"}, ""
+	if os.Getenv("RELAYLOAD_NODE") == "1" {
+		nodeScript = installNodeRelay(b)
+		modes = append(modes, "node")
+	}
 	for _, n := range counts {
-		for _, mode := range []string{"floor", "agentline"} {
+		for _, mode := range modes {
 			b.Run(fmt.Sprintf("%s/calls=%d", mode, n), func(b *testing.B) {
 				for range b.N {
-					r := runLoad(b, mode, n, d)
+					r := runLoad(b, mode, n, d, nodeScript)
 					b.ReportMetric(r.cpuPerSec, "cpu-s/s")
 					b.ReportMetric(float64(r.p50.Microseconds())/1000, "p50-ms")
 					b.ReportMetric(float64(r.p99.Microseconds())/1000, "p99-ms")
