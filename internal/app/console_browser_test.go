@@ -210,6 +210,31 @@ func TestConsoleWidgetJourney(t *testing.T) {
 	c.press("Save")
 	c.poll("saved", `document.querySelector("form p[role=status]").textContent.startsWith("Saved")`)
 	c.accessible("agent")
+	c.open("#/agents", 1000, 700)
+	c.poll("the agent in the list", `document.querySelector("main table") && document.querySelector("main table").innerText.includes("gpt-realtime")`)
+	c.shot(shots, "console-agents.png")
+
+	// Tools: the parameters must be JSON, said under the field.
+	c.open("#/agents/1/tools", 1000, 700)
+	c.heading("Ada")
+	c.fill("Add tool", "Name", "lookup_order")
+	c.fill("Add tool", "URL", "https://hooks.example.com/order")
+	c.fill("Add tool", "Parameters (JSON Schema)", "{not json")
+	c.press("Add tool")
+	c.poll("the parameters error", field("Add tool", "Parameters (JSON Schema)")+`.getAttribute("aria-invalid") === "true"`)
+	c.fill("Add tool", "Parameters (JSON Schema)", `{"type": "object", "properties": {"id": {"type": "string"}}}`)
+	c.press("Add tool")
+	c.poll("the tool", `document.querySelector("main table") && document.querySelector("main table").innerText.includes("lookup_order")`)
+
+	// Knowledge: upload a file, try a search.
+	c.press("Knowledge")
+	c.poll("the upload form", `!!document.querySelector("form[aria-label=Upload]")`)
+	eval[any](t, ctx, `(el => { const dt = new DataTransfer(); dt.items.add(new File(["# Returns\n\nReturns are free within 30 days of delivery."], "returns.md", {type: "text/markdown"})); el.files = dt.files; })(`+field("Upload", "File (text, Markdown or HTML)")+`)`)
+	c.press("Upload")
+	c.poll("the document", `document.querySelector("main table") && document.querySelector("main table").innerText.includes("text/markdown")`)
+	c.fill("Search", "Search the documents", "free returns")
+	c.press("Search")
+	c.poll("a passage", `document.querySelector("main ol") && document.querySelector("main ol").innerText.includes("free within 30 days")`)
 
 	// A voice widget channel with a color, seen in the preview.
 	c.press("Channels")
@@ -226,6 +251,18 @@ func TestConsoleWidgetJourney(t *testing.T) {
 	c.fill("Channel settings", "Show text chat", "true")
 	c.press("Save settings")
 	c.poll("settings saved", `[...document.querySelectorAll("p[role=status]")].some(p => p.textContent === "Saved.")`)
+
+	// A form channel has its form's settings and no widget snippets.
+	c.press("Channels")
+	c.heading("Channels")
+	c.fill("Create channel", "Type", "form")
+	c.fill("Create channel", "Name", "Contact form")
+	c.fill("Create channel", "Agent", "")
+	c.press("Create channel")
+	c.heading("Contact form")
+	c.poll("the form settings", `!!document.querySelector("form[aria-label='Form settings']") && !document.getElementById("snippet-script")`)
+	c.open("#/channels/1", 1000, 700)
+	c.heading("Website")
 
 	// The key: restricted to the site, shown whole once, copied.
 	c.fill("New key", "Allowed origins", "not an origin")
@@ -338,6 +375,18 @@ func TestConsoleWidgetJourney(t *testing.T) {
 	c.fill("Add member", "Role", "viewer")
 	c.press("Add member")
 	c.poll("the new member", `document.querySelector("main table").innerText.includes("viewer@example.com")`)
+
+	// The project switcher.
+	s.Must(t, 201, "POST", "/api/projects", s.Login(t, "owner@example.com", apptest.Password), map[string]string{"name": "Beta"}, nil)
+	c.open("#/agents", 1000, 700)
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	c.heading("Agents")
+	eval[any](t, ctx, `(el => { el.value = [...el.options].find(o => o.textContent === "Beta").value; el.dispatchEvent(new Event("change")); })(document.getElementById("project-switch"))`)
+	c.poll("Beta's agents", `document.querySelector("main").innerText.includes("No agents yet")`)
+	eval[any](t, ctx, `(el => { el.value = [...el.options].find(o => o.textContent === "Acme").value; el.dispatchEvent(new Event("change")); })(document.getElementById("project-switch"))`)
+	c.poll("Acme's agents", `document.querySelector("main table") && document.querySelector("main table").innerText.includes("Ada")`)
 
 	// At 360 px everything is one column and nothing is cut off.
 	for _, page := range []string{"#/agents", "#/agents/1", "#/channels/1", "#/sessions", "#/analytics", "#/members"} {
