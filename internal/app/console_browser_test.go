@@ -209,7 +209,31 @@ func TestConsoleWidgetJourney(t *testing.T) {
 	c.fill("Save", "Language", "en-US")
 	c.press("Save")
 	c.poll("saved", `document.querySelector("form p[role=status]").textContent.startsWith("Saved")`)
+	// Another provider's model without a voice: the API picks that
+	// provider's default voice, because the console sends only what changed.
+	for _, m := range []struct{ model, voice string }{{"gemini-live-2.5-flash-preview", "Puck"}, {"gpt-realtime", "marin"}} {
+		c.fill("Save", "Model", m.model)
+		eval[any](t, ctx, `document.querySelector("form p[role=status]").textContent = ""`)
+		c.press("Save")
+		c.poll("saved", `document.querySelector("form p[role=status]").textContent.startsWith("Saved")`)
+		if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+			t.Fatal(err)
+		}
+		c.heading("Ada")
+		if v := eval[string](t, ctx, field("Save", "Voice")+`.value`); v != m.voice {
+			t.Errorf("voice after changing the model to %s: %q, want %q", m.model, v, m.voice)
+		}
+	}
+	if g := eval[string](t, ctx, field("Save", "Greeting")+`.value`); g != "Hello from Acme!" {
+		t.Errorf("greeting after reload: %q", g)
+	}
 	c.accessible("agent")
+	if tabs := c.text("nav.tabs"); strings.Contains(tabs, "Phone") {
+		t.Errorf("the agent's tabs are %q: no Phone tab without TELEPHONY_ENABLED", tabs)
+	}
+	if nav := c.text("header nav"); strings.Contains(nav, "Calls") {
+		t.Errorf("navigation %q: no Calls page without TELEPHONY_ENABLED", nav)
+	}
 	c.open("#/agents", 1000, 700)
 	c.poll("the agent in the list", `document.querySelector("main table") && document.querySelector("main table").innerText.includes("gpt-realtime")`)
 	c.shot(shots, "console-agents.png")
@@ -348,6 +372,9 @@ func TestConsoleWidgetJourney(t *testing.T) {
 		t.Errorf("transcript in the console: %q", tr)
 	}
 	c.shot(shots, "console-sessions.png")
+	c.fill("Filters", "From", time.Now().UTC().AddDate(0, 0, 2).Format("2006-01-02"))
+	c.press("Apply filters")
+	c.poll("no sessions after tomorrow", `document.querySelector("main").innerText.includes("No sessions match.")`)
 	c.press("Analytics")
 	c.heading("Analytics")
 	c.poll("the charts", `document.querySelectorAll(".chart svg").length === 4`)

@@ -534,7 +534,11 @@ function agentSettings(ctx, a) {
     { name: "language", label: "Language", value: a.language, hint: "A BCP 47 tag such as en-US or de-DE." },
     { name: "transfer_number", label: "Transfer number", type: "tel", value: a.transfer_number, hint: "E.164 (+14155550123); empty for no call transfers." },
   ], "Save", async (v) => {
-    const updated = await api("PATCH", `/api/agents/${a.id}`, v);
+    // Only what changed: a new model without a new voice then gets its
+    // provider's default voice from the API.
+    const changed = Object.fromEntries(Object.entries(v).filter(([k, x]) => x !== a[k]));
+    const updated = await api("PATCH", `/api/agents/${a.id}`, changed);
+    Object.assign(a, updated);
     saved.textContent = `Saved at ${when(updated.updated_at)}.`;
   }, { extra: saved })), h("div", { class: "card" }, h("h2", {}, "Danger zone"), del));
 }
