@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentline/agentline"
@@ -37,6 +38,30 @@ type console struct {
 func js(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// newConsole starts recording the uncaught errors of every page the
+// browser opens, for noErrors.
+func newConsole(t *testing.T, ctx context.Context, url string) console {
+	t.Helper()
+	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `window.pageErrors = [];
+addEventListener("error", e => pageErrors.push(String(e.message)));
+addEventListener("unhandledrejection", e => pageErrors.push(String(e.reason)));`})
+		return err
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return console{t: t, ctx: ctx, url: url}
+}
+
+// noErrors fails on uncaught errors of the page so far.
+func (c console) noErrors(where string) {
+	c.t.Helper()
+	if errs := eval[[]string](c.t, c.ctx, `window.pageErrors || []`); len(errs) > 0 {
+		c.t.Errorf("%s: uncaught errors in the page: %v", where, errs)
+	}
 }
 
 func (c console) open(hash string, width, height int64) {
@@ -157,7 +182,7 @@ func TestConsoleWidgetJourney(t *testing.T) {
 		io.WriteString(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Acme shop</title></head><body><h1>Acme shop</h1>`+snippet+`</body></html>`)
 	}))
 	defer host.Close()
-	c := console{t: t, ctx: ctx, url: s.URL}
+	c := newConsole(t, ctx, s.URL)
 	shots := screenshotDir(t)
 	// The copy button writes to the clipboard, and the test reads it.
 	for _, name := range []string{"clipboard-read", "clipboard-write"} {
@@ -313,6 +338,7 @@ func TestConsoleWidgetJourney(t *testing.T) {
 	c.shot(shots, "console-channel.png")
 
 	// After a reload only the prefix is left, anywhere on the page.
+	c.noErrors("the channel page")
 	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
 		t.Fatal(err)
 	}
@@ -438,6 +464,7 @@ func TestConsoleWidgetJourney(t *testing.T) {
 	c.press("Cancel")
 	s.Must(t, 200, "GET", "/api/channels/1", s.Login(t, "owner@example.com", apptest.Password), nil, nil)
 
+	c.noErrors("the journey")
 	c.press("Sign out")
 	c.heading("Sign in to agentline")
 	if tok := eval[string](t, ctx, `sessionStorage.getItem("agentline.token") || ""`); tok != "" {
@@ -465,7 +492,7 @@ func TestConsolePhoneJourney(t *testing.T) {
 	var a agentline.Agent
 	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada", "greeting": "Hello, this is Ada from Acme."}, &a)
-	c := console{t: t, ctx: ctx, url: s.URL}
+	c := newConsole(t, ctx, s.URL)
 	shots := screenshotDir(t)
 
 	c.open("#/agents/"+itoa(a.ID)+"/phone", 1000, 760)
@@ -543,6 +570,8 @@ func TestConsolePhoneJourney(t *testing.T) {
 	c.heading("Calls")
 	c.poll("the call in the list", `document.querySelector("main table") && document.querySelector("main table").innerText.includes("completed")`)
 
+	c.noErrors("the call")
+
 	// Releasing asks first; Cancel keeps the number, Release lets it go.
 	c.open("#/agents/"+itoa(a.ID)+"/phone", 1000, 760)
 	c.poll("the number", `!!document.querySelector(".number")`)
@@ -558,4 +587,5 @@ func TestConsolePhoneJourney(t *testing.T) {
 	if r := carrier.Released(); len(r) != 1 || r[0].PhoneNumber != number {
 		t.Errorf("released at the carrier: %+v", r)
 	}
+	c.noErrors("the release")
 }
