@@ -3,9 +3,12 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -588,4 +591,74 @@ func TestConsolePhoneJourney(t *testing.T) {
 		t.Errorf("released at the carrier: %+v", r)
 	}
 	c.noErrors("the release")
+}
+
+// The leads page against the leads contract (issue 7), played by a fake in
+// front of agentline: the list with its answers, the CSV export, a delete
+// that asks first. Everything else goes through to agentline.
+func TestConsoleLeadsPage(t *testing.T) {
+	ctx := newBrowser(t)
+	s := apptest.StartFresh(t, store.SQLite, nil)
+	_, tok := s.NewUser(t, "owner@example.com")
+	var p agentline.Project
+	var ch agentline.Channel
+	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "form", "name": "Contact form"}, &ch)
+	target, _ := url.Parse(s.URL)
+	agentlineProxy := httputil.NewSingleHostReverseProxy(target)
+	var mu sync.Mutex
+	var seen []string
+	leads := "/api/projects/" + itoa(p.ID) + "/leads"
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != leads && r.URL.Path != leads+".csv" && !strings.HasPrefix(r.URL.Path, "/api/leads/") {
+			agentlineProxy.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.RequestURI()+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		switch {
+		case r.URL.Path == leads+".csv":
+			w.Header().Set("Content-Type", "text/csv")
+			io.WriteString(w, "id,name,email\n7,Grace,grace@example.com\n")
+		case r.URL.Path == leads:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"leads":[{"id":7,"project_id":%d,"channel_id":%d,"mode":"lead_capture","answers":{"name":"Grace","email":"grace@example.com"},"session_id":null,"agent_id":null,"created_at":"2026-03-01T10:00:00Z"}],"next_offset":null}`, p.ID, ch.ID)
+		case r.Method == "DELETE" && r.URL.Path == "/api/leads/7":
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer fake.Close()
+	c := newConsole(t, ctx, fake.URL)
+	c.open("#/leads", 1000, 700)
+	c.signIn("owner@example.com", apptest.Password)
+	c.heading("Leads")
+	c.poll("the lead", `document.querySelector("main table") && document.querySelector("main table").innerText.includes("grace@example.com")`)
+	if row := c.text("main tbody tr"); !strings.Contains(row, "2026-03-01 10:00 UTC") || !strings.Contains(row, "Contact form") || !strings.Contains(row, "Grace") {
+		t.Errorf("lead row: %q", row)
+	}
+	c.fill("Filters", "Channel", itoa(ch.ID))
+	c.fill("Filters", "From", "2026-03-01")
+	c.press("Apply filters")
+	c.press("Export CSV")
+	c.press("Delete")
+	c.press("Delete lead")
+	c.poll("the list again", `document.querySelector("main table") !== null`)
+	c.noErrors("the leads page")
+	mu.Lock()
+	defer mu.Unlock()
+	var csv, filtered, deleted bool
+	for _, r := range seen {
+		if !strings.HasSuffix(r, "Bearer "+eval[string](t, ctx, `sessionStorage.getItem("agentline.token")`)) {
+			t.Errorf("%s: not with the session token", r)
+		}
+		csv = csv || strings.HasPrefix(r, "GET "+leads+".csv ")
+		filtered = filtered || strings.HasPrefix(r, "GET "+leads+"?channel_id="+itoa(ch.ID)+"&from=2026-03-01&offset=0 ")
+		deleted = deleted || strings.HasPrefix(r, "DELETE /api/leads/7 ")
+	}
+	if !csv || !filtered || !deleted {
+		t.Errorf("requests to the leads endpoints (csv %v, filtered %v, deleted %v): %q", csv, filtered, deleted, seen)
+	}
 }

@@ -420,6 +420,9 @@ function signInPage({ show }) {
 }
 
 async function projectsPage({ show }) {
+  // Projects made elsewhere (another tab, the API) show up here.
+  await loadProjects();
+  header("projects");
   const rows = state.projects.map((p) => h("tr", {},
     h("td", {}, p.name), h("td", {}, p.role || ""), h("td", {}, when(p.created_at)),
     h("td", { class: "actions" }, h("button", { type: "button", onclick: () => { setProject(p.id); location.hash = "#/agents"; } }, "Open"))));
@@ -989,26 +992,36 @@ async function leadsPage({ show }) {
   });
   show("Leads", h("div", { class: "row" }, csv, csvErr), filtered([sel.channel,
     { name: "from", label: "From", type: "date" }, { name: "to", label: "To (exclusive)", type: "date" }], async (v) => {
-    let res;
+    const rows = h("tbody", {});
+    const more = h("button", { type: "button", hidden: true }, "Older leads");
+    const load = async (offset) => {
+      const res = await api("GET", `/api/projects/${pid}/leads` + query({ ...v, offset }));
+      rows.append(...res.leads.map(leadRow));
+      more.hidden = res.next_offset === null || res.next_offset === undefined;
+      more.onclick = () => load(res.next_offset).catch(alertError);
+      return res.leads.length;
+    };
     try {
-      res = await api("GET", `/api/projects/${pid}/leads` + query(v));
+      if (!(await load(0))) return h("p", { class: "muted" }, "No leads match.");
     } catch (e) {
-      if (e.status === 404) return notice("Leads are not available on this server yet: it has no form channels.");
+      if (e.status === 404) return notice("Leads are not available on this server yet (it answers 404 for them).");
       throw e;
     }
-    const rows = res.leads.map((l) => {
-      const del = h("button", { type: "button", class: "danger" }, "Delete");
-      del.addEventListener("click", async () => {
-        if (!(await confirmAction("Delete this lead?", "Delete lead"))) return;
-        await api("DELETE", `/api/leads/${l.id}`).catch((e) => alertError(e));
-        render();
-      });
-      return h("tr", {}, h("td", {}, when(l.created_at)), h("td", {}, names.get(l.channel_id) || l.channel_id),
-        h("td", {}, h("dl", {}, Object.entries(l.answers || {}).map(([k, x]) => [h("dt", {}, k), h("dd", {}, json(x))]))),
-        h("td", {}, l.session_id || ""), h("td", { class: "actions" }, del));
-    });
-    return table(["When", "Channel", "Answers", "Session", ""], rows, "No leads match.");
+    return [h("div", { class: "table" }, h("table", {}, h("thead", {}, h("tr", {},
+      ["When", "Channel", "Answers", "Session", ""].map((x) => h("th", { scope: "col" }, x)))), rows)), more];
   }));
+
+  function leadRow(l) {
+    const del = h("button", { type: "button", class: "danger" }, "Delete");
+    del.addEventListener("click", async () => {
+      if (!(await confirmAction("Delete this lead?", "Delete lead"))) return;
+      await api("DELETE", `/api/leads/${l.id}`).catch((e) => alertError(e));
+      render();
+    });
+    return h("tr", {}, h("td", {}, when(l.created_at)), h("td", {}, names.get(l.channel_id) || l.channel_id),
+      h("td", {}, h("dl", {}, Object.entries(l.answers || {}).map(([k, x]) => [h("dt", {}, k), h("dd", {}, json(x))]))),
+      h("td", {}, l.session_id || ""), h("td", { class: "actions" }, del));
+  }
 }
 
 function isoDay(d) {
