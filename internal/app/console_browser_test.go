@@ -623,7 +623,11 @@ func TestConsoleLeadsPage(t *testing.T) {
 			io.WriteString(w, "id,name,email\n7,Grace,grace@example.com\n")
 		case r.URL.Path == leads:
 			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"leads":[{"id":7,"project_id":%d,"channel_id":%d,"mode":"lead_capture","answers":{"name":"Grace","email":"grace@example.com"},"session_id":null,"agent_id":null,"created_at":"2026-03-01T10:00:00Z"}],"next_offset":null}`, p.ID, ch.ID)
+			fmt.Fprintf(w, `{"leads":[{"id":7,"project_id":%d,"channel_id":%d,"mode":"lead_capture","answers":{"name":"Grace","email":"grace@example.com"},"session_id":null,"agent_id":null,"created_at":"2026-03-01T10:00:00Z"},`+
+				`{"id":8,"project_id":%d,"channel_id":%d,"mode":"live_chat","answers":{"name":"Alan"},"session_id":"ses_1","agent_id":1,"created_at":"2026-03-01T09:00:00Z"}],"next_offset":null}`, p.ID, ch.ID, p.ID, ch.ID)
+		case r.URL.Path == "/api/leads/8":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":8,"mode":"live_chat","answers":{"name":"Alan"},"session_id":"ses_1","session":{"id":"ses_1","transcript":[{"role":"user","text":"I would like a quote.","at":"2026-03-01T09:00:05Z"},{"role":"assistant","text":"Of course, for which product?","at":"2026-03-01T09:00:07Z"}]}}`)
 		case r.Method == "DELETE" && r.URL.Path == "/api/leads/7":
 			w.WriteHeader(http.StatusNoContent)
 		default:
@@ -639,11 +643,16 @@ func TestConsoleLeadsPage(t *testing.T) {
 	if row := c.text("main tbody tr"); !strings.Contains(row, "2026-03-01 10:00 UTC") || !strings.Contains(row, "Contact form") || !strings.Contains(row, "Grace") {
 		t.Errorf("lead row: %q", row)
 	}
+	eval[any](t, ctx, `document.querySelector("main tbody details").open = true`)
+	c.poll("the live chat's transcript", `document.querySelector("main tbody details .transcript") !== null`)
+	if tr := c.text("main tbody details .transcript"); tr != "Visitor:I would like a quote.Agent:Of course, for which product?" {
+		t.Errorf("lead transcript: %q", tr)
+	}
 	c.fill("Filters", "Channel", itoa(ch.ID))
 	c.fill("Filters", "From", "2026-03-01")
 	c.press("Apply filters")
 	c.press("Export CSV")
-	c.press("Delete")
+	eval[any](t, ctx, `document.querySelector("main tbody button.danger").click()`)
 	c.press("Delete lead")
 	c.poll("the list again", `document.querySelector("main table") !== null`)
 	c.noErrors("the leads page")

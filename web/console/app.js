@@ -1020,7 +1020,24 @@ async function leadsPage({ show }) {
     });
     return h("tr", {}, h("td", {}, when(l.created_at)), h("td", {}, names.get(l.channel_id) || l.channel_id),
       h("td", {}, h("dl", {}, Object.entries(l.answers || {}).map(([k, x]) => [h("dt", {}, k), h("dd", {}, json(x))]))),
-      h("td", {}, l.session_id || ""), h("td", { class: "actions" }, del));
+      h("td", {}, l.session_id ? leadSession(l) : ""), h("td", { class: "actions" }, del));
+  }
+
+  // leadSession shows a live chat lead's conversation when opened.
+  function leadSession(l) {
+    const d = h("details", {}, h("summary", {}, "Transcript"));
+    d.addEventListener("toggle", async () => {
+      if (!d.open || d.dataset.loaded) return;
+      d.dataset.loaded = "1";
+      try {
+        const full = await api("GET", `/api/leads/${l.id}`);
+        const lines = (full.session && full.session.transcript) || [];
+        d.append(transcript(lines.map((t) => ({ kind: "line", role: t.role, text: t.text }))));
+      } catch (e) {
+        d.append(h("p", { class: "form-error", role: "alert" }, e.message));
+      }
+    });
+    return d;
   }
 }
 
