@@ -348,11 +348,19 @@ const routes = [
 async function render(focus) {
   const gen = ++renderGen;
   const main = document.getElementById("main");
+  // The page being left stays, dimmed, until the next one has its data.
+  main.setAttribute("aria-busy", "true");
   const show = (title, ...nodes) => {
     if (gen !== renderGen) return false;
+    main.removeAttribute("aria-busy");
     document.title = title + " · agentline";
     main.replaceChildren(h("h1", {}, title), ...flat(nodes));
-    if (focus) main.focus();
+    if (focus) {
+      // A new page starts at its top, with the focus on it for screen
+      // readers and the keyboard's next Tab.
+      main.focus({ preventScroll: true });
+      scrollTo(0, 0);
+    }
     focus = false;
     return true;
   };
