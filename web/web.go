@@ -29,9 +29,9 @@ var files embed.FS
 type Asset struct {
 	Name        string
 	ContentType string
-	Raw         []byte // minified
-	Gzip        []byte // minified and gzip-compressed
-	ETag        string // strong, from the minified bytes
+	Raw         []byte // minified (HTML as written)
+	Gzip        []byte // Raw gzip-compressed
+	ETag        string // strong, from Raw
 	// Header holds the file's own headers (caching, CORS, CSP).
 	Header http.Header
 }
