@@ -1,8 +1,9 @@
 // Package web holds the files agentline serves to browsers: the widget
-// script that site owners embed and its audio worklet. They are plain
-// JavaScript in the repository (no npm step); at start they are minified
-// with esbuild and gzip-compressed once, then served from memory with a
-// strong ETag.
+// script that site owners embed and its audio worklet, and the web console
+// (console/: one page, its script and its stylesheet). They are plain
+// JavaScript, CSS and HTML in the repository (no npm step); at start they
+// are minified with esbuild and gzip-compressed once, then served from
+// memory with a strong ETag.
 package web
 
 import (
@@ -21,45 +22,91 @@ import (
 	"github.com/agentline/agentline/internal/httpx"
 )
 
-//go:embed chat-widget.js chat-widget-audio.js
+//go:embed chat-widget.js chat-widget-audio.js console
 var files embed.FS
 
 // Asset is one minified file, ready to serve.
 type Asset struct {
-	Name string
-	Raw  []byte // minified
-	Gzip []byte // minified and gzip-compressed
-	ETag string // strong, from the minified bytes
+	Name        string
+	ContentType string
+	Raw         []byte // minified (HTML as written)
+	Gzip        []byte // Raw gzip-compressed
+	ETag        string // strong, from Raw
+	// Header holds the file's own headers (caching, CORS, CSP).
+	Header http.Header
 }
 
 // Assets are the browser files, minified and compressed.
 type Assets struct {
 	Widget *Asset // /chat-widget.js
 	Audio  *Asset // /chat-widget-audio.js
+
+	Console    *Asset // the console's page, at /
+	ConsoleJS  *Asset // /console/app.js
+	ConsoleCSS *Asset // /console/app.css
 }
+
+// Content types of the assets.
+const (
+	typeJS   = "text/javascript; charset=utf-8"
+	typeCSS  = "text/css; charset=utf-8"
+	typeHTML = "text/html; charset=utf-8"
+)
+
+// ConsoleCSP is the console page's Content-Security-Policy: its own script
+// and stylesheet only (no inline code), API calls to its own origin, and no
+// framing, so a page of another site cannot overlay it.
+const ConsoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Load minifies and compresses the embedded files. It fails only if a file
 // does not parse, which the package's tests catch first.
 func Load() (*Assets, error) {
-	widget, err := load("chat-widget.js")
-	if err != nil {
-		return nil, err
+	// Any page may load the widget's script; the worklet is fetched in CORS
+	// mode. The cache time is short so that a new release reaches pages
+	// within minutes; the ETag makes the revalidation cheap.
+	widgetHeader := http.Header{"Cache-Control": {"public, max-age=300"}, "Access-Control-Allow-Origin": {"*"}}
+	// The console's page is revalidated on every load, so that it never
+	// runs with the script of an older release for long.
+	pageHeader := http.Header{
+		"Cache-Control": {"no-cache"}, "Content-Security-Policy": {ConsoleCSP},
+		"X-Frame-Options": {"DENY"}, "Referrer-Policy": {"no-referrer"},
 	}
-	audio, err := load("chat-widget-audio.js")
-	if err != nil {
-		return nil, err
+	consoleHeader := http.Header{"Cache-Control": {"no-cache"}}
+	var a Assets
+	for _, f := range []struct {
+		dst         **Asset
+		name, ctype string
+		loader      api.Loader
+		header      http.Header
+	}{
+		{&a.Widget, "chat-widget.js", typeJS, api.LoaderJS, widgetHeader},
+		{&a.Audio, "chat-widget-audio.js", typeJS, api.LoaderJS, widgetHeader},
+		{&a.Console, "console/index.html", typeHTML, api.LoaderNone, pageHeader},
+		{&a.ConsoleJS, "console/app.js", typeJS, api.LoaderJS, consoleHeader},
+		{&a.ConsoleCSS, "console/app.css", typeCSS, api.LoaderCSS, consoleHeader},
+	} {
+		asset, err := load(f.name, f.loader)
+		if err != nil {
+			return nil, err
+		}
+		asset.ContentType, asset.Header = f.ctype, f.header
+		*f.dst = asset
 	}
-	return &Assets{Widget: widget, Audio: audio}, nil
+	return &a, nil
 }
 
-func load(name string) (*Asset, error) {
+// load reads, minifies (unless loader is LoaderNone) and compresses a file.
+func load(name string, loader api.Loader) (*Asset, error) {
 	src, err := files.ReadFile(name)
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
-	min, err := Minify(src)
-	if err != nil {
-		return nil, fmt.Errorf("web: %s: %w", name, err)
+	min := src
+	if loader != api.LoaderNone {
+		if min, err = minify(src, loader); err != nil {
+			return nil, fmt.Errorf("web: %s: %w", name, err)
+		}
 	}
 	var gz bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
@@ -76,9 +123,11 @@ func load(name string) (*Asset, error) {
 
 // Minify minifies JavaScript with esbuild (whitespace, identifiers,
 // syntax); it keeps the code's meaning and fails on a syntax error.
-func Minify(src []byte) ([]byte, error) {
+func Minify(src []byte) ([]byte, error) { return minify(src, api.LoaderJS) }
+
+func minify(src []byte, loader api.Loader) ([]byte, error) {
 	res := api.Transform(string(src), api.TransformOptions{
-		Loader:            api.LoaderJS,
+		Loader:            loader,
 		MinifyWhitespace:  true,
 		MinifyIdentifiers: true,
 		MinifySyntax:      true,
@@ -94,7 +143,8 @@ func Minify(src []byte) ([]byte, error) {
 	return res.Code, nil
 }
 
-// Routes serves the assets: GET /chat-widget.js and GET /chat-widget-audio.js.
+// Routes serves the widget's assets: GET /chat-widget.js and GET
+// /chat-widget-audio.js.
 func (a *Assets) Routes() []httpx.Route {
 	return []httpx.Route{
 		{Method: "GET", Pattern: "/chat-widget.js", Handler: a.Widget},
@@ -102,18 +152,26 @@ func (a *Assets) Routes() []httpx.Route {
 	}
 }
 
+// ConsoleRoutes serves the web console: its page at exactly / (other
+// unknown paths keep their JSON 404) and its script and stylesheet.
+func (a *Assets) ConsoleRoutes() []httpx.Route {
+	return []httpx.Route{
+		{Method: "GET", Pattern: "/{$}", Handler: a.Console},
+		{Method: "GET", Pattern: "/console/app.js", Handler: a.ConsoleJS},
+		{Method: "GET", Pattern: "/console/app.css", Handler: a.ConsoleCSS},
+	}
+}
+
 // ServeHTTP answers with the file, gzip-compressed when the client accepts
-// it, and 304 when the client's If-None-Match holds the ETag. The cache time
-// is short so that a new release reaches pages within minutes; the ETag
-// makes the revalidation cheap.
+// it, and 304 when the client's If-None-Match holds the ETag.
 func (a *Asset) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("Content-Type", "text/javascript; charset=utf-8")
-	h.Set("Cache-Control", "public, max-age=300")
+	for k, v := range a.Header {
+		h[k] = append([]string(nil), v...)
+	}
+	h.Set("Content-Type", a.ContentType)
 	h.Set("ETag", a.ETag)
 	h.Set("Vary", "Accept-Encoding")
-	// Any page may load the script; the worklet is fetched in CORS mode.
-	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("X-Content-Type-Options", "nosniff")
 	if etagMatch(r.Header.Get("If-None-Match"), a.ETag) {
 		w.WriteHeader(http.StatusNotModified)

@@ -168,3 +168,65 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+// The console's files are served with their types, and the page with a
+// Content-Security-Policy that its markup and script keep to: no inline
+// script or style, and no innerHTML anywhere in the script.
+func TestConsole(t *testing.T) {
+	a := loadAssets(t)
+	mux := http.NewServeMux()
+	for _, r := range a.ConsoleRoutes() {
+		mux.Handle(r.Method+" "+r.Pattern, r.Handler)
+	}
+	tests := []struct {
+		path, ctype string
+		asset       *Asset
+	}{
+		{"/", "text/html; charset=utf-8", a.Console},
+		{"/console/app.js", "text/javascript; charset=utf-8", a.ConsoleJS},
+		{"/console/app.css", "text/css; charset=utf-8", a.ConsoleCSS},
+	}
+	for _, tc := range tests {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", tc.path, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		mux.ServeHTTP(rec, req)
+		if rec.Code != 200 || rec.Header().Get("Content-Type") != tc.ctype || rec.Header().Get("Content-Encoding") != "gzip" {
+			t.Errorf("%s: %d %q %q", tc.path, rec.Code, rec.Header().Get("Content-Type"), rec.Header().Get("Content-Encoding"))
+		}
+		if !bytes.Equal(rec.Body.Bytes(), tc.asset.Gzip) {
+			t.Errorf("%s: body is not the compressed asset", tc.path)
+		}
+		if got := rec.Header().Get("Cache-Control"); got != "no-cache" {
+			t.Errorf("%s: Cache-Control %q; the console must revalidate so that a release reaches it at once", tc.path, got)
+		}
+		if rec.Header().Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("%s: the console's files are not for other sites", tc.path)
+		}
+	}
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if csp := rec.Header().Get("Content-Security-Policy"); csp != ConsoleCSP || strings.Contains(csp, "unsafe-inline") {
+		t.Errorf("page CSP %q", csp)
+	}
+	if rec.Header().Get("X-Frame-Options") != "DENY" {
+		t.Error("the page may be framed")
+	}
+	page := rec.Body.String()
+	for _, bad := range []string{"<script>", "<style", " style=", " onclick=", " onload="} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page holds inline code (%q), which its CSP refuses", bad)
+		}
+	}
+	src, _ := files.ReadFile("console/app.js")
+	for _, bad := range []string{"innerHTML", "outerHTML =", "insertAdjacentHTML", "document.write", "eval("} {
+		if bytes.Contains(src, []byte(bad)) {
+			t.Errorf("console/app.js uses %s: API data must reach the page as text", bad)
+		}
+	}
+	t.Logf("console: app.js %d B source, %d B minified, %d B gzipped; app.css %d B minified, %d B gzipped",
+		len(src), len(a.ConsoleJS.Raw), len(a.ConsoleJS.Gzip), len(a.ConsoleCSS.Raw), len(a.ConsoleCSS.Gzip))
+	if len(a.ConsoleJS.Raw) >= len(src) {
+		t.Error("the console's script is not minified")
+	}
+}

@@ -147,6 +147,7 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	a.routes = append(a.routes, phone.Routes()...)
 	// forms (issue 7):
 	// console (issue 10):
+	a.routes = append(a.routes, assets.ConsoleRoutes()...)
 
 	mux := http.NewServeMux()
 	for _, r := range a.routes {

@@ -52,6 +52,10 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	routes, docs := a.Routes(), documented(t, doc)
+	for i, r := range routes {
+		// ServeMux's {$} (the path ends here) is not part of the URL.
+		routes[i] = strings.TrimSuffix(r, "{$}")
+	}
 	for _, r := range routes {
 		if !slices.Contains(docs, r) {
 			t.Errorf("route %s is missing from docs/openapi.yaml", r)

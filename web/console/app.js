@@ -1,0 +1,1110 @@
+// agentline console: plain JavaScript on the management API, no framework
+// and no build step. Pages are chosen by the location hash (#/agents/3).
+// API data only ever reaches the page as text (h() builds the DOM; no
+// string is ever parsed as HTML), and the page's Content-Security-Policy allows no inline
+// script or style. The session token lives in sessionStorage: it is gone
+// when the tab closes and other tabs do not share it.
+
+const TOKEN = "agentline.token";
+const PROJECT = "agentline.project";
+
+const state = { token: sessionStorage.getItem(TOKEN), me: null, projects: [], project: null, shownKeys: new Map() };
+let renderGen = 0;
+
+// ---- DOM building -------------------------------------------------------
+
+// h builds an element: attributes (on* are listeners, booleans set
+// properties) and children (strings become text, null and false are
+// skipped, arrays are flattened).
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  setAttrs(el, attrs);
+  el.append(...flat(children));
+  return el;
+}
+
+// s builds an SVG element the same way.
+function s(tag, attrs, ...children) {
+  const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  setAttrs(el, attrs);
+  el.append(...flat(children));
+  return el;
+}
+
+function setAttrs(el, attrs) {
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (v === true) el.setAttribute(k, "");
+    else el.setAttribute(k, String(v));
+  }
+}
+
+function flat(children) {
+  const out = [];
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    out.push(c instanceof Node ? c : String(c));
+  }
+  return out;
+}
+
+// ---- the API ------------------------------------------------------------
+
+class APIError extends Error {
+  constructor(status, body) {
+    const e = (body && body.error) || {};
+    super(e.message || `The server answered ${status}.`);
+    this.status = status;
+    this.code = e.code || "";
+    this.field = e.field || "";
+  }
+}
+
+// api calls the management API with the session token; it returns the
+// decoded JSON (null for 204) or throws an APIError. A 401 signs out.
+async function api(method, path, body) {
+  const opts = { method, headers: {} };
+  if (state.token) opts.headers.Authorization = "Bearer " + state.token;
+  if (body instanceof FormData) opts.body = body;
+  else if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(path, opts);
+  } catch {
+    throw new APIError(0, { error: { message: "The server cannot be reached. Check your connection and try again." } });
+  }
+  if (res.status === 204) return null;
+  const data = await res.json().catch(() => null);
+  if (!res.ok) {
+    if (res.status === 401 && state.token && path !== "/api/auth/login") {
+      signedOut("Your sign-in has ended. Please sign in again.");
+    }
+    throw new APIError(res.status, data);
+  }
+  return data;
+}
+
+function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== "" && v !== null && v !== undefined) q.set(k, v);
+  const str = q.toString();
+  return str ? "?" + str : "";
+}
+
+// ---- forms --------------------------------------------------------------
+
+let fieldSeq = 0;
+
+// input builds one labelled field. spec: {name, label, type, value,
+// options: [[value, label]], hint, required, placeholder}. Names may be
+// dotted (settings.color): values() nests them, and an API error naming
+// that field is shown under it.
+function input(spec) {
+  const id = "f" + ++fieldSeq;
+  const type = spec.type || "text";
+  let el;
+  if (type === "textarea" || type === "lines") {
+    el = h("textarea", { id, name: spec.name, rows: spec.rows || 4, placeholder: spec.placeholder, required: spec.required });
+    el.value = type === "lines" ? (spec.value || []).join("\n") : spec.value ?? "";
+  } else if (type === "select") {
+    el = h("select", { id, name: spec.name, required: spec.required },
+      spec.options.map(([v, l]) => h("option", { value: v }, l)));
+    el.value = spec.value ?? (spec.options[0] ? spec.options[0][0] : "");
+  } else if (type === "checkbox") {
+    el = h("input", { id, name: spec.name, type: "checkbox" });
+    el.checked = !!spec.value;
+  } else {
+    el = h("input", { id, name: spec.name, type, placeholder: spec.placeholder, required: spec.required,
+      autocomplete: spec.autocomplete, min: spec.min, list: spec.list, inputmode: spec.inputmode });
+    el.value = spec.value ?? "";
+  }
+  el.dataset.kind = type;
+  const err = h("p", { class: "field-error", id: id + "-err", "data-error-for": spec.name });
+  el.setAttribute("aria-describedby", id + "-err" + (spec.hint ? " " + id + "-hint" : ""));
+  const hint = spec.hint ? h("p", { class: "hint", id: id + "-hint" }, spec.hint) : null;
+  if (type === "checkbox") return h("div", { class: "field" }, h("label", { class: "check", for: id }, el, spec.label), hint, err);
+  return h("div", { class: "field" }, h("label", { for: id }, spec.label), el, hint, err);
+}
+
+// values reads a form's named fields into an object, nesting dotted names.
+function values(form) {
+  const out = {};
+  for (const el of form.querySelectorAll("[name]")) {
+    let v;
+    switch (el.dataset.kind) {
+      case "checkbox": v = el.checked; break;
+      case "number": v = el.value.trim() === "" ? null : Number(el.value); break;
+      case "lines": v = el.value.split("\n").map((l) => l.trim()).filter(Boolean); break;
+      default: v = el.value;
+    }
+    const path = el.name.split(".");
+    let o = out;
+    for (const p of path.slice(0, -1)) o = o[p] = o[p] || {};
+    o[path[path.length - 1]] = v;
+  }
+  return out;
+}
+
+// form builds a form of fields whose submit runs onSubmit(values). An API
+// error goes under the field it names, or above the buttons.
+function form(fields, submitLabel, onSubmit, opts = {}) {
+  const formError = h("p", { class: "form-error", role: "alert" });
+  const submit = h("button", { type: "submit", class: opts.danger ? "danger primary" : "primary" }, submitLabel);
+  const f = h("form", { novalidate: true, "aria-label": opts.label || submitLabel },
+    fields.map((x) => (x instanceof Node ? x : input(x))),
+    h("div", { class: "actions" }, submit, opts.extra, formError));
+  f.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    clearErrors(f);
+    submit.disabled = true;
+    try {
+      await onSubmit(values(f), f);
+    } catch (err) {
+      showError(f, err);
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return f;
+}
+
+function clearErrors(f) {
+  for (const e of f.querySelectorAll(".field-error, .form-error")) e.textContent = "";
+  for (const e of f.querySelectorAll("[aria-invalid]")) e.removeAttribute("aria-invalid");
+}
+
+// showError puts an error's message next to its field: the exact name
+// (without list indexes: allowed_origins[2] is the allowed_origins field),
+// else a field whose name ends in it; otherwise at the form's foot.
+function showError(f, err) {
+  if (!(err instanceof APIError) && !(err instanceof FieldError)) console.error(err);
+  const msg = err.message || String(err);
+  const field = (err.field || "").replace(/\[\d+\]/g, "");
+  const slots = [...f.querySelectorAll("[data-error-for]")];
+  const slot = field && (slots.find((s) => s.dataset.errorFor === field) ||
+    slots.find((s) => s.dataset.errorFor.endsWith("." + field) || field.endsWith("." + s.dataset.errorFor)));
+  if (slot) {
+    slot.textContent = msg;
+    const el = f.querySelector(`[name="${CSS.escape(slot.dataset.errorFor)}"]`);
+    if (el) {
+      el.setAttribute("aria-invalid", "true");
+      el.focus();
+    }
+    return;
+  }
+  f.querySelector(".form-error").textContent = msg;
+}
+
+// FieldError is a check made in the browser before the API is asked.
+class FieldError extends Error {
+  constructor(field, message) {
+    super(message);
+    this.field = field;
+  }
+}
+
+// confirmAction asks before a destructive action, in a modal dialog (Esc
+// and Cancel say no); it resolves to true for yes.
+function confirmAction(question, yes) {
+  return new Promise((resolve) => {
+    const cancel = h("button", { type: "button" }, "Cancel");
+    const ok = h("button", { type: "button", class: "danger primary" }, yes);
+    const d = h("dialog", { "aria-label": question }, h("p", {}, question), h("div", { class: "row" }, cancel, ok));
+    cancel.addEventListener("click", () => d.close("no"));
+    ok.addEventListener("click", () => d.close("yes"));
+    d.addEventListener("close", () => {
+      d.remove();
+      resolve(d.returnValue === "yes");
+    });
+    document.body.append(d);
+    d.showModal();
+    cancel.focus();
+  });
+}
+
+// copyButton copies text to the clipboard; where the browser refuses, it
+// selects the text so the keyboard can copy it.
+function copyButton(text, target, label = "Copy") {
+  const b = h("button", { type: "button" }, label);
+  b.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text());
+      b.textContent = "Copied";
+    } catch {
+      if (target) getSelection().selectAllChildren(target);
+      b.textContent = "Selected: press Ctrl+C";
+    }
+    setTimeout(() => (b.textContent = label), 2500);
+  });
+  return b;
+}
+
+function notice(text, kind) {
+  return h("p", { class: "notice" + (kind ? " " + kind : ""), role: kind === "error" ? "alert" : "status" }, text);
+}
+
+// ---- formatting ---------------------------------------------------------
+
+function when(t) {
+  return t ? new Date(t).toISOString().slice(0, 16).replace("T", " ") + " UTC" : "";
+}
+
+function duration(ms) {
+  if (ms === null || ms === undefined) return "";
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+function table(headers, rows, empty) {
+  if (!rows.length) return h("p", { class: "muted" }, empty);
+  return h("div", { class: "table" }, h("table", {},
+    h("thead", {}, h("tr", {}, headers.map((x) => h("th", { scope: "col" }, x)))),
+    h("tbody", {}, rows)));
+}
+
+// transcript renders transcript lines, tool calls and errors in order.
+function transcript(items) {
+  if (!items.length) return h("p", { class: "muted" }, "Nothing was said.");
+  return h("ol", { class: "transcript" }, items.map((e) => {
+    if (e.kind === "tool") {
+      return h("li", { class: "tool" }, h("span", { class: "who" }, "Tool " + (e.name || "")),
+        e.arguments !== undefined ? "arguments " + json(e.arguments) : "", e.output !== undefined ? " → " + json(e.output) : "",
+        e.is_error ? " (error)" : "");
+    }
+    if (e.kind === "error") return h("li", { class: "error" }, h("span", { class: "who" }, "Error"), e.text);
+    if (e.kind === "dtmf") return h("li", {}, h("span", { class: "who" }, "Keypad"), e.text);
+    return h("li", { class: e.role }, h("span", { class: "who" }, label(e.role) + ":"), e.text);
+  }));
+}
+
+function label(role) {
+  return { user: "Visitor", assistant: "Agent", caller: "Caller", agent: "Agent" }[role] || role || "?";
+}
+
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function json(v) {
+  return typeof v === "string" ? v : JSON.stringify(v);
+}
+
+// ---- the frame: header, navigation, routing -----------------------------
+
+const pages = [
+  ["agents", "Agents"], ["channels", "Channels"], ["sessions", "Sessions"], ["calls", "Calls", "telephony"],
+  ["leads", "Leads"], ["analytics", "Analytics"], ["members", "Members"], ["projects", "Projects"],
+];
+
+function header(section) {
+  const top = document.getElementById("top");
+  top.replaceChildren(h("a", { class: "brand", href: "#/agents" }, "agentline"));
+  if (!state.me) return;
+  const select = h("select", { id: "project-switch", "aria-label": "Project" },
+    state.projects.map((p) => h("option", { value: p.id }, p.name)));
+  if (state.project) select.value = String(state.project.id);
+  select.addEventListener("change", () => {
+    setProject(Number(select.value));
+    location.hash = "#/agents";
+    render();
+  });
+  const nav = h("nav", { "aria-label": "Console" }, pages
+    .filter(([, , feature]) => !feature || state.me.features.telephony_enabled)
+    .map(([id, text]) => h("a", { href: "#/" + id, "aria-current": section === id ? "page" : null }, text)));
+  const out = h("button", { type: "button", onclick: signOut }, "Sign out");
+  top.append(state.projects.length ? select : null, nav, h("span", { class: "user" }, state.me.user.email, out));
+}
+
+function setProject(id) {
+  state.project = state.projects.find((p) => p.id === id) || state.projects[0] || null;
+  if (state.project) sessionStorage.setItem(PROJECT, String(state.project.id));
+}
+
+async function loadProjects() {
+  state.projects = await api("GET", "/api/projects");
+  setProject(Number(sessionStorage.getItem(PROJECT)));
+}
+
+const routes = [
+  [/^#\/projects$/, "projects", projectsPage],
+  [/^#\/members$/, "members", membersPage],
+  [/^#\/agents$/, "agents", agentsPage],
+  [/^#\/agents\/(\d+)(?:\/(settings|tools|knowledge|phone))?$/, "agents", agentPage],
+  [/^#\/channels$/, "channels", channelsPage],
+  [/^#\/channels\/(\d+)$/, "channels", channelPage],
+  [/^#\/sessions$/, "sessions", sessionsPage],
+  [/^#\/calls$/, "calls", callsPage],
+  [/^#\/calls\/([A-Za-z0-9]+)$/, "calls", callPage],
+  [/^#\/leads$/, "leads", leadsPage],
+  [/^#\/analytics$/, "analytics", analyticsPage],
+];
+
+// render shows the page of the current hash. Each render has a number;
+// a page whose data arrives after the user moved on is dropped.
+async function render(focus) {
+  const gen = ++renderGen;
+  const main = document.getElementById("main");
+  // The page being left stays, dimmed, until the next one has its data.
+  main.setAttribute("aria-busy", "true");
+  const show = (title, ...nodes) => {
+    if (gen !== renderGen) return false;
+    main.removeAttribute("aria-busy");
+    document.title = title + " · agentline";
+    main.replaceChildren(h("h1", {}, title), ...flat(nodes));
+    if (focus) {
+      // A new page starts at its top, with the focus on it for screen
+      // readers and the keyboard's next Tab.
+      main.focus({ preventScroll: true });
+      scrollTo(0, 0);
+    }
+    focus = false;
+    return true;
+  };
+  const ctx = { show, live: () => gen === renderGen };
+  if (!state.token) {
+    header();
+    return signInPage(ctx);
+  }
+  try {
+    if (!state.me) {
+      state.me = await api("GET", "/api/me");
+      await loadProjects();
+    }
+    let hash = location.hash;
+    if (!state.project && hash !== "#/projects") hash = "#/projects";
+    const route = routes.find(([re]) => re.test(hash));
+    if (!route) {
+      location.replace("#/agents");
+      return;
+    }
+    header(route[1]);
+    await route[2](ctx, ...hash.match(route[0]).slice(1));
+  } catch (err) {
+    if (!state.token) return;
+    show("Something went wrong", notice(err.message, "error"));
+  }
+}
+
+window.addEventListener("hashchange", () => render(true));
+
+function signedOut(message) {
+  state.token = null;
+  state.me = null;
+  sessionStorage.removeItem(TOKEN);
+  state.signOutMessage = message;
+  render(true);
+}
+
+async function signOut() {
+  try {
+    await api("POST", "/api/auth/logout");
+  } catch {
+    // The token is dropped either way.
+  }
+  signedOut("You are signed out.");
+}
+
+// ---- pages --------------------------------------------------------------
+
+function signInPage({ show }) {
+  const message = state.signOutMessage;
+  state.signOutMessage = "";
+  const f = form([
+    { name: "email", label: "Email", type: "email", autocomplete: "username", required: true },
+    { name: "password", label: "Password", type: "password", autocomplete: "current-password", required: true },
+  ], "Sign in", async (v) => {
+    const login = await api("POST", "/api/auth/login", v);
+    state.token = login.token;
+    sessionStorage.setItem(TOKEN, login.token);
+    if (!location.hash || location.hash === "#/") location.hash = "#/agents";
+    render(true);
+  });
+  show("Sign in to agentline", message ? notice(message) : null, h("div", { class: "card signin" }, f));
+  f.querySelector("input").focus();
+}
+
+async function projectsPage({ show }) {
+  // Projects made elsewhere (another tab, the API) show up here.
+  await loadProjects();
+  header("projects");
+  const rows = state.projects.map((p) => h("tr", {},
+    h("td", {}, p.name), h("td", {}, p.role || ""), h("td", {}, when(p.created_at)),
+    h("td", { class: "actions" }, h("button", { type: "button", onclick: () => { setProject(p.id); location.hash = "#/agents"; } }, "Open"))));
+  show("Projects",
+    state.projects.length ? null : notice("Create your first project: it holds your agents, channels and members."),
+    table(["Name", "Your role", "Created", ""], rows, "No projects yet."),
+    h("div", { class: "card" }, h("h2", {}, "New project"), form([
+      { name: "name", label: "Name", required: true },
+      { name: "branding.display_name", label: "Name shown to visitors", hint: "Optional; the widget's title." },
+    ], "Create project", async (v) => {
+      if (!v.branding.display_name) delete v.branding;
+      const p = await api("POST", "/api/projects", v);
+      await loadProjects();
+      setProject(p.id);
+      location.hash = "#/agents";
+      render(true);
+    })));
+}
+
+async function membersPage({ show }) {
+  const pid = state.project.id;
+  const members = await api("GET", `/api/projects/${pid}/members`);
+  const roles = [["owner", "Owner"], ["editor", "Editor"], ["viewer", "Viewer"]];
+  const page = () => render();
+  const rows = members.map((m) => {
+    const role = h("select", { "aria-label": "Role of " + m.email }, roles.map(([v, l]) => h("option", { value: v }, l)));
+    role.value = m.role;
+    const err = h("span", { class: "field-error", role: "alert" });
+    role.addEventListener("change", async () => {
+      try {
+        await api("POST", `/api/projects/${pid}/members`, { email: m.email, role: role.value });
+        page();
+      } catch (e) {
+        err.textContent = e.message;
+        role.value = m.role;
+      }
+    });
+    const remove = h("button", { type: "button", class: "danger" }, "Remove");
+    remove.addEventListener("click", async () => {
+      if (!(await confirmAction(`Remove ${m.email} from ${state.project.name}?`, "Remove"))) return;
+      try {
+        await api("DELETE", `/api/projects/${pid}/members/${m.user_id}`);
+        page();
+      } catch (e) {
+        err.textContent = e.message;
+      }
+    });
+    return h("tr", {}, h("td", {}, m.email), h("td", {}, role, err), h("td", { class: "actions" }, remove));
+  });
+  show("Members of " + state.project.name,
+    h("p", { class: "muted" }, "Owners manage members and may delete; editors create and change; viewers only read."),
+    table(["Email", "Role", ""], rows, "No members."),
+    h("div", { class: "card" }, h("h2", {}, "Add a member"), form([
+      { name: "email", label: "Email of an existing account", type: "email", required: true },
+      { name: "role", label: "Role", type: "select", options: roles, value: "editor" },
+    ], "Add member", async (v) => {
+      await api("POST", `/api/projects/${pid}/members`, v);
+      page();
+    })));
+}
+
+const models = ["gpt-realtime", "gpt-realtime-mini", "gemini-live-2.5-flash-preview", "gemini-2.5-flash-native-audio-preview-09-2025"];
+
+function modelList() {
+  return h("datalist", { id: "models" }, models.map((m) => h("option", { value: m })));
+}
+
+async function agentsPage({ show }) {
+  const agents = await api("GET", `/api/projects/${state.project.id}/agents`);
+  const rows = agents.map((a) => h("tr", {},
+    h("td", {}, h("a", { href: `#/agents/${a.id}` }, a.name)), h("td", {}, a.model), h("td", {}, a.voice), h("td", {}, a.language)));
+  show("Agents",
+    table(["Name", "Model", "Voice", "Language"], rows, "No agents yet: create one below."),
+    h("div", { class: "card" }, h("h2", {}, "New agent"), modelList(), form([
+      { name: "name", label: "Name", required: true },
+      { name: "model", label: "Model", value: "gpt-realtime", list: "models", hint: "gpt-realtime* (OpenAI-compatible) or gemini-*live* / *native-audio* (Gemini-compatible)." },
+      { name: "instructions", label: "Instructions", type: "textarea", hint: "The system prompt." },
+    ], "Create agent", async (v) => {
+      const a = await api("POST", `/api/projects/${state.project.id}/agents`, v);
+      location.hash = `#/agents/${a.id}`;
+    })));
+}
+
+async function agentPage(ctx, id, tab = "settings") {
+  const agent = await api("GET", `/api/agents/${id}`);
+  const tabs = [["settings", "Settings"], ["tools", "Tools"], ["knowledge", "Knowledge"]];
+  if (state.me.features.telephony_enabled) tabs.push(["phone", "Phone"]);
+  const nav = h("nav", { class: "tabs", "aria-label": "Agent" }, tabs.map(([t, l]) =>
+    h("a", { href: `#/agents/${id}/${t}`, "aria-current": t === tab ? "page" : null }, l)));
+  const body = await { settings: agentSettings, tools: agentTools, knowledge: agentKnowledge, phone: agentPhone }[tab](ctx, agent);
+  ctx.show(agent.name, nav, body);
+}
+
+function agentSettings(ctx, a) {
+  const saved = h("p", { role: "status", class: "muted" });
+  const del = h("button", { type: "button", class: "danger" }, "Delete agent");
+  del.addEventListener("click", async () => {
+    if (!(await confirmAction(`Delete ${a.name}? Its tools, documents and channels' links go with it.`, "Delete agent"))) return;
+    try {
+      await api("DELETE", `/api/agents/${a.id}`);
+      location.hash = "#/agents";
+    } catch (e) {
+      saved.textContent = e.message;
+    }
+  });
+  return h("div", {}, h("div", { class: "card" }, modelList(), form([
+    { name: "name", label: "Name", value: a.name, required: true },
+    { name: "instructions", label: "Instructions", type: "textarea", rows: 8, value: a.instructions, hint: "The system prompt." },
+    { name: "greeting", label: "Greeting", value: a.greeting, hint: "Optional first words of the agent." },
+    { name: "model", label: "Model", value: a.model, list: "models", hint: `Provider now: ${a.provider}.` },
+    { name: "voice", label: "Voice", value: a.voice, hint: "For example marin or cedar (OpenAI), Puck or Kore (Gemini)." },
+    { name: "language", label: "Language", value: a.language, hint: "A BCP 47 tag such as en-US or de-DE." },
+    { name: "transfer_number", label: "Transfer number", type: "tel", value: a.transfer_number, hint: "E.164 (+14155550123); empty for no call transfers." },
+  ], "Save", async (v) => {
+    // Only what changed: a new model without a new voice then gets its
+    // provider's default voice from the API.
+    const changed = Object.fromEntries(Object.entries(v).filter(([k, x]) => x !== a[k]));
+    const updated = await api("PATCH", `/api/agents/${a.id}`, changed);
+    Object.assign(a, updated);
+    saved.textContent = `Saved at ${when(updated.updated_at)}.`;
+  }, { extra: saved })), h("div", { class: "card" }, h("h2", {}, "Danger zone"), del));
+}
+
+async function agentTools(ctx, a) {
+  const tools = await api("GET", `/api/agents/${a.id}/tools`);
+  const rows = tools.map((t) => h("tr", {}, h("td", {}, t.name), h("td", {}, t.method), h("td", {}, t.url),
+    h("td", { class: "actions" }, h("button", { type: "button", class: "danger", onclick: async () => {
+      if (!(await confirmAction(`Delete the tool ${t.name}?`, "Delete tool"))) return;
+      await api("DELETE", `/api/tools/${t.id}`).catch((e) => alertError(e));
+      render();
+    } }, "Delete"))));
+  return h("div", {},
+    h("p", { class: "muted" }, "The model calls these HTTP endpoints with the arguments it chose; the answer goes back to it."),
+    table(["Name", "Method", "URL", ""], rows, "No tools yet."),
+    h("div", { class: "card" }, h("h2", {}, "New webhook tool"), form([
+      { name: "name", label: "Name", placeholder: "lookup_order", required: true },
+      { name: "description", label: "Description", hint: "Tells the model when to call it." },
+      { name: "url", label: "URL", type: "url", placeholder: "https://example.com/hooks/order", required: true },
+      { name: "method", label: "Method", type: "select", options: [["POST", "POST"], ["GET", "GET"]] },
+      { name: "parameters", label: "Parameters (JSON Schema)", type: "textarea", value: '{"type": "object", "properties": {}}' },
+    ], "Add tool", async (v) => {
+      try {
+        v.parameters = JSON.parse(v.parameters || "{}");
+      } catch (e) {
+        throw new FieldError("parameters", "Parameters must be JSON: " + e.message);
+      }
+      await api("POST", `/api/agents/${a.id}/tools`, v);
+      render();
+    })));
+}
+
+function alertError(e) {
+  document.getElementById("main").prepend(notice(e.message, "error"));
+}
+
+async function agentKnowledge(ctx, a) {
+  const docs = await api("GET", `/api/agents/${a.id}/knowledge`);
+  const rows = docs.map((d) => h("tr", {}, h("td", {}, d.title), h("td", {}, d.content_type), h("td", {}, d.bytes + " B, " + d.chunks + " passages"),
+    h("td", { class: "actions" }, h("button", { type: "button", class: "danger", onclick: async () => {
+      if (!(await confirmAction(`Delete the document ${d.title}?`, "Delete document"))) return;
+      await api("DELETE", `/api/knowledge/${d.id}`).catch((e) => alertError(e));
+      render();
+    } }, "Delete"))));
+  const results = h("div", { "aria-live": "polite" });
+  const upload = form([
+    { name: "file", label: "File (text, Markdown or HTML)", type: "file", required: true },
+    { name: "title", label: "Title", hint: "Optional; the file's name when empty." },
+  ], "Upload", async (v, f) => {
+    const file = f.querySelector("input[type=file]").files[0];
+    if (!file) throw new FieldError("file", "Choose a file to upload.");
+    const body = new FormData();
+    if (v.title) body.set("title", v.title);
+    body.set("file", file);
+    await api("POST", `/api/agents/${a.id}/knowledge`, body);
+    render();
+  });
+  const search = form([{ name: "q", label: "Search the documents", type: "search", required: true }], "Search", async (v) => {
+    const res = await api("GET", `/api/agents/${a.id}/knowledge/search` + query({ q: v.q }));
+    results.replaceChildren(res.results.length
+      ? h("ol", {}, res.results.map((r) => h("li", {}, h("b", {}, r.title), " ", h("span", { class: "muted" }, `(score ${r.score.toFixed(2)})`), h("p", {}, r.text))))
+      : h("p", { class: "muted" }, "No passage matches."));
+  });
+  return h("div", {},
+    table(["Title", "Type", "Size", ""], rows, "No documents yet."),
+    h("div", { class: "cols" }, h("div", { class: "card" }, h("h2", {}, "Upload a document"), upload),
+      h("div", { class: "card" }, h("h2", {}, "Try a search"), search, results)));
+}
+
+const finalCall = ["completed", "busy", "failed", "no-answer", "canceled"];
+
+async function agentPhone(ctx, a) {
+  const pid = state.project.id;
+  const numbers = await api("GET", `/api/projects/${pid}/telephony/numbers`);
+  const mine = numbers.find((n) => n.agent_id === a.id);
+  if (!mine) {
+    const found = h("div", { "aria-live": "polite" });
+    const search = form([
+      { name: "area_code", label: "Area code", inputmode: "numeric", placeholder: "415", hint: "US local numbers; three digits, or empty for any." },
+    ], "Search numbers", async (v) => {
+      const list = await api("GET", `/api/projects/${pid}/telephony/numbers/available` + query({ area_code: v.area_code }));
+      const err = h("p", { class: "form-error", role: "alert" });
+      found.replaceChildren(table(["Number", "Place", ""], list.map((n) => h("tr", {},
+        h("td", {}, n.phone_number), h("td", {}, [n.locality, n.region].filter(Boolean).join(", ")),
+        h("td", { class: "actions" }, h("button", { type: "button", class: "primary", onclick: async (ev) => {
+          ev.target.disabled = true;
+          try {
+            await api("POST", `/api/projects/${pid}/telephony/numbers`, { phone_number: n.phone_number, agent_id: a.id });
+            render();
+          } catch (e) {
+            err.textContent = e.message;
+            ev.target.disabled = false;
+          }
+        } }, "Buy " + n.phone_number)))), "No numbers available there; try another area code."), err);
+    });
+    return h("div", {}, h("p", {}, `${a.name} has no phone number. Buying one charges the carrier account and links the number to this agent.`),
+      h("div", { class: "card" }, search, found));
+  }
+  const status = h("div", { "aria-live": "polite" });
+  const release = h("button", { type: "button", class: "danger" }, "Release number");
+  const releaseErr = h("p", { class: "form-error", role: "alert" });
+  release.addEventListener("click", async () => {
+    if (!(await confirmAction(`Release ${mine.phone_number}? It goes back to the carrier and calls to it stop reaching ${a.name}.`, "Release number"))) return;
+    try {
+      await api("DELETE", `/api/projects/${pid}/telephony/numbers/${mine.id}`);
+      render();
+    } catch (e) {
+      releaseErr.textContent = e.message;
+    }
+  });
+  const call = form([
+    { name: "to_number", label: "Number to call", type: "tel", placeholder: "+14155550123", hint: "E.164. The agent speaks first.", required: true },
+  ], "Place test call", async (v) => {
+    const placed = await api("POST", `/api/agents/${a.id}/telephony/outbound`, v);
+    watchCall(ctx, a, placed, status);
+  });
+  return h("div", {},
+    h("div", { class: "card" }, h("h2", {}, "Number"), h("p", { class: "number" }, h("b", {}, mine.phone_number), " ", h("span", { class: "status" }, mine.status)),
+      release, releaseErr),
+    h("div", { class: "card" }, h("h2", {}, "Outbound test call"), call, status));
+}
+
+// watchCall shows a call's status, refreshed every second until it ends or
+// the page changes, with a hang-up button while it lasts.
+async function watchCall(ctx, a, placed, box) {
+  const sid = placed.call_sid;
+  const text = h("span", { class: "status live", id: "call-status" }, placed.status);
+  const hangErr = h("p", { class: "form-error", role: "alert" });
+  const hang = h("button", { type: "button", class: "danger primary" }, "Hang up");
+  hang.addEventListener("click", async () => {
+    hang.disabled = true;
+    try {
+      await api("DELETE", `/api/agents/${a.id}/telephony/calls/${sid}`);
+    } catch (e) {
+      hangErr.textContent = e.message;
+      hang.disabled = false;
+    }
+  });
+  box.replaceChildren(h("p", {}, "Call ", h("a", { href: `#/calls/${sid}` }, sid), ": ", text), hang, hangErr);
+  while (ctx.live()) {
+    await new Promise((r) => setTimeout(r, 1000));
+    if (!ctx.live()) return;
+    try {
+      const c = await api("GET", `/api/calls/${sid}`);
+      text.textContent = c.status + (c.end_reason ? ` (${c.end_reason})` : "");
+      if (finalCall.includes(c.status)) {
+        text.className = "status";
+        hang.remove();
+        return;
+      }
+    } catch (e) {
+      hangErr.textContent = e.message;
+    }
+  }
+}
+
+function agentOptions(agents, none) {
+  return (none ? [["", none]] : []).concat(agents.map((a) => [String(a.id), a.name]));
+}
+
+async function channelsPage({ show }) {
+  const pid = state.project.id;
+  const [channels, agents] = await Promise.all([api("GET", `/api/projects/${pid}/channels`), api("GET", `/api/projects/${pid}/agents`)]);
+  const names = new Map(agents.map((a) => [a.id, a.name]));
+  const rows = channels.map((c) => h("tr", {}, h("td", {}, h("a", { href: `#/channels/${c.id}` }, c.name || `Channel ${c.id}`)),
+    h("td", {}, c.type === "form" ? "Form" : "Voice widget"), h("td", {}, names.get(c.agent_id) || "")));
+  show("Channels",
+    table(["Name", "Type", "Agent"], rows, "No channels yet."),
+    h("div", { class: "card" }, h("h2", {}, "New channel"), agents.length ? form([
+      { name: "type", label: "Type", type: "select", options: [["voice_widget", "Voice widget"], ["form", "Web form"]] },
+      { name: "name", label: "Name", placeholder: "Website", required: true },
+      { name: "agent_id", label: "Agent", type: "select", options: agentOptions(agents, "No agent (lead capture forms)"), value: String(agents[0].id) },
+    ], "Create channel", async (v) => {
+      v.agent_id = v.agent_id ? Number(v.agent_id) : null;
+      const c = await api("POST", `/api/projects/${pid}/channels`, v);
+      location.hash = `#/channels/${c.id}`;
+    }) : h("p", {}, "Create an agent first: ", h("a", { href: "#/agents" }, "Agents"), ".")));
+}
+
+async function channelPage(ctx, id) {
+  const pid = state.project.id;
+  const [c, agents] = await Promise.all([api("GET", `/api/channels/${id}`), api("GET", `/api/projects/${pid}/agents`)]);
+  const key = await api("GET", `/api/channels/${id}/key`).catch((e) => {
+    if (e.status === 404) return null;
+    throw e;
+  });
+  // A key just made is on screen this once; a reload shows only its prefix.
+  const whole = state.shownKeys.get(c.id);
+  state.shownKeys.delete(c.id);
+  const preview = widgetPreview(c);
+  const settings = form([
+    { name: "name", label: "Name", value: c.name, required: true },
+    { name: "agent_id", label: "Agent", type: "select", options: agentOptions(agents, c.type === "form" ? "No agent" : null), value: c.agent_id ? String(c.agent_id) : "" },
+    { name: "settings.color", label: "Color", type: "color", value: c.settings.color },
+    { name: "settings.position", label: "Position", type: "select", options: [["bottom-right", "Bottom right"], ["bottom-left", "Bottom left"]], value: c.settings.position },
+    { name: "settings.show_transcript", label: "Show the transcript", type: "checkbox", value: c.settings.show_transcript },
+    { name: "settings.show_text_chat", label: "Show text chat", type: "checkbox", value: c.settings.show_text_chat },
+  ], "Save settings", async (v) => {
+    v.agent_id = v.agent_id ? Number(v.agent_id) : null;
+    Object.assign(c, await api("PATCH", `/api/channels/${id}`, v));
+    saved.textContent = "Saved.";
+  }, { label: "Channel settings" });
+  const saved = h("p", { role: "status", class: "muted" });
+  settings.append(saved);
+  settings.addEventListener("input", () => preview.update(values(settings).settings));
+  settings.addEventListener("change", () => preview.update(values(settings).settings));
+  const del = h("button", { type: "button", class: "danger" }, "Delete channel");
+  del.addEventListener("click", async () => {
+    if (!(await confirmAction(`Delete the channel ${c.name}? Its key stops working at once.`, "Delete channel"))) return;
+    await api("DELETE", `/api/channels/${id}`).catch((e) => alertError(e));
+    location.hash = "#/channels";
+  });
+  const parts = [
+    h("div", { class: "cols" }, h("div", { class: "card" }, h("h2", {}, "Look"), settings), h("div", { class: "card" }, h("h2", {}, "Preview"), preview.el)),
+    c.type === "form" ? formSettings(c) : null,
+    keyCard(c, key, whole),
+    c.type === "voice_widget" ? await snippetsCard(c, whole) : null,
+    h("div", { class: "card" }, h("h2", {}, "Danger zone"), del),
+  ];
+  ctx.show(c.name || `Channel ${c.id}`, h("p", { class: "muted" }, c.type === "form" ? "Web form channel" : "Voice widget channel"), parts);
+}
+
+// widgetPreview draws the widget as a visitor sees it, updated as the
+// settings change.
+function widgetPreview(c) {
+  const title = (state.project.branding && state.project.branding.display_name) || state.project.name;
+  const head = h("div", { class: "pv-head" }, title);
+  const lines = h("div", {}, h("div", { class: "pv-line" }, "Agent: Hello! How can I help?"), h("div", { class: "pv-line" }, "You: Where is my order?"));
+  const talk = h("button", { type: "button", class: "pv-talk", tabindex: -1, "aria-hidden": "true" }, "Talk");
+  const text = h("div", { class: "pv-text" }, h("span", {}, "Type a message"));
+  const panel = h("div", { class: "pv-panel" }, head, h("div", { class: "pv-body" }, lines, talk, text));
+  const launcher = h("div", { class: "pv-launcher" });
+  const el = h("div", { class: "preview", role: "img", "aria-label": "Preview of the widget" }, panel, launcher);
+  const update = (st) => {
+    for (const x of [head, talk, launcher]) x.style.background = st.color;
+    const side = st.position === "bottom-left" ? "left" : "right";
+    panel.className = "pv-panel " + side;
+    launcher.className = "pv-launcher " + side;
+    lines.hidden = !st.show_transcript;
+    text.hidden = !st.show_text_chat;
+  };
+  update(c.settings);
+  return { el, update };
+}
+
+// formSettings edits settings.form of a form channel (lead capture or live
+// chat): fields as JSON, the labels and where submissions are posted.
+function formSettings(c) {
+  const fs = c.settings.form || { mode: "lead_capture", fields: [{ name: "email", label: "Email", type: "email", required: true }] };
+  const saved = h("p", { role: "status", class: "muted" });
+  return h("div", { class: "card" }, h("h2", {}, "Form"), form([
+    { name: "settings.form.mode", label: "Mode", type: "select", options: [["lead_capture", "Lead capture: store the submissions"], ["live_chat", "Live chat: connect the visitor to the agent"]], value: fs.mode },
+    { name: "settings.form.fields", label: "Fields (JSON)", type: "textarea", rows: 6, value: JSON.stringify(fs.fields || [], null, 2),
+      hint: 'A list of {"name", "label", "type", "required", "options"}.' },
+    { name: "settings.form.submit_label", label: "Submit button", value: fs.submit_label || "" },
+    { name: "settings.form.thank_you_message", label: "Thank-you message", value: fs.thank_you_message || "" },
+    { name: "settings.form.notify_url", label: "Notify URL", type: "url", value: fs.notify_url || "", hint: "Optional; each lead is posted there." },
+  ], "Save form", async (v) => {
+    try {
+      v.settings.form.fields = JSON.parse(v.settings.form.fields || "[]");
+    } catch (e) {
+      throw new FieldError("settings.form.fields", "Fields must be JSON: " + e.message);
+    }
+    await api("PATCH", `/api/channels/${c.id}`, { settings: v.settings });
+    saved.textContent = "Saved.";
+  }, { label: "Form settings", extra: saved }));
+}
+
+// keyCard shows the channel's key: whole exactly once after it is made,
+// then only its prefix; its origins and limits; rotate and revoke.
+function keyCard(c, key, whole) {
+  const box = h("div", { class: "card", id: "key" }, h("h2", {}, "Public key"));
+  const limits = (k) => [
+    { name: "allowed_origins", label: "Allowed origins", type: "lines", value: k ? k.allowed_origins : [], placeholder: "https://shop.example.com\n*.example.com",
+      hint: "One per line; empty allows any site. *.example.com matches its subdomains." },
+    { name: "rate_limit_per_minute", label: "Requests per minute", type: "number", min: 1, value: k ? k.rate_limit_per_minute : "" },
+    { name: "rate_limit_per_day", label: "Requests per day", type: "number", min: 1, value: k ? k.rate_limit_per_day ?? "" : "", hint: "Empty for no daily limit." },
+  ];
+  const generate = async (v) => {
+    if (v.rate_limit_per_minute === null) delete v.rate_limit_per_minute;
+    const made = await api("POST", `/api/channels/${c.id}/key`, v);
+    state.shownKeys.set(c.id, made.key);
+    render();
+  };
+  if (!key) {
+    box.append(h("p", {}, "No key yet. Websites use the key to reach this channel's agent; it is public and safe to embed."),
+      form(limits(null), "Generate key", generate, { label: "New key" }));
+    return box;
+  }
+  if (whole) {
+    const code = h("code", { class: "key", id: "whole-key" }, whole);
+    box.append(notice("This is the whole key. It is shown only now: copy it into your site. Later only its prefix is shown.", "ok"),
+      h("p", {}, code), copyButton(() => whole, code, "Copy key"));
+  } else {
+    box.append(h("p", {}, "Key: ", h("code", { id: "key-prefix" }, key.prefix + "…"), h("span", { class: "muted" }, ` made ${when(key.created_at)}` + (key.last_used_at ? `, last used ${when(key.last_used_at)}` : ", never used"))));
+  }
+  const saved = h("p", { role: "status", class: "muted" });
+  box.append(h("h2", {}, "Origins and limits"), form(limits(key), "Save limits", async (v) => {
+    await api("PATCH", `/api/channels/${c.id}/key`, v);
+    saved.textContent = "Saved.";
+  }, { label: "Origins and limits", extra: saved }));
+  const rotate = h("button", { type: "button" }, "Make a new key");
+  rotate.addEventListener("click", async () => {
+    if (!(await confirmAction("Make a new key? The current key stops working at once on every site that uses it.", "Make a new key"))) return;
+    await generate({}).catch((e) => alertError(e));
+  });
+  const revoke = h("button", { type: "button", class: "danger" }, "Revoke key");
+  revoke.addEventListener("click", async () => {
+    if (!(await confirmAction("Revoke the key? Every site that uses it stops working.", "Revoke key"))) return;
+    await api("DELETE", `/api/channels/${c.id}/key`).catch((e) => alertError(e));
+    render();
+  });
+  box.append(h("div", { class: "row" }, rotate, revoke));
+  return box;
+}
+
+// snippetsCard shows the script tag and the iframe, with the whole key in
+// them while it is on screen, else the placeholder for it.
+async function snippetsCard(c, whole) {
+  const sn = await api("GET", `/api/channels/${c.id}/snippets`);
+  const fill = (text) => (whole ? text.replaceAll("YOUR_WIDGET_KEY", whole) : text);
+  const block = (title, text, id) => {
+    const pre = h("pre", { id }, fill(text));
+    return [h("h3", {}, title), pre, copyButton(() => pre.textContent, pre, "Copy " + title.toLowerCase())];
+  };
+  return h("div", { class: "card" }, h("h2", {}, "Snippets"),
+    h("p", { class: "muted" }, whole ? "Paste one into your site's HTML; they hold the whole key while it is shown above."
+      : "Paste one into your site's HTML. YOUR_WIDGET_KEY stands for the key, which agentline does not keep."),
+    block("Script tag", sn.script, "snippet-script"), block("Iframe", sn.iframe, "snippet-iframe"));
+}
+
+async function filterSelects() {
+  const pid = state.project.id;
+  const [channels, agents] = await Promise.all([api("GET", `/api/projects/${pid}/channels`), api("GET", `/api/projects/${pid}/agents`)]);
+  return {
+    channels, agents,
+    channel: { name: "channel_id", label: "Channel", type: "select", options: [["", "All channels"]].concat(channels.map((c) => [String(c.id), c.name || `Channel ${c.id}`])) },
+    agent: { name: "agent_id", label: "Agent", type: "select", options: [["", "All agents"]].concat(agents.map((a) => [String(a.id), a.name])) },
+  };
+}
+
+// filtered shows a filter form and a result list under it; run(values)
+// returns the list's nodes.
+function filtered(fields, run) {
+  const out = h("div", { "aria-live": "polite" });
+  const f = form(fields, "Apply filters", async (v) => out.replaceChildren(...flat([await run(v)])), { label: "Filters" });
+  f.classList.add("card", "filters");
+  // The first results come without a click (requestSubmit needs the form
+  // in the document, which it is not yet).
+  f.dispatchEvent(new Event("submit", { cancelable: true }));
+  return [f, out];
+}
+
+async function sessionsPage({ show }) {
+  const pid = state.project.id;
+  const sel = await filterSelects();
+  const names = new Map(sel.channels.map((c) => [c.id, c.name]));
+  const agents = new Map(sel.agents.map((a) => [a.id, a.name]));
+  const list = h("div", {});
+  let filters = {};
+  const more = h("button", { type: "button", hidden: true }, "Older sessions");
+  const load = async (offset) => {
+    const res = await api("GET", `/api/projects/${pid}/sessions` + query({ ...filters, offset }));
+    if (!offset) list.replaceChildren();
+    if (!res.sessions.length && !offset) list.append(h("p", { class: "muted" }, "No sessions match."));
+    for (const x of res.sessions) {
+      const items = x.transcript.map((t) => ({ kind: "line", role: t.role, text: t.text, at: t.at }));
+      // Tool calls and errors go in after the lines said before them; the
+      // lines keep the order the API gives.
+      for (const e of x.tool_calls.map((t) => ({ kind: "tool", ...t })).concat(x.errors.map((e) => ({ kind: "error", text: e.message || json(e), at: e.at })))) {
+        const i = items.findIndex((l) => Date.parse(l.at) > Date.parse(e.at));
+        items.splice(i < 0 ? items.length : i, 0, e);
+      }
+      list.append(h("details", { class: "card session" }, h("summary", {},
+        h("b", {}, when(x.started_at)), ` · ${names.get(x.channel_id) || "channel " + x.channel_id} · ${agents.get(x.agent_id) || "agent " + x.agent_id} · `,
+        x.ended_at ? duration(x.duration_ms) : h("span", { class: "status live" }, "live"),
+        ` · ${plural(x.transcript.length, "line")}, ${plural(x.tool_calls.length, "tool call")}`),
+      h("p", { class: "muted" }, `Session ${x.id} from ${x.origin || "an unknown origin"} (${x.provider} ${x.model}).`), transcript(items)));
+    }
+    more.hidden = res.next_offset === null;
+    more.onclick = () => load(res.next_offset).catch(alertError);
+  };
+  show("Sessions", filtered([sel.channel, sel.agent,
+    { name: "from", label: "From", type: "date" }, { name: "to", label: "To (exclusive)", type: "date" }], async (v) => {
+    filters = v;
+    await load(0);
+    return [list, more];
+  }));
+}
+
+async function callsPage({ show }) {
+  const pid = state.project.id;
+  const sel = await filterSelects();
+  const agents = new Map(sel.agents.map((a) => [a.id, a.name]));
+  const statuses = ["", "queued", "initiated", "ringing", "in-progress", "completed", "busy", "failed", "no-answer", "canceled"];
+  show("Calls", filtered([sel.agent, { name: "status", label: "Status", type: "select", options: statuses.map((x) => [x, x || "Any status"]) }], async (v) => {
+    const rows = h("tbody", {});
+    const more = h("button", { type: "button", hidden: true }, "Older calls");
+    const load = async (before) => {
+      const page = await api("GET", `/api/projects/${pid}/telephony/calls` + query({ ...v, before }));
+      rows.append(...page.items.map((c) => h("tr", {}, h("td", {}, h("a", { href: `#/calls/${c.call_sid}` }, when(c.created_at))),
+        h("td", {}, c.direction), h("td", {}, c.from), h("td", {}, c.to), h("td", {}, agents.get(c.agent_id) || ""),
+        h("td", {}, h("span", { class: "status" }, c.status)), h("td", {}, c.duration_s === null ? "" : c.duration_s + " s"))));
+      more.hidden = page.next_before === null;
+      more.onclick = () => load(page.next_before).catch(alertError);
+      return page.items.length;
+    };
+    const n = await load("");
+    if (!n) return h("p", { class: "muted" }, "No calls match.");
+    return [h("div", { class: "table" }, h("table", {}, h("thead", {}, h("tr", {},
+      ["When", "Direction", "From", "To", "Agent", "Status", "Duration"].map((x) => h("th", { scope: "col" }, x)))), rows)), more];
+  }));
+}
+
+async function callPage({ show }, sid) {
+  const c = await api("GET", `/api/calls/${sid}`);
+  const items = c.events.map((e) => (e.type === "tool_call" ? { kind: "tool", ...(e.data || {}), name: (e.data && e.data.name) || e.text }
+    : { kind: e.type === "transcript" ? "line" : e.type, role: e.role, text: e.text }));
+  show(`Call ${c.direction === "inbound" ? "from " + c.from : "to " + c.to}`,
+    h("p", {}, h("a", { href: "#/calls" }, "← All calls")),
+    h("div", { class: "card" }, h("dl", {},
+      [["Call SID", c.call_sid], ["Status", c.status + (c.end_reason ? ` (${c.end_reason})` : "")], ["From", c.from], ["To", c.to],
+        ["Started", when(c.started_at)], ["Ended", when(c.ended_at)], ["Duration", c.duration_s === null ? "" : c.duration_s + " s"]]
+        .map(([k, v]) => [h("dt", {}, k), h("dd", {}, v || "—")]))),
+    h("h2", {}, "Transcript"), transcript(items));
+}
+
+async function leadsPage({ show }) {
+  const pid = state.project.id;
+  const sel = await filterSelects();
+  const names = new Map(sel.channels.map((c) => [c.id, c.name]));
+  const csv = h("button", { type: "button" }, "Export CSV");
+  const csvErr = h("span", { class: "form-error", role: "alert" });
+  csv.addEventListener("click", async () => {
+    csvErr.textContent = "";
+    try {
+      const res = await fetch(`/api/projects/${pid}/leads.csv`, { headers: { Authorization: "Bearer " + state.token } });
+      if (!res.ok) throw new APIError(res.status, await res.json().catch(() => null));
+      const url = URL.createObjectURL(await res.blob());
+      const a = h("a", { href: url, download: `leads-${state.project.name}.csv` });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 1000);
+    } catch (e) {
+      csvErr.textContent = e.status === 404 ? "Leads are not available on this server." : e.message;
+    }
+  });
+  show("Leads", h("div", { class: "row" }, csv, csvErr), filtered([sel.channel,
+    { name: "from", label: "From", type: "date" }, { name: "to", label: "To (exclusive)", type: "date" }], async (v) => {
+    const rows = h("tbody", {});
+    const more = h("button", { type: "button", hidden: true }, "Older leads");
+    const load = async (offset) => {
+      const res = await api("GET", `/api/projects/${pid}/leads` + query({ ...v, offset }));
+      rows.append(...res.leads.map(leadRow));
+      more.hidden = res.next_offset === null || res.next_offset === undefined;
+      more.onclick = () => load(res.next_offset).catch(alertError);
+      return res.leads.length;
+    };
+    try {
+      if (!(await load(0))) return h("p", { class: "muted" }, "No leads match.");
+    } catch (e) {
+      if (e.status === 404) return notice("Leads are not available on this server yet (it answers 404 for them).");
+      throw e;
+    }
+    return [h("div", { class: "table" }, h("table", {}, h("thead", {}, h("tr", {},
+      ["When", "Channel", "Answers", "Session", ""].map((x) => h("th", { scope: "col" }, x)))), rows)), more];
+  }));
+
+  function leadRow(l) {
+    const del = h("button", { type: "button", class: "danger" }, "Delete");
+    del.addEventListener("click", async () => {
+      if (!(await confirmAction("Delete this lead?", "Delete lead"))) return;
+      await api("DELETE", `/api/leads/${l.id}`).catch((e) => alertError(e));
+      render();
+    });
+    return h("tr", {}, h("td", {}, when(l.created_at)), h("td", {}, names.get(l.channel_id) || l.channel_id),
+      h("td", {}, h("dl", {}, Object.entries(l.answers || {}).map(([k, x]) => [h("dt", {}, k), h("dd", {}, json(x))]))),
+      h("td", {}, l.session_id ? leadSession(l) : ""), h("td", { class: "actions" }, del));
+  }
+
+  // leadSession shows a live chat lead's conversation when opened.
+  function leadSession(l) {
+    const d = h("details", {}, h("summary", {}, "Transcript"));
+    d.addEventListener("toggle", async () => {
+      if (!d.open || d.dataset.loaded) return;
+      d.dataset.loaded = "1";
+      try {
+        const full = await api("GET", `/api/leads/${l.id}`);
+        const lines = (full.session && full.session.transcript) || [];
+        d.append(transcript(lines.map((t) => ({ kind: "line", role: t.role, text: t.text }))));
+      } catch (e) {
+        d.append(h("p", { class: "form-error", role: "alert" }, e.message));
+      }
+    });
+    return d;
+  }
+}
+
+function isoDay(d) {
+  return d.toISOString().slice(0, 10);
+}
+
+async function analyticsPage({ show }) {
+  const pid = state.project.id;
+  const today = new Date();
+  const start = new Date(today.getTime() - 29 * 864e5);
+  const tomorrow = new Date(today.getTime() + 864e5);
+  show("Analytics", filtered([
+    { name: "from", label: "From", type: "date", value: isoDay(start) },
+    { name: "to", label: "To (exclusive)", type: "date", value: isoDay(tomorrow) },
+  ], async (v) => {
+    const res = await api("GET", `/api/projects/${pid}/analytics` + query(v));
+    const byDay = new Map(res.by_day.map((d) => [d.day, d]));
+    const days = [];
+    for (let t = Date.parse(res.from.slice(0, 10)); t < Date.parse(res.to) && days.length < 400; t += 864e5) {
+      const day = isoDay(new Date(t));
+      days.push({ day, ...(byDay.get(day) || { sessions: 0, minutes: 0, tool_calls: 0, errors: 0 }) });
+    }
+    const t = res.totals;
+    return [
+      h("div", { class: "totals" }, [["Sessions", t.sessions], ["Minutes", num(t.minutes)], ["Tool calls", t.tool_calls], ["Errors", t.errors]]
+        .map(([k, x]) => h("div", {}, h("b", {}, x), k))),
+      h("div", { class: "charts" }, [["sessions", "Sessions per day"], ["minutes", "Minutes per day"], ["tool_calls", "Tool calls per day"], ["errors", "Errors per day"]]
+        .map(([k, title]) => chart(title, days, k))),
+    ];
+  }));
+}
+
+// num shows a count as it is and a fraction with two decimals (minutes of
+// short sessions) or one (larger ones).
+function num(x) {
+  if (Number.isInteger(x)) return String(x);
+  return x < 10 ? x.toFixed(2) : x.toFixed(1);
+}
+
+// chart draws one bar chart of days[*][key] in SVG.
+function chart(title, days, key) {
+  const W = 600, H = 220, left = 48, bottom = 28, top = 12;
+  const max = Math.max(1, ...days.map((d) => d[key]));
+  const bw = (W - left - 4) / Math.max(1, days.length);
+  const y = (x) => top + (H - top - bottom) * (1 - x / max);
+  const bars = days.map((d, i) => s("rect", { class: "bar", x: left + i * bw + 1, y: y(d[key]), width: Math.max(1, bw - 2), height: H - bottom - y(d[key]) },
+    s("title", {}, `${d.day}: ${num(d[key])}`)));
+  const first = days[0] ? days[0].day : "", last = days.length ? days[days.length - 1].day : "";
+  const total = days.reduce((n, d) => n + d[key], 0);
+  return h("figure", { class: "card chart" }, h("figcaption", {}, h("b", {}, title)),
+    s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `${title}: ${num(total)} in all from ${first} to ${last}, at most ${num(max)} a day` },
+      s("line", { class: "axis", x1: left, y1: H - bottom, x2: W, y2: H - bottom }),
+      s("line", { class: "axis", x1: left, y1: top, x2: left, y2: H - bottom }),
+      s("text", { x: left - 6, y: top + 14, "text-anchor": "end" }, num(max)),
+      s("text", { x: left - 6, y: H - bottom, "text-anchor": "end" }, "0"),
+      s("text", { x: left, y: H - 6 }, first),
+      s("text", { x: W, y: H - 6, "text-anchor": "end" }, last),
+      bars));
+}
+
+render(true);
