@@ -227,7 +227,7 @@ func (a *App) bootstrapOwner(ctx context.Context, stdout io.Writer) error {
 	}
 	a.Logger.Info("created the first account", "email", u.Email, "user_id", u.ID)
 	if generated {
-		fmt.Fprintf(stdout, "\nagentline: created the first account (shown once, keep it):\n  email:    %s\n  password: %s\n  sign in:  %s/api/auth/login\n\n",
+		fmt.Fprintf(stdout, "\nagentline: created the first account (shown once, keep it):\n  email:    %s\n  password: %s\n  sign in:  %s/\n\n",
 			u.Email, password, a.BaseURL())
 	}
 	return nil
