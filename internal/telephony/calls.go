@@ -36,6 +36,9 @@ func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
 	if !agentline.ValidE164(in.ToNumber) {
 		return agentline.Invalid("to_number", "to_number must be in E.164 form, such as +14155550100")
 	}
+	if h.live.isDraining() {
+		return errDraining
+	}
 	agent, err := h.Store.Agent(ctx, projectID, agentID)
 	if err != nil {
 		return err

@@ -385,10 +385,13 @@ func (l *callLog) take() []agentline.CallLogEntry {
 // hang-up and shutdown can end them: the HTTP server does not track hijacked
 // connections.
 type liveCalls struct {
-	mu       sync.Mutex
-	calls    map[string]*relay.Call
-	closing  bool
-	handlers sync.WaitGroup
+	mu    sync.Mutex
+	calls map[string]*relay.Call
+	// draining: no new calls are taken; streams of calls already answered
+	// still are. closing: no stream is taken at all.
+	draining, closing bool
+	running           int // stream handlers in flight
+	handlers          sync.WaitGroup
 }
 
 // enter counts a stream handler in, unless shutdown has begun.
@@ -398,11 +401,23 @@ func (l *liveCalls) enter() bool {
 	if l.closing {
 		return false
 	}
+	l.running++
 	l.handlers.Add(1)
 	return true
 }
 
-func (l *liveCalls) leave() { l.handlers.Done() }
+func (l *liveCalls) leave() {
+	l.mu.Lock()
+	l.running--
+	l.mu.Unlock()
+	l.handlers.Done()
+}
+
+func (l *liveCalls) isDraining() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.draining
+}
 
 func (l *liveCalls) add(sid string, c *relay.Call) bool {
 	l.mu.Lock()
@@ -435,6 +450,42 @@ func (l *liveCalls) end(sid string, cause error) {
 		c.End(cause)
 	}
 }
+
+// Drain makes this instance take no new calls: the inbound webhook answers
+// with a busy signal (<Reject reason="busy"/>: not billed, and the caller's
+// redial reaches an instance that is not draining) and outbound calls answer
+// 503 unavailable. Calls already answered go on, streams included.
+func (h *Handler) Drain() {
+	h.live.mu.Lock()
+	h.live.draining = true
+	h.live.mu.Unlock()
+}
+
+// LiveCalls counts the media streams this instance is handling.
+func (h *Handler) LiveCalls() int {
+	h.live.mu.Lock()
+	defer h.live.mu.Unlock()
+	return h.live.running
+}
+
+// WaitCalls waits until no media stream runs here, or ctx ends.
+func (h *Handler) WaitCalls(ctx context.Context) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for h.LiveCalls() > 0 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d calls still live: %w", h.LiveCalls(), ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// errDraining answers requests that would start a call on a draining
+// instance.
+var errDraining = &agentline.Error{Code: agentline.EUnavailable, RetryAfter: 1,
+	Message: "this instance is shutting down and takes no new calls; retry, and another instance will take it"}
 
 // EndCalls ends every call this instance relays and waits, until ctx ends,
 // for their records to be written. New streams are refused from now on.
