@@ -97,10 +97,13 @@ func newURL(t testing.TB, d store.Dialect, template string) string {
 }
 
 // Main runs the tests of a package and stops the PostgreSQL cluster, if one
-// was started, before exiting.
-func Main(m *testing.M) {
+// was started, and runs cleanups, before exiting.
+func Main(m *testing.M, cleanups ...func()) {
 	code := m.Run()
 	theCluster.stop()
+	for _, c := range cleanups {
+		c()
+	}
 	os.Exit(code)
 }
 

@@ -1,0 +1,122 @@
+package cluster_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/telephony/callsim"
+)
+
+// drainingInstance starts one instance on a SQLite file with the given
+// drain timeout, its fixture, and a live call through it.
+func drainingInstance(t *testing.T, ctx context.Context, drainTimeout string) (*instance, fixture, *liveCall, string) {
+	t.Helper()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "agentline.db")
+	f := startFakes(t)
+	env := f.env(dbURL, "")
+	env["AGENTLINE_DRAIN_TIMEOUT"] = drainTimeout
+	i := start(t, "a", env)
+	fx := setup(t, i, dbURL)
+	lc := dial(t, ctx, i, f, fx)
+	lc.exchange(t, ctx)
+	return i, fx, lc, dbURL
+}
+
+// storedCall reads a call's record straight from the database.
+func storedCall(t *testing.T, ctx context.Context, dbURL string, projectID int64, sid string) agentline.Call {
+	t.Helper()
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c, err := db.Call(ctx, projectID, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// On SIGTERM the instance turns unready at once and refuses new sessions
+// and calls, while the live call goes on both ways; when the caller hangs
+// up, the process exits 0 and the record says the caller ended it.
+func TestDrainKeepsLiveCallsUntilTheyEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	i, fx, lc, dbURL := drainingInstance(t, ctx, "30s")
+
+	i.signal(t, syscall.SIGTERM)
+	waitFor(t, 5*time.Second, "/readyz unready", func() bool {
+		r := i.Do(t, "GET", "/readyz", "", nil)
+		return r.Status == http.StatusServiceUnavailable && r.ErrorCode() == "unavailable"
+	})
+	r := i.widget(t, "POST", "/widget/v1/session", fx.key, map[string]any{"agent_id": fx.webAgent.ID})
+	if r.Status != http.StatusServiceUnavailable || r.ErrorCode() != "unavailable" || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("new widget session while draining: %s (Retry-After %q)", r, r.Header.Get("Retry-After"))
+	}
+	doc, err := callsim.Webhook(ctx, i.Client, i.URL, "CA0123456789abcdef0123456789abcdef", "+14155550199", fx.number)
+	if err != nil || !strings.Contains(doc, `<Reject reason="busy"`) {
+		t.Fatalf("new inbound call while draining: %q, %v; want a busy <Reject>", doc, err)
+	}
+	r = i.Do(t, "POST", "/api/agents/"+itoa(fx.callAgent.ID)+"/telephony/outbound", fx.token, map[string]string{"to_number": "+14155550123"})
+	if r.Status != http.StatusServiceUnavailable || r.ErrorCode() != "unavailable" {
+		t.Fatalf("new outbound call while draining: %s", r)
+	}
+	i.Must(t, 200, "GET", "/api/projects/"+itoa(fx.project.ID), fx.token, nil, nil) // the rest still serves
+
+	lc.exchange(t, ctx)
+	lc.exchange(t, ctx)
+	if !i.running() {
+		t.Fatal("the instance exited with a call still live")
+	}
+	if err := lc.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := i.wait(t, 20*time.Second); err != nil {
+		t.Fatalf("exit after the drain: %v, want status 0", err)
+	}
+	c := storedCall(t, ctx, dbURL, fx.project.ID, lc.CallSID)
+	if c.Status != agentline.CallCompleted || c.EndReason != "caller_hangup" {
+		t.Fatalf("record = %s %s, want completed caller_hangup", c.Status, c.EndReason)
+	}
+	if log, _ := os.ReadFile(i.logPath); !strings.Contains(string(log), `"msg":"drained"`) {
+		t.Fatal(`no "drained" log line`)
+	}
+}
+
+// A call still live when the drain timeout passes is ended, recorded with
+// reason shutdown, and the process exits 0.
+func TestDrainTimeoutEndsLiveCalls(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	i, fx, lc, dbURL := drainingInstance(t, ctx, "1s")
+
+	sent := time.Now()
+	i.signal(t, syscall.SIGTERM)
+	if err := i.wait(t, 20*time.Second); err != nil {
+		t.Fatalf("exit after the drain timeout: %v, want status 0", err)
+	}
+	if d := time.Since(sent); d < time.Second {
+		t.Fatalf("exited %v after SIGTERM, before the 1 s drain timeout", d)
+	}
+	select {
+	case <-lc.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the caller's stream is still open after the exit")
+	}
+	if !lc.model.WaitDone(5 * time.Second) {
+		t.Fatal("the model's socket is still open after the exit")
+	}
+	c := storedCall(t, ctx, dbURL, fx.project.ID, lc.CallSID)
+	if c.Status != agentline.CallCompleted || c.EndReason != "shutdown" || c.DurationS == nil {
+		t.Fatalf("record = %+v, want completed with reason shutdown", c)
+	}
+}
