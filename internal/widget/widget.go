@@ -32,7 +32,7 @@ type Store interface {
 	UpdateChannel(ctx context.Context, c agentline.Channel) (agentline.Channel, error)
 	DeleteChannel(ctx context.Context, projectID, channelID int64) error
 
-	SetWidgetKey(ctx context.Context, projectID, channelID int64, hash, prefix string) (agentline.WidgetKey, error)
+	SetWidgetKey(ctx context.Context, projectID, channelID int64, hash, prefix string, change func(*agentline.WidgetKey) error) (agentline.WidgetKey, error)
 	WidgetKey(ctx context.Context, projectID, channelID int64) (agentline.WidgetKey, error)
 	WidgetKeyByHash(ctx context.Context, hash string) (agentline.WidgetKey, error)
 	UpdateWidgetKey(ctx context.Context, k agentline.WidgetKey) (agentline.WidgetKey, error)
