@@ -17,7 +17,7 @@ import (
 
 // drainingInstance starts one instance on a SQLite file with the given
 // drain timeout, its fixture, and a live call through it.
-func drainingInstance(t *testing.T, ctx context.Context, drainTimeout string) (*instance, fixture, *liveCall, string) {
+func drainingInstance(t *testing.T, ctx context.Context, drainTimeout string) (*instance, fixture, *liveCall, string, fakes) {
 	t.Helper()
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "agentline.db")
 	f := startFakes(t)
@@ -27,7 +27,7 @@ func drainingInstance(t *testing.T, ctx context.Context, drainTimeout string) (*
 	fx := setup(t, i, dbURL)
 	lc := dial(t, ctx, i, f, fx)
 	lc.exchange(t, ctx)
-	return i, fx, lc, dbURL
+	return i, fx, lc, dbURL, f
 }
 
 // storedCall reads a call's record straight from the database.
@@ -46,12 +46,23 @@ func storedCall(t *testing.T, ctx context.Context, dbURL string, projectID int64
 }
 
 // On SIGTERM the instance turns unready at once and refuses new sessions
-// and calls, while the live call goes on both ways; when the caller hangs
-// up, the process exits 0 and the record says the caller ended it.
+// and calls, while the live call goes on both ways; a call answered just
+// before the signal still gets its stream, even after the other call ended.
+// When the callers have hung up, the process exits 0 and the records say
+// the callers ended the calls.
 func TestDrainKeepsLiveCallsUntilTheyEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	i, fx, lc, dbURL := drainingInstance(t, ctx, "30s")
+	i, fx, lc, dbURL, f := drainingInstance(t, ctx, "30s")
+	// Answered before the signal; its stream opens after it.
+	answered, err := callsim.Webhook(ctx, i.Client, i.URL, "CAaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "+14155550198", fx.number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := callsim.ParseTwiML(answered)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	i.signal(t, syscall.SIGTERM)
 	waitFor(t, 5*time.Second, "/readyz unready", func() bool {
@@ -74,18 +85,45 @@ func TestDrainKeepsLiveCallsUntilTheyEnd(t *testing.T) {
 
 	lc.exchange(t, ctx)
 	lc.exchange(t, ctx)
+	if err := lc.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the first call's end recorded", func() bool {
+		var c agentline.Call
+		i.Must(t, 200, "GET", "/api/calls/"+lc.CallSID, fx.token, nil, &c)
+		return c.Status == agentline.CallCompleted
+	})
+	// No stream runs now, but one is awaited: the instance stays.
+	time.Sleep(300 * time.Millisecond)
+	if !i.running() {
+		t.Fatal("the instance exited before the stream of a call it had answered came")
+	}
+	late, err := callsim.Open(ctx, stream, callsim.Options{Server: i.URL, CallSID: "CAaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", EchoMarks: true})
+	if err != nil {
+		t.Fatalf("stream of a call answered before the drain: %v", err)
+	}
+	defer late.Close()
+	ss, err := f.model.Next(ctx)
+	if err != nil {
+		t.Fatalf("the answered call's stream reached no model: %v", err)
+	}
+	lateCall := &liveCall{Call: late, model: ss}
+	lateCall.exchange(t, ctx)
+	lateCall.exchange(t, ctx)
 	if !i.running() {
 		t.Fatal("the instance exited with a call still live")
 	}
-	if err := lc.Stop(ctx); err != nil {
+	if err := late.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := i.wait(t, 20*time.Second); err != nil {
 		t.Fatalf("exit after the drain: %v, want status 0", err)
 	}
-	c := storedCall(t, ctx, dbURL, fx.project.ID, lc.CallSID)
-	if c.Status != agentline.CallCompleted || c.EndReason != "caller_hangup" {
-		t.Fatalf("record = %s %s, want completed caller_hangup", c.Status, c.EndReason)
+	for _, lc := range []*liveCall{lc, lateCall} {
+		c := storedCall(t, ctx, dbURL, fx.project.ID, lc.CallSID)
+		if c.Status != agentline.CallCompleted || c.EndReason != "caller_hangup" {
+			t.Fatalf("record of %s = %s %s, want completed caller_hangup", lc.CallSID, c.Status, c.EndReason)
+		}
 	}
 	if log, _ := os.ReadFile(i.logPath); !strings.Contains(string(log), `"msg":"drained"`) {
 		t.Fatal(`no "drained" log line`)
@@ -97,7 +135,7 @@ func TestDrainKeepsLiveCallsUntilTheyEnd(t *testing.T) {
 func TestDrainTimeoutEndsLiveCalls(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	i, fx, lc, dbURL := drainingInstance(t, ctx, "1s")
+	i, fx, lc, dbURL, _ := drainingInstance(t, ctx, "1s")
 
 	sent := time.Now()
 	i.signal(t, syscall.SIGTERM)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -208,17 +207,6 @@ func (i *instance) stop(t *testing.T, d time.Duration) {
 	i.Client.CloseIdleConnections()
 }
 
-// restart stops the instance gracefully, checks it exited 0, and starts it
-// again with the same settings (on a new port).
-func (i *instance) restart(t *testing.T) {
-	t.Helper()
-	i.stop(t, 30*time.Second)
-	if i.exitErr != nil {
-		t.Fatalf("%s exited with %v on SIGTERM, want status 0", i.name, i.exitErr)
-	}
-	i.run(t)
-}
-
 // waitFor polls cond every 50 ms until it holds, failing the test after d.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
@@ -248,28 +236,6 @@ func (i *instance) widget(t *testing.T, method, path, key string, body any) *app
 	req := i.Request(t, method, path, "", body)
 	req.Header.Set("X-API-Key", key)
 	return i.Send(t, req)
-}
-
-// tryDo is Do that returns the transport error instead of failing, for
-// requests sent while something is down.
-func (i *instance) tryDo(ctx context.Context, method, path, token string, body io.Reader) (*apptest.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, i.URL+path, body)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := i.Client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	return &apptest.Response{Status: res.StatusCode, Header: res.Header, Body: b}, err
 }
 
 // fixture is what most tests need: a signed-in owner, a project, a

@@ -107,6 +107,7 @@ func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	log.Info("placed an outbound call", "call_sid", cc.SID, "status", cc.Status)
+	h.live.expect(ref, h.Now().Add(outboundStreamGrace), h.Now())
 	httpx.WriteJSON(w, http.StatusCreated, struct {
 		CallSID string `json:"call_sid"`
 		Status  string `json:"status"`

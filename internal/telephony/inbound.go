@@ -77,6 +77,7 @@ func (h *Handler) inboundCall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	log.Info("inbound call", "project_id", call.ProjectID, "agent_id", agent.ID, "call_id", call.ID)
+	h.live.expect(sid, h.Now().Add(inboundStreamGrace), h.Now())
 	writeTwiML(w, doc)
 	return nil
 }

@@ -126,6 +126,7 @@ func (h *Handler) admit(ctx context.Context, carrier *websocket.Conn, agentID in
 	if err != nil {
 		return nil, err
 	}
+	h.live.arrived(claims.Ref)
 	projectID, err := h.Store.ProjectOf(ctx, store.KindAgent, agentID)
 	if err != nil {
 		return nil, err
@@ -392,6 +393,54 @@ type liveCalls struct {
 	draining, closing bool
 	running           int // stream handlers in flight
 	handlers          sync.WaitGroup
+	// pending are calls answered here whose stream has not come yet, by
+	// stream token ref, with when to stop waiting for it: a drain waits
+	// for them too, so that a call answered just before SIGTERM is kept.
+	pending map[string]time.Time
+}
+
+// How long after its answer a call's stream is waited for by a drain: the
+// carrier opens an inbound call's stream at once; an outbound one rings
+// for up to 60 s first.
+const (
+	inboundStreamGrace  = 10 * time.Second
+	outboundStreamGrace = 75 * time.Second
+)
+
+// expect records that the call with this stream token ref was answered and
+// its stream should come before until.
+func (l *liveCalls) expect(ref string, until, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pending == nil {
+		l.pending = map[string]time.Time{}
+	}
+	for r, u := range l.pending { // streams that never came
+		if !u.After(now) {
+			delete(l.pending, r)
+		}
+	}
+	l.pending[ref] = until
+}
+
+// arrived records that the stream of ref came.
+func (l *liveCalls) arrived(ref string) {
+	l.mu.Lock()
+	delete(l.pending, ref)
+	l.mu.Unlock()
+}
+
+// busy counts the streams running and the ones still awaited at now.
+func (l *liveCalls) busy(now time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := l.running
+	for _, until := range l.pending {
+		if until.After(now) {
+			n++
+		}
+	}
+	return n
 }
 
 // enter counts a stream handler in, unless shutdown has begun.
@@ -468,14 +517,15 @@ func (h *Handler) LiveCalls() int {
 	return h.live.running
 }
 
-// WaitCalls waits until no media stream runs here, or ctx ends.
+// WaitCalls waits until no media stream runs here and none is awaited for
+// a call answered here, or ctx ends.
 func (h *Handler) WaitCalls(ctx context.Context) error {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
-	for h.LiveCalls() > 0 {
+	for h.live.busy(h.Now()) > 0 {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%d calls still live: %w", h.LiveCalls(), ctx.Err())
+			return fmt.Errorf("%d calls still live or awaited: %w", h.live.busy(h.Now()), ctx.Err())
 		case <-t.C:
 		}
 	}
