@@ -68,6 +68,7 @@ func (lc *liveCall) exchange(t *testing.T, ctx context.Context) {
 // A call relayed by A keeps flowing both ways while B restarts; B lists it
 // while it runs and, after its restart, shows its end.
 func TestCallsAcrossInstancesWhileOneRestarts(t *testing.T) {
+	t.Parallel() // each test starts its own instances, database and fakes
 	dbURL := storetest.URL(t, store.Postgres)
 	f := startFakes(t)
 	env := f.env(dbURL, redistest.Start(t))

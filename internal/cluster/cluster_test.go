@@ -31,6 +31,7 @@ func threeInstances(t *testing.T) (a, b, c *instance, f fakes, databaseURL strin
 // revocation on one stops the old key on all of them within the cache TTL;
 // a session started on one is listed on the others.
 func TestKeysAndSessionsAcrossInstances(t *testing.T) {
+	t.Parallel() // each test starts its own instances, database and fakes
 	a, b, c, _, dbURL := threeInstances(t)
 	fx := setup(t, a, dbURL)
 	all := []*instance{a, b, c}
@@ -93,6 +94,7 @@ func TestKeysAndSessionsAcrossInstances(t *testing.T) {
 // one Redis: of 3×limit concurrent requests spread over them, exactly limit
 // pass.
 func TestRateLimitExactAcrossInstances(t *testing.T) {
+	t.Parallel() // each test starts its own instances, database and fakes
 	a, b, c, _, dbURL := threeInstances(t)
 	fx := setup(t, a, dbURL)
 	const limit = 20

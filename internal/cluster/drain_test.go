@@ -51,6 +51,7 @@ func storedCall(t *testing.T, ctx context.Context, dbURL string, projectID int64
 // When the callers have hung up, the process exits 0 and the records say
 // the callers ended the calls.
 func TestDrainKeepsLiveCallsUntilTheyEnd(t *testing.T) {
+	t.Parallel() // each test starts its own instances, database and fakes
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	i, fx, lc, dbURL, f := drainingInstance(t, ctx, "30s")
@@ -133,6 +134,7 @@ func TestDrainKeepsLiveCallsUntilTheyEnd(t *testing.T) {
 // A call still live when the drain timeout passes is ended, recorded with
 // reason shutdown, and the process exits 0.
 func TestDrainTimeoutEndsLiveCalls(t *testing.T) {
+	t.Parallel() // each test starts its own instances, database and fakes
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	i, fx, lc, dbURL, _ := drainingInstance(t, ctx, "1s")

@@ -21,6 +21,7 @@ const outage = 10 * time.Second
 // and every project, agent, channel, key, session and call written before
 // is there.
 func TestPostgresDown(t *testing.T) {
+	t.Parallel() // each test starts its own instances, database and fakes
 	pg := storetest.NewCluster(t)
 	dbURL := pg.URL(t)
 	f := startFakes(t)
