@@ -89,11 +89,14 @@ func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
 	// what the carrier did; the carrier client's timeout bounds each step.
 	bg := context.WithoutCancel(ctx)
 	log := httpx.Logger(ctx).With("project_id", projectID, "agent_id", agentID, "call_id", call.ID)
+	// The stream may come before the carrier's answer to the request.
+	h.live.expect(ref, h.Now().Add(outboundStreamGrace), h.Now())
 	cc, err := carrier.CreateCall(bg, CallRequest{
 		To: in.ToNumber, From: number.PhoneNumber, TwiML: twiml,
 		StatusCallbackURL: "https://" + host + "/api/telephony/status",
 	})
 	if err != nil {
+		h.live.settle(ref)
 		if derr := h.Store.DeleteCall(bg, projectID, call.ID); derr != nil {
 			log.Error("could not remove the record of a call the carrier refused", "err", derr)
 		}
@@ -107,7 +110,6 @@ func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	log.Info("placed an outbound call", "call_sid", cc.SID, "status", cc.Status)
-	h.live.expect(ref, h.Now().Add(outboundStreamGrace), h.Now())
 	httpx.WriteJSON(w, http.StatusCreated, struct {
 		CallSID string `json:"call_sid"`
 		Status  string `json:"status"`

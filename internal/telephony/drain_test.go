@@ -30,7 +30,7 @@ func TestLiveCallsBusy(t *testing.T) {
 			t.Errorf("busy at +%v = %d, want %d", tc.at.Sub(now), n, tc.want)
 		}
 	}
-	l.arrived("sr_2")
+	l.settle("sr_2")
 	l.leave()
 	if n := l.busy(now); n != 1 {
 		t.Fatalf("after sr_2 arrived and the stream left: busy = %d, want 1 (CA1)", n)

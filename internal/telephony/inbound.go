@@ -18,9 +18,9 @@ const notInService = "The number you have called is not in service. Goodbye."
 // dead air.
 const apology = "Sorry, we are having technical trouble and have to end this call. Please call again later. Goodbye."
 
-// busy refuses a call unanswered with a busy signal: the caller is not
-// billed and may dial again.
-var busy, _ = twiml.Voice([]twiml.Element{twiml.VoiceReject{Reason: "busy"}})
+// rejectBusy refuses a call unanswered with a busy signal: the caller is
+// not billed and may dial again.
+var rejectBusy, _ = twiml.Voice([]twiml.Element{twiml.VoiceReject{Reason: "busy"}})
 
 // sayAndHangUp is TwiML that says text, then hangs up.
 func sayAndHangUp(text string) string {
@@ -50,7 +50,7 @@ func (h *Handler) inboundCall(w http.ResponseWriter, r *http.Request) error {
 	log := httpx.Logger(ctx).With("call_sid", sid, "to", to)
 	if h.live.isDraining() {
 		log.Info("inbound call refused busy: this instance is draining")
-		writeTwiML(w, busy)
+		writeTwiML(w, rejectBusy)
 		return nil
 	}
 	agent, err := h.inboundAgent(r, to)

@@ -126,7 +126,7 @@ func (h *Handler) admit(ctx context.Context, carrier *websocket.Conn, agentID in
 	if err != nil {
 		return nil, err
 	}
-	h.live.arrived(claims.Ref)
+	h.live.settle(claims.Ref)
 	projectID, err := h.Store.ProjectOf(ctx, store.KindAgent, agentID)
 	if err != nil {
 		return nil, err
@@ -423,8 +423,8 @@ func (l *liveCalls) expect(ref string, until, now time.Time) {
 	l.pending[ref] = until
 }
 
-// arrived records that the stream of ref came.
-func (l *liveCalls) arrived(ref string) {
+// settle stops waiting for the stream of ref: it came, or never will.
+func (l *liveCalls) settle(ref string) {
 	l.mu.Lock()
 	delete(l.pending, ref)
 	l.mu.Unlock()
