@@ -1,7 +1,7 @@
 # The two commands of the README: `make run` and `make test`.
 GO ?= go
 
-.PHONY: run test bench lint build
+.PHONY: run test bench lint build e2e-cluster
 
 run:
 	$(GO) run ./cmd/agentline
@@ -9,6 +9,12 @@ run:
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+
+# The multi-instance tests alone, verbosely: the real binary, three
+# instances on one PostgreSQL and one redis-server, drain and faults. `make
+# test` runs them too; missing services fail them like CI does.
+e2e-cluster:
+	AGENTLINE_REQUIRE_POSTGRES=1 AGENTLINE_REQUIRE_REDIS=1 $(GO) test -race -count=1 -v ./internal/cluster/
 
 # Benchmarks and long load runs; results go to docs/benchmarks.md.
 # RELAYLOAD_CALLS (e.g. 100,200,400) and RELAYLOAD_SECONDS tune the relay run.

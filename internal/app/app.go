@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,6 +59,9 @@ type App struct {
 	handler http.Handler
 	closers []io.Closer
 	phone   *telephony.Handler // ends live calls on shutdown
+	widget  *widget.Handler    // refuses new sessions while draining
+	// draining is set on shutdown, before the drain: /readyz answers 503.
+	draining atomic.Bool
 }
 
 // New opens and migrates the database, makes sure a secret and an owner
@@ -121,14 +125,15 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	a.routes = append(a.routes, widget.New(widget.Options{
+	a.widget = widget.New(widget.Options{
 		Store: a.Store, Auth: a.Auth, Limiter: limiter,
 		Provider: provider.New(provider.Config{
 			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
 			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey,
 		}, nil),
 		Tools: a.Tools, PublicURL: a.Config.PublicURL,
-	}).Routes()...)
+	})
+	a.routes = append(a.routes, a.widget.Routes()...)
 	// embed (issue 6):
 	assets, err := web.Load()
 	if err != nil {
@@ -264,7 +269,12 @@ func (a *App) ownRoutes() []httpx.Route {
 	}
 }
 
+// ready answers 503 as soon as the instance drains, so that a load balancer
+// stops sending it work, and while the database does not answer.
 func (a *App) ready(w http.ResponseWriter, r *http.Request) error {
+	if a.draining.Load() {
+		return agentline.Errorf(agentline.EUnavailable, "shutting down: draining live calls")
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := a.Store.Ping(ctx); err != nil {
@@ -287,9 +297,11 @@ func (a *App) Routes() []string {
 	return out
 }
 
-// Run serves on ln until ctx ends, then shuts down gracefully: it stops
-// accepting, lets requests in flight finish within the shutdown timeout,
-// and returns.
+// Run serves on ln until ctx ends, then shuts down gracefully. First it
+// drains: /readyz answers 503 at once, new phone calls and widget sessions
+// are refused, and the calls live here go on until they end or the drain
+// timeout passes. Then it stops accepting, lets requests in flight finish
+// within the shutdown timeout, ends the calls still live, and returns.
 func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           a.handler,
@@ -312,6 +324,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
+	a.drain()
 	a.Logger.Info("shutting down", "timeout", a.Config.ShutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), a.Config.ShutdownTimeout)
 	defer cancel()
@@ -327,6 +340,23 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	return nil
+}
+
+// drain refuses new work and waits, up to the drain timeout, for the calls
+// live here to end. The listener stays open meanwhile: requests of sessions
+// and calls already running are still served.
+func (a *App) drain() {
+	a.draining.Store(true)
+	a.widget.Drain()
+	a.phone.Drain()
+	a.Logger.Info("draining", "live_calls", a.phone.LiveCalls(), "timeout", a.Config.DrainTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), a.Config.DrainTimeout)
+	defer cancel()
+	if err := a.phone.WaitCalls(ctx); err != nil {
+		a.Logger.Warn("drain timeout: ending the calls still live", "err", err)
+		return
+	}
+	a.Logger.Info("drained")
 }
 
 // sweep removes expired sign-ins every hour.

@@ -29,6 +29,7 @@ type Config struct {
 	SessionTTL           time.Duration // AGENTLINE_SESSION_TTL
 	PasswordCost         int64         // AGENTLINE_PASSWORD_COST
 	ShutdownTimeout      time.Duration // AGENTLINE_SHUTDOWN_TIMEOUT
+	DrainTimeout         time.Duration // AGENTLINE_DRAIN_TIMEOUT
 	AllowPrivateWebhooks bool          // AGENTLINE_ALLOW_PRIVATE_WEBHOOKS
 	LogLevel             string        // AGENTLINE_LOG_LEVEL
 	TelephonyEnabled     bool          // TELEPHONY_ENABLED
@@ -74,6 +75,7 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_SESSION_TTL", flag: "session-ttl", def: "168h", usage: "how long a console sign-in lasts", duration: &c.SessionTTL},
 		{env: "AGENTLINE_PASSWORD_COST", flag: "password-cost", def: "10", usage: "bcrypt cost of password hashes (4 to 31; each step doubles the work)", integer: &c.PasswordCost},
 		{env: "AGENTLINE_SHUTDOWN_TIMEOUT", flag: "shutdown-timeout", def: "30s", usage: "how long shutdown waits for requests in flight", duration: &c.ShutdownTimeout},
+		{env: "AGENTLINE_DRAIN_TIMEOUT", flag: "drain-timeout", def: "30s", usage: "on SIGTERM, how long live phone calls may go on (new calls and sessions refused, /readyz 503) before they are ended; 0s ends them at once", duration: &c.DrainTimeout},
 		{env: "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS", flag: "allow-private-webhooks", def: "false", usage: "let webhook tools reach loopback and private addresses", boolean: &c.AllowPrivateWebhooks},
 		{env: "AGENTLINE_LOG_LEVEL", flag: "log-level", def: "info", usage: "debug, info, warn or error", str: &c.LogLevel},
 		{env: "AGENTLINE_SANDBOX", flag: "sandbox", def: "false", usage: "serve a pretend OpenAI-compatible provider and point OpenAI-kind agents at it, to try the widget with no API key (never in production)", boolean: &c.Sandbox},
@@ -215,6 +217,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		bad("AGENTLINE_SHUTDOWN_TIMEOUT must be positive")
+	}
+	if c.DrainTimeout < 0 {
+		bad("AGENTLINE_DRAIN_TIMEOUT must not be negative")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -19,7 +19,7 @@ func TestDefaults(t *testing.T) {
 	}
 	want := config.Config{
 		Addr: ":8080", Env: "development", DatabaseURL: "sqlite:agentline.db",
-		MaxBodyBytes: 1 << 20, SessionTTL: 168 * time.Hour, PasswordCost: 10, ShutdownTimeout: 30 * time.Second,
+		MaxBodyBytes: 1 << 20, SessionTTL: 168 * time.Hour, PasswordCost: 10, ShutdownTimeout: 30 * time.Second, DrainTimeout: 30 * time.Second,
 		LogLevel: "info", OpenAIBaseURL: "https://api.openai.com", GeminiBaseURL: "https://generativelanguage.googleapis.com",
 		TwilioAPIBaseURL: "https://api.twilio.com", MaxConcurrentCalls: 10, MaxCallDuration: 30 * time.Minute,
 		ModelReadyTimeout: 10 * time.Second, TwilioTimeout: 15 * time.Second,
@@ -73,6 +73,7 @@ func TestBadValues(t *testing.T) {
 		{vars: map[string]string{"AGENTLINE_SESSION_TTL": "a week"}, names: []string{"AGENTLINE_SESSION_TTL"}},
 		{vars: map[string]string{"AGENTLINE_SESSION_TTL": "1s"}, names: []string{"AGENTLINE_SESSION_TTL"}},
 		{vars: map[string]string{"AGENTLINE_SHUTDOWN_TIMEOUT": "0s"}, names: []string{"AGENTLINE_SHUTDOWN_TIMEOUT"}},
+		{vars: map[string]string{"AGENTLINE_DRAIN_TIMEOUT": "-1s"}, names: []string{"AGENTLINE_DRAIN_TIMEOUT"}},
 		{vars: map[string]string{"AGENTLINE_PASSWORD_COST": "3"}, names: []string{"AGENTLINE_PASSWORD_COST"}},
 		{vars: map[string]string{"AGENTLINE_PASSWORD_COST": "32"}, names: []string{"AGENTLINE_PASSWORD_COST"}},
 		{vars: map[string]string{"AGENTLINE_LOG_LEVEL": "loud"}, names: []string{"AGENTLINE_LOG_LEVEL"}},

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/store"
 )
 
 // Route is one method and path pattern served by a package.
@@ -73,12 +74,22 @@ type ErrorDetail struct {
 	Field   string `json:"field,omitempty"`
 }
 
+// unavailableRetry is the Retry-After, in seconds, of an answer given while
+// the database is unreachable.
+const unavailableRetry = 5
+
 // WriteError answers with err in the JSON error shape. Internal errors are
-// logged with the request's logger and answered with a generic message.
+// logged with the request's logger and answered with a generic message;
+// errors that mean the database is unreachable answer 503 unavailable with
+// Retry-After.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	var maxErr *http.MaxBytesError
 	if errors.As(err, &maxErr) {
 		err = &agentline.Error{Code: agentline.ETooLarge, Message: fmt.Sprintf("request body is larger than %d bytes", maxErr.Limit), Err: err}
+	}
+	if agentline.ErrorCode(err) == agentline.EInternal && store.Unreachable(err) {
+		err = &agentline.Error{Code: agentline.EUnavailable, RetryAfter: unavailableRetry, Err: err,
+			Message: "the database is not reachable right now; nothing was changed, retry in a few seconds"}
 	}
 	code := agentline.ErrorCode(err)
 	status := Status(code)

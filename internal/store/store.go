@@ -72,7 +72,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		db.read.SetMaxOpenConns(8)
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
 		db.dialect = Postgres
-		pool, err := sql.Open("pgx", rawURL)
+		pool, err := sql.Open("pgx", withConnectTimeout(rawURL))
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
@@ -88,6 +88,26 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// connectTimeout bounds each new PostgreSQL connection, so that requests
+// answer 503 unavailable within seconds, not minutes, while the server is
+// unreachable (a host that drops packets never refuses). A connect_timeout
+// in the URL wins.
+const connectTimeout = "5"
+
+func withConnectTimeout(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL // pgx reports the bad URL
+	}
+	q := u.Query()
+	if q.Get("connect_timeout") != "" {
+		return rawURL
+	}
+	q.Set("connect_timeout", connectTimeout)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // sqliteDSN puts the pragmas every connection needs into the DSN, so that

@@ -128,7 +128,9 @@ func scanKey(row interface{ Scan(...any) error }) (agentline.WidgetKey, error) {
 // SetWidgetKey gives the channel a key with this hash: a new key with the
 // default limits, or, when the channel has one, the same key record with a
 // new hash, so the old key stops working while origins and limits stay.
-func (db *DB) SetWidgetKey(ctx context.Context, projectID, channelID int64, hash, prefix string) (agentline.WidgetKey, error) {
+// change, when not nil, then edits the key's origins and limits; all of it
+// is one transaction, so a failure leaves the old key as it was.
+func (db *DB) SetWidgetKey(ctx context.Context, projectID, channelID int64, hash, prefix string, change func(*agentline.WidgetKey) error) (agentline.WidgetKey, error) {
 	now := db.now()
 	err := db.tx(ctx, func(c conn) error {
 		var exists int
@@ -144,12 +146,28 @@ func (db *DB) SetWidgetKey(ctx context.Context, projectID, channelID int64, hash
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n > 0 {
+		n, err := res.RowsAffected()
+		if err != nil {
 			return err
 		}
-		_, err = c.exec(ctx, `INSERT INTO widget_keys (channel_id, project_id, key_hash, prefix, allowed_origins, rate_limit_per_minute, created_at)
-			VALUES (?, ?, ?, ?, '[]', ?, ?)`, channelID, projectID, hash, prefix, agentline.DefaultRateLimitPerMinute, now)
-		return err
+		if n == 0 {
+			_, err = c.exec(ctx, `INSERT INTO widget_keys (channel_id, project_id, key_hash, prefix, allowed_origins, rate_limit_per_minute, created_at)
+				VALUES (?, ?, ?, ?, '[]', ?, ?)`, channelID, projectID, hash, prefix, agentline.DefaultRateLimitPerMinute, now)
+			if err != nil {
+				return err
+			}
+		}
+		if change == nil {
+			return nil
+		}
+		k, err := scanKey(c.queryRow(ctx, `SELECT `+keyColumns+` FROM widget_keys WHERE project_id = ? AND channel_id = ?`, projectID, channelID))
+		if err != nil {
+			return err
+		}
+		if err := change(&k); err != nil {
+			return err
+		}
+		return updateKeySettings(ctx, c, k)
 	})
 	if err != nil {
 		if isUniqueViolation(err) {
@@ -176,17 +194,22 @@ func (db *DB) WidgetKeyByHash(ctx context.Context, hash string) (agentline.Widge
 
 // UpdateWidgetKey saves a key's origins and limits.
 func (db *DB) UpdateWidgetKey(ctx context.Context, k agentline.WidgetKey) (agentline.WidgetKey, error) {
-	origins, err := json.Marshal(k.AllowedOrigins)
-	if err != nil {
-		return k, err
-	}
-	res, err := db.writer().exec(ctx,
-		`UPDATE widget_keys SET allowed_origins = ?, rate_limit_per_minute = ?, rate_limit_per_day = ? WHERE project_id = ? AND channel_id = ?`,
-		string(origins), k.RateLimitPerMinute, k.RateLimitPerDay, k.ProjectID, k.ChannelID)
-	if err := mustAffect(res, err, "key"); err != nil {
+	if err := updateKeySettings(ctx, db.writer(), k); err != nil {
 		return k, err
 	}
 	return db.WidgetKey(ctx, k.ProjectID, k.ChannelID)
+}
+
+// updateKeySettings writes a key's origins and limits.
+func updateKeySettings(ctx context.Context, c conn, k agentline.WidgetKey) error {
+	origins, err := json.Marshal(k.AllowedOrigins)
+	if err != nil {
+		return err
+	}
+	res, err := c.exec(ctx,
+		`UPDATE widget_keys SET allowed_origins = ?, rate_limit_per_minute = ?, rate_limit_per_day = ? WHERE project_id = ? AND channel_id = ?`,
+		string(origins), k.RateLimitPerMinute, k.RateLimitPerDay, k.ProjectID, k.ChannelID)
+	return mustAffect(res, err, "key")
 }
 
 // DeleteWidgetKey revokes a channel's key.

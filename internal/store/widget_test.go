@@ -102,13 +102,13 @@ func TestWidgetKeys(t *testing.T) {
 		if _, err := db.WidgetKey(ctx, f.p1.ID, f.c1.ID); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("no key yet: %v", err)
 		}
-		k, err := db.SetWidgetKey(ctx, f.p1.ID, f.c1.ID, "hash1", "svc_pk_abcd")
+		k, err := db.SetWidgetKey(ctx, f.p1.ID, f.c1.ID, "hash1", "svc_pk_abcd", nil)
 		if err != nil || k.Prefix != "svc_pk_abcd" || k.RateLimitPerMinute != agentline.DefaultRateLimitPerMinute ||
 			k.RateLimitPerDay != nil || len(k.AllowedOrigins) != 0 || k.LastUsedAt != nil {
 			t.Fatalf("SetWidgetKey = %+v %v", k, err)
 		}
 		// A key for another project's channel cannot be made.
-		if _, err := db.SetWidgetKey(ctx, f.p2.ID, f.c1.ID, "hash9", "svc_pk_zzzz"); !errors.Is(err, agentline.ErrNotFound) {
+		if _, err := db.SetWidgetKey(ctx, f.p2.ID, f.c1.ID, "hash9", "svc_pk_zzzz", nil); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("key across projects: %v", err)
 		}
 		day := int64(1000)
@@ -132,7 +132,7 @@ func TestWidgetKeys(t *testing.T) {
 			t.Fatalf("last_used_at = %v", got.LastUsedAt)
 		}
 		// Rotation: the old hash stops working; origins and limits stay.
-		rotated, err := db.SetWidgetKey(ctx, f.p1.ID, f.c1.ID, "hash2", "svc_pk_efgh")
+		rotated, err := db.SetWidgetKey(ctx, f.p1.ID, f.c1.ID, "hash2", "svc_pk_efgh", nil)
 		if err != nil || rotated.ID != k.ID || rotated.Prefix != "svc_pk_efgh" || rotated.RateLimitPerMinute != 5 || rotated.LastUsedAt != nil {
 			t.Fatalf("rotate = %+v %v", rotated, err)
 		}
@@ -224,6 +224,39 @@ func TestWidgetSessionsAndAnalytics(t *testing.T) {
 			if rows[i] != want[i] {
 				t.Fatalf("row %d = %+v, want %+v", i, rows[i], want[i])
 			}
+		}
+	})
+}
+
+// A rotation and the settings given with it are one write: when the
+// settings fail, the old key still works with its old settings.
+func TestSetWidgetKeyIsOneTransaction(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := newWidgetFixture(t, db)
+		if _, err := db.SetWidgetKey(ctx, f.p1.ID, f.c1.ID, "hash1", "svc_pk_abcd", nil); err != nil {
+			t.Fatal(err)
+		}
+		refused := agentline.Invalid("rate_limit_per_minute", "no")
+		_, err := db.SetWidgetKey(ctx, f.p1.ID, f.c1.ID, "hash2", "svc_pk_efgh", func(k *agentline.WidgetKey) error {
+			k.RateLimitPerMinute = 7
+			return refused
+		})
+		if !errors.Is(err, refused) {
+			t.Fatalf("failed change: %v", err)
+		}
+		if k, err := db.WidgetKeyByHash(ctx, "hash1"); err != nil || k.Prefix != "svc_pk_abcd" || k.RateLimitPerMinute != agentline.DefaultRateLimitPerMinute {
+			t.Fatalf("old key after a failed rotation = %+v, %v", k, err)
+		}
+		if _, err := db.WidgetKeyByHash(ctx, "hash2"); !errors.Is(err, agentline.ErrNotFound) {
+			t.Fatalf("new hash after a failed rotation: %v", err)
+		}
+		k, err := db.SetWidgetKey(ctx, f.p1.ID, f.c1.ID, "hash3", "svc_pk_ijkl", func(k *agentline.WidgetKey) error {
+			k.RateLimitPerMinute, k.AllowedOrigins = 7, []string{"https://a.example.com"}
+			return nil
+		})
+		if err != nil || k.Prefix != "svc_pk_ijkl" || k.RateLimitPerMinute != 7 || len(k.AllowedOrigins) != 1 {
+			t.Fatalf("rotation with settings = %+v, %v", k, err)
 		}
 	})
 }

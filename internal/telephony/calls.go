@@ -36,6 +36,9 @@ func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
 	if !agentline.ValidE164(in.ToNumber) {
 		return agentline.Invalid("to_number", "to_number must be in E.164 form, such as +14155550100")
 	}
+	if h.live.isDraining() {
+		return errDraining
+	}
 	agent, err := h.Store.Agent(ctx, projectID, agentID)
 	if err != nil {
 		return err
@@ -86,11 +89,14 @@ func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
 	// what the carrier did; the carrier client's timeout bounds each step.
 	bg := context.WithoutCancel(ctx)
 	log := httpx.Logger(ctx).With("project_id", projectID, "agent_id", agentID, "call_id", call.ID)
+	// The stream may come before the carrier's answer to the request.
+	h.live.expect(ref, h.Now().Add(outboundStreamGrace), h.Now())
 	cc, err := carrier.CreateCall(bg, CallRequest{
 		To: in.ToNumber, From: number.PhoneNumber, TwiML: twiml,
 		StatusCallbackURL: "https://" + host + "/api/telephony/status",
 	})
 	if err != nil {
+		h.live.settle(ref)
 		if derr := h.Store.DeleteCall(bg, projectID, call.ID); derr != nil {
 			log.Error("could not remove the record of a call the carrier refused", "err", derr)
 		}

@@ -18,6 +18,10 @@ const notInService = "The number you have called is not in service. Goodbye."
 // dead air.
 const apology = "Sorry, we are having technical trouble and have to end this call. Please call again later. Goodbye."
 
+// rejectBusy refuses a call unanswered with a busy signal: the caller is
+// not billed and may dial again.
+var rejectBusy, _ = twiml.Voice([]twiml.Element{twiml.VoiceReject{Reason: "busy"}})
+
 // sayAndHangUp is TwiML that says text, then hangs up.
 func sayAndHangUp(text string) string {
 	s, _ := twiml.Voice([]twiml.Element{twiml.VoiceSay{Message: text}, twiml.VoiceHangup{}})
@@ -44,6 +48,11 @@ func (h *Handler) inboundCall(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	log := httpx.Logger(ctx).With("call_sid", sid, "to", to)
+	if h.live.isDraining() {
+		log.Info("inbound call refused busy: this instance is draining")
+		writeTwiML(w, rejectBusy)
+		return nil
+	}
 	agent, err := h.inboundAgent(r, to)
 	if errors.Is(err, errNotInService) {
 		log.Info("inbound call to a number that takes no calls", "why", err)
@@ -68,6 +77,7 @@ func (h *Handler) inboundCall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	log.Info("inbound call", "project_id", call.ProjectID, "agent_id", agent.ID, "call_id", call.ID)
+	h.live.expect(sid, h.Now().Add(inboundStreamGrace), h.Now())
 	writeTwiML(w, doc)
 	return nil
 }

@@ -26,7 +26,8 @@ type createdKey struct {
 // createKey makes the channel's key, or rotates it: the old key stops
 // working at once on this instance and within the cache TTL on others. An
 // optional body sets origins and limits as PATCH does, before the key is
-// shown to anyone.
+// shown to anyone and in the same transaction: if anything fails, the old
+// key keeps working as it was.
 func (h *Handler) createKey(w http.ResponseWriter, r *http.Request) error {
 	channelID, projectID, err := h.authorizeChannel(r, agentline.PermCreate)
 	if err != nil {
@@ -40,17 +41,13 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	k, err := h.store.SetWidgetKey(r.Context(), projectID, channelID, hashKey(key), prefix)
+	var change func(*agentline.WidgetKey) error
+	if in != nil {
+		change = in.apply
+	}
+	k, err := h.store.SetWidgetKey(r.Context(), projectID, channelID, hashKey(key), prefix, change)
 	if err != nil {
 		return err
-	}
-	if in != nil {
-		if err := in.apply(&k); err != nil {
-			return err
-		}
-		if k, err = h.store.UpdateWidgetKey(r.Context(), k); err != nil {
-			return err
-		}
 	}
 	h.forget(channelID)
 	httpx.Logger(r.Context()).Info("widget key issued", "channel_id", channelID, "prefix", prefix)

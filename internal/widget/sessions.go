@@ -39,6 +39,9 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, key agen
 	if in.AgentID <= 0 {
 		return agentline.Invalid("agent_id", "agent_id is required: the id of the channel's agent from GET /widget/v1/config")
 	}
+	if h.draining.Load() {
+		return errDraining
+	}
 	ctx := r.Context()
 	ch, err := h.store.Channel(ctx, key.ProjectID, key.ChannelID)
 	if err != nil {

@@ -10,6 +10,7 @@ package widget
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentline/agentline"
@@ -31,7 +32,7 @@ type Store interface {
 	UpdateChannel(ctx context.Context, c agentline.Channel) (agentline.Channel, error)
 	DeleteChannel(ctx context.Context, projectID, channelID int64) error
 
-	SetWidgetKey(ctx context.Context, projectID, channelID int64, hash, prefix string) (agentline.WidgetKey, error)
+	SetWidgetKey(ctx context.Context, projectID, channelID int64, hash, prefix string, change func(*agentline.WidgetKey) error) (agentline.WidgetKey, error)
 	WidgetKey(ctx context.Context, projectID, channelID int64) (agentline.WidgetKey, error)
 	WidgetKeyByHash(ctx context.Context, hash string) (agentline.WidgetKey, error)
 	UpdateWidgetKey(ctx context.Context, k agentline.WidgetKey) (agentline.WidgetKey, error)
@@ -82,6 +83,8 @@ type Handler struct {
 	configs  *configCache
 	touch    *toucher
 	now      func() time.Time
+	// draining refuses new sessions while the instance shuts down.
+	draining atomic.Bool
 	// publicURL is the base URL of snippets; see Options.PublicURL.
 	publicURL string
 }
@@ -137,6 +140,14 @@ func (h *Handler) Routes() []httpx.Route {
 		{Method: "GET", Pattern: "/api/channels/voice/embed/{channel_id}", Handler: http.HandlerFunc(h.embed)},
 	}
 }
+
+// Drain makes POST /widget/v1/session answer 503 unavailable from now on,
+// so that visitors start their conversations on another instance; the rest
+// of the widget API keeps serving sessions already running.
+func (h *Handler) Drain() { h.draining.Store(true) }
+
+var errDraining = &agentline.Error{Code: agentline.EUnavailable, RetryAfter: 1,
+	Message: "this instance is shutting down and starts no new sessions; retry, and another instance will take it"}
 
 // authorizeChannel authorizes perm on the project owning the channel of
 // the path and returns both ids (see auth.Service.AuthorizePath).

@@ -38,12 +38,14 @@ import (
 
 // Config returns the settings of a test instance on databaseURL: the
 // defaults, then env (names as in DESIGN.md), with the cheapest bcrypt cost
-// so that sign-ins stay fast under -race.
+// so that sign-ins stay fast under -race, and no drain, so that Stop ends
+// live calls at once (tests of draining set AGENTLINE_DRAIN_TIMEOUT).
 func Config(t testing.TB, databaseURL string, env map[string]string) config.Config {
 	t.Helper()
 	vars := map[string]string{
 		"AGENTLINE_DATABASE_URL":  databaseURL,
 		"AGENTLINE_PASSWORD_COST": "4",
+		"AGENTLINE_DRAIN_TIMEOUT": "0s",
 	}
 	for k, v := range env {
 		vars[k] = v

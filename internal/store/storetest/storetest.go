@@ -97,10 +97,13 @@ func newURL(t testing.TB, d store.Dialect, template string) string {
 }
 
 // Main runs the tests of a package and stops the PostgreSQL cluster, if one
-// was started, before exiting.
-func Main(m *testing.M) {
+// was started, and runs cleanups, before exiting.
+func Main(m *testing.M, cleanups ...func()) {
 	code := m.Run()
 	theCluster.stop()
+	for _, c := range cleanups {
+		c()
+	}
 	os.Exit(code)
 }
 
@@ -125,10 +128,13 @@ func (l *lazyCluster) stop() {
 }
 
 type cluster struct {
+	bin    string
 	dir    string
 	socket string
 	port   int
+	cred   *syscall.Credential // set when PostgreSQL runs as the postgres user
 	cmd    *exec.Cmd
+	exited chan struct{} // closed when cmd has exited
 	n      atomic.Int64
 }
 
@@ -161,9 +167,8 @@ func startCluster() (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{dir: dir, socket: dir, port: 5432}
+	c := &cluster{bin: bin, dir: dir, socket: dir, port: 5432}
 	// PostgreSQL refuses to run as root: run it as the postgres user then.
-	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
 		pu, err := user.Lookup("postgres")
 		if err != nil {
@@ -172,54 +177,96 @@ func startCluster() (*cluster, error) {
 		}
 		uid, _ := strconv.Atoi(pu.Uid)
 		gid, _ := strconv.Atoi(pu.Gid)
-		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		c.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 		if err := os.Chown(dir, uid, gid); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}
 	}
-	data := filepath.Join(dir, "data")
-	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync")
-	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", c.data(), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
 	initdb.Dir = dir
 	if out, err := initdb.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %v: %s", err, out)
 	}
-	c.cmd = exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-k", c.socket, "-p", strconv.Itoa(c.port),
-		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=200", "-c", "shared_buffers=32MB")
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	c.cmd.Dir = dir
-	logf, _ := os.Create(filepath.Join(dir, "postgres.log"))
-	if logf != nil && cred != nil {
-		os.Chown(logf.Name(), int(cred.Uid), int(cred.Gid))
-	}
-	c.cmd.Stdout, c.cmd.Stderr = logf, logf
-	if err := c.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start postgres: %w", err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if err := c.start(ctx); err != nil {
+		c.stop()
+		return nil, err
+	}
+	admin, err := store.Open(ctx, c.url("postgres"))
+	if err != nil {
+		c.stop()
+		return nil, err
+	}
+	err = c.createTemplate(ctx, admin)
+	admin.Close()
+	if err != nil {
+		c.stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *cluster) data() string { return filepath.Join(c.dir, "data") }
+
+// start runs the postmaster on the cluster's data dir and socket and waits
+// until it takes connections.
+func (c *cluster) start(ctx context.Context) error {
+	cmd := exec.Command(filepath.Join(c.bin, "postgres"), "-D", c.data(), "-k", c.socket, "-p", strconv.Itoa(c.port),
+		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "max_connections=200", "-c", "shared_buffers=32MB")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.Dir = c.dir
+	logf, err := os.OpenFile(filepath.Join(c.dir, "postgres.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close() // the child has its own copy
+	if c.cred != nil {
+		os.Chown(logf.Name(), int(c.cred.Uid), int(c.cred.Gid))
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start postgres: %w", err)
+	}
+	c.cmd = cmd
+	c.exited = make(chan struct{})
+	go func(done chan struct{}) { cmd.Wait(); close(done) }(c.exited)
 	for {
 		db, err := store.Open(ctx, c.url("postgres"))
 		if err == nil {
-			err = c.createTemplate(ctx, db)
 			db.Close()
-			if err != nil {
-				c.stop()
-				return nil, err
-			}
-			return c, nil
+			return nil
 		}
-		if ctx.Err() != nil {
-			log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
-			c.stop()
-			return nil, fmt.Errorf("postgres did not start: %v: %s", err, log)
+		select {
+		case <-c.exited:
+			log, _ := os.ReadFile(filepath.Join(c.dir, "postgres.log"))
+			return fmt.Errorf("postgres exited at start: %s", log)
+		case <-ctx.Done():
+			log, _ := os.ReadFile(filepath.Join(c.dir, "postgres.log"))
+			return fmt.Errorf("postgres did not start: %v: %s", err, log)
+		case <-time.After(50 * time.Millisecond):
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// halt stops the postmaster with a fast shutdown (SIGINT: open sessions are
+// ended, nothing committed is lost), killing it after 10 s.
+func (c *cluster) halt() {
+	if c.cmd == nil || c.cmd.Process == nil {
+		return
+	}
+	c.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-c.exited:
+	case <-time.After(10 * time.Second):
+		c.cmd.Process.Kill()
+		<-c.exited
+	}
+	c.cmd = nil
 }
 
 func (c *cluster) url(db string) string {
@@ -257,19 +304,53 @@ func (c *cluster) newDatabase(template string) (string, error) {
 }
 
 func (c *cluster) stop() {
-	if c.cmd != nil && c.cmd.Process != nil {
-		c.cmd.Process.Signal(syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { c.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			c.cmd.Process.Kill()
-			<-done
-		}
-	}
+	c.halt()
 	if !strings.HasPrefix(c.dir, os.TempDir()) {
 		return
 	}
 	os.RemoveAll(c.dir)
+}
+
+// Cluster is a PostgreSQL server of one test's own, for fault tests that
+// stop the database and start it again: the package's shared cluster is
+// left alone. It is skipped or failed like URL when PostgreSQL is missing.
+type Cluster struct{ c *cluster }
+
+// NewCluster initdbs and starts a cluster for t; it is removed when the
+// test ends.
+func NewCluster(t testing.TB) *Cluster {
+	t.Helper()
+	c, err := startCluster()
+	if err != nil {
+		if os.Getenv("AGENTLINE_REQUIRE_POSTGRES") == "1" {
+			t.Fatalf("PostgreSQL is required (AGENTLINE_REQUIRE_POSTGRES=1): %v", err)
+		}
+		t.Skipf("PostgreSQL not available: %v", err)
+	}
+	t.Cleanup(c.stop)
+	return &Cluster{c}
+}
+
+// URL returns the URL of a fresh, migrated database in the cluster.
+func (c *Cluster) URL(t testing.TB) string {
+	t.Helper()
+	u, err := c.c.newDatabase("agentline_template")
+	if err != nil {
+		t.Fatalf("postgres: %v", err)
+	}
+	return u
+}
+
+// Stop shuts the server down fast, as an operator's pg_ctl stop -m fast
+// does: connections are cut, committed data stays.
+func (c *Cluster) Stop() { c.c.halt() }
+
+// Start starts the stopped server again on the same data and socket.
+func (c *Cluster) Start(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.c.start(ctx); err != nil {
+		t.Fatalf("restart postgres: %v", err)
+	}
 }
