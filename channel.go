@@ -38,6 +38,21 @@ type ChannelSettings struct {
 	Form *FormSettings `json:"form,omitempty"`
 }
 
+// FormGate reports whether the settings are a live chat form's: the widget
+// shows the form first and connects to the agent after it is sent.
+func (s ChannelSettings) FormGate() bool { return s.Form != nil && s.Form.Mode == FormLiveChat }
+
+// Public is what visitors may see of the settings: all but the form's
+// notify_url.
+func (s ChannelSettings) Public() ChannelSettings {
+	if s.Form != nil {
+		f := *s.Form
+		f.NotifyURL = ""
+		s.Form = &f
+	}
+	return s
+}
+
 // Widget positions.
 const (
 	PositionBottomRight = "bottom-right"

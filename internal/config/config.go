@@ -43,6 +43,7 @@ type Config struct {
 	TwilioAPIBaseURL     string        // TWILIO_API_BASE_URL
 	MaxConcurrentCalls   int64         // AGENTLINE_MAX_CONCURRENT_CALLS
 	MaxCallDuration      time.Duration // AGENTLINE_MAX_CALL_DURATION
+	FormSubmitsPerMinute int64         // AGENTLINE_FORM_SUBMITS_PER_MINUTE
 }
 
 // Production reports whether the service runs in production mode.
@@ -86,6 +87,7 @@ func (c *Config) settings() []setting {
 		{env: "TWILIO_API_BASE_URL", flag: "twilio-api-base-url", def: "https://api.twilio.com", usage: "base URL of the carrier REST API", str: &c.TwilioAPIBaseURL},
 		{env: "AGENTLINE_MAX_CONCURRENT_CALLS", flag: "max-concurrent-calls", def: "10", usage: "most live phone calls per project; more outbound calls get 429", integer: &c.MaxConcurrentCalls},
 		{env: "AGENTLINE_MAX_CALL_DURATION", flag: "max-call-duration", def: "30m", usage: "longest a phone call may last; the relay hangs up then", duration: &c.MaxCallDuration},
+		{env: "AGENTLINE_FORM_SUBMITS_PER_MINUTE", flag: "form-submits-per-minute", def: "10", usage: "form submissions one client IP may make per minute; more get 429", integer: &c.FormSubmitsPerMinute},
 	}
 }
 
@@ -199,6 +201,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxConcurrentCalls < 1 {
 		bad("AGENTLINE_MAX_CONCURRENT_CALLS must be at least 1")
+	}
+	if c.FormSubmitsPerMinute < 1 {
+		bad("AGENTLINE_FORM_SUBMITS_PER_MINUTE must be at least 1")
 	}
 	if c.MaxCallDuration <= 0 {
 		bad("AGENTLINE_MAX_CALL_DURATION must be positive, such as 30m")

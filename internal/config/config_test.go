@@ -22,6 +22,7 @@ func TestDefaults(t *testing.T) {
 		MaxBodyBytes: 1 << 20, SessionTTL: 168 * time.Hour, PasswordCost: 10, ShutdownTimeout: 30 * time.Second,
 		LogLevel: "info", OpenAIBaseURL: "https://api.openai.com", GeminiBaseURL: "https://generativelanguage.googleapis.com",
 		TwilioAPIBaseURL: "https://api.twilio.com", MaxConcurrentCalls: 10, MaxCallDuration: 30 * time.Minute,
+		FormSubmitsPerMinute: 10,
 	}
 	if c != want {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)

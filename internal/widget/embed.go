@@ -43,10 +43,13 @@ var errorPage = template.Must(template.New("error").Parse(`<!doctype html>
 </body></html>
 `))
 
-// embed serves GET /api/channels/voice/embed/{channel_id}?key=. The key
-// must be the channel's (401 page otherwise); the page may be framed only
-// by the key's allowed origins (any, when the list is empty).
+// embed serves GET /api/channels/voice/embed/{channel_id}?key= and, for a
+// live chat form channel, GET /api/channels/form/embed-widget/{channel_id}?key=
+// (the same widget without an agent: it shows the form gate first). The
+// key must be the channel's (401 page otherwise); the page may be framed
+// only by the key's allowed origins (any, when the list is empty).
 func (h *Handler) embed(w http.ResponseWriter, r *http.Request) {
+	gate := strings.HasPrefix(r.URL.Path, "/api/channels/form/")
 	channelID, err := httpx.PathID(r, "channel_id")
 	if err != nil {
 		writeErrorPage(w, http.StatusNotFound, "This assistant does not exist.")
@@ -68,9 +71,13 @@ func (h *Handler) embed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ch, err := h.store.Channel(r.Context(), key.ProjectID, key.ChannelID)
-	if err != nil || ch.AgentID == nil || ch.Type != agentline.ChannelVoiceWidget {
+	if err != nil || ch.AgentID == nil || gate != ch.Settings.FormGate() || (!gate && ch.Type != agentline.ChannelVoiceWidget) {
 		writeErrorPage(w, http.StatusNotFound, "This assistant does not exist.")
 		return
+	}
+	agentID := strconv.FormatInt(*ch.AgentID, 10)
+	if gate {
+		agentID = "" // resolved by the form's submission
 	}
 	var nonce [16]byte
 	rand.Read(nonce[:])
@@ -84,7 +91,7 @@ func (h *Handler) embed(w http.ResponseWriter, r *http.Request) {
 	embedPage.Execute(w, map[string]string{
 		"Nonce": n, "Key": raw,
 		"ProjectID": strconv.FormatInt(ch.ProjectID, 10), "ChannelID": strconv.FormatInt(ch.ID, 10),
-		"AgentID": strconv.FormatInt(*ch.AgentID, 10),
+		"AgentID": agentID,
 	})
 }
 
