@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
 )
 
 // HoneypotField is the hidden input people leave empty and form-filling
@@ -63,16 +64,8 @@ func readSubmission(w http.ResponseWriter, r *http.Request, form *agentline.Form
 	switch ct {
 	case "application/json":
 		var raw map[string]json.RawMessage
-		dec := json.NewDecoder(r.Body)
-		if err := dec.Decode(&raw); err != nil {
-			var maxErr *http.MaxBytesError
-			if errors.As(err, &maxErr) {
-				return sub, nil, err
-			}
-			return sub, nil, agentline.Invalid("", "request body must be a JSON object of answers by field name")
-		}
-		if _, err := dec.Token(); err == nil {
-			return sub, nil, agentline.Invalid("", "request body must hold a single JSON object")
+		if err := httpx.Decode(r, &raw); err != nil {
+			return sub, nil, err
 		}
 		for name, v := range raw {
 			if name == HoneypotField {
