@@ -288,6 +288,14 @@ func TestSubmitValidation(t *testing.T) {
 	if patched.Settings.Form.SubmitLabel != "Call me" || len(patched.Settings.Form.Fields) != 6 {
 		t.Errorf("PATCH kept the rest? %+v", patched.Settings.Form)
 	}
+	// Any page may post the form with JSON: the preflight allows it.
+	pre := f.s.Request(t, "OPTIONS", submitPath(c), "", nil)
+	pre.Header.Set("Origin", "https://shop.example.com")
+	pre.Header.Set("Access-Control-Request-Method", "POST")
+	pre.Header.Set("Access-Control-Request-Headers", "content-type")
+	if r := f.s.Send(t, pre); r.Status != 204 || r.Header.Get("Access-Control-Allow-Origin") != "*" || r.Header.Get("Access-Control-Allow-Headers") != "Content-Type" {
+		t.Errorf("preflight: %s %v", r, r.Header)
+	}
 	// A new form channel without settings works at once: name and email.
 	var plain agentline.Channel
 	f.s.Must(t, 201, "POST", base, f.tok, map[string]any{"type": "form", "name": "plain"}, &plain)
