@@ -57,6 +57,18 @@ func (fe fieldErrors) err() error {
 // problems (malformed, too large, another content type) are the error;
 // problems with single fields go into fieldErrors.
 func readSubmission(w http.ResponseWriter, r *http.Request, form *agentline.FormSettings) (submission, fieldErrors, error) {
+	sub, fe, err := parseSubmission(w, r, form)
+	var maxErr *http.MaxBytesError
+	if errors.As(err, &maxErr) {
+		err = errTooLarge
+	}
+	return sub, fe, err
+}
+
+// errTooLarge refuses a body over maxSubmitBytes.
+var errTooLarge = &agentline.Error{Code: agentline.ETooLarge, Message: fmt.Sprintf("a form submission is at most %d bytes", maxSubmitBytes)}
+
+func parseSubmission(w http.ResponseWriter, r *http.Request, form *agentline.FormSettings) (submission, fieldErrors, error) {
 	sub := submission{text: map[string]string{}, checked: map[string]bool{}}
 	fe := fieldErrors{}
 	r.Body = http.MaxBytesReader(w, r.Body, maxSubmitBytes)

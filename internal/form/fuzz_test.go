@@ -2,6 +2,7 @@ package form_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -127,6 +128,31 @@ func TestSubmitsAreLogged(t *testing.T) {
 		}
 		if !strings.Contains(d.logs.String(), c.want) {
 			t.Errorf("log lacks %q:\n%s", c.want, d.logs.String())
+		}
+	}
+}
+
+// A body without a length that grows past the limit is a 413 in either
+// answer form, never a 5xx.
+func TestChunkedBodyTooLarge(t *testing.T) {
+	d := newDirect(t, 100)
+	for _, c := range []struct{ ct, accept string }{
+		{"application/json", ""},
+		{"application/x-www-form-urlencoded", ""},
+		{"application/x-www-form-urlencoded", "text/html"},
+	} {
+		body := `{"message":"` + strings.Repeat("x", 70<<10) + `"}`
+		if c.ct != "application/json" {
+			body = "message=" + strings.Repeat("x", 70<<10)
+		}
+		req := httptest.NewRequest("POST", "/api/channels/form/submit/"+itoa(d.channel.ID), io.NopCloser(strings.NewReader(body)))
+		req.ContentLength = -1
+		req.Header.Set("Content-Type", c.ct)
+		req.Header.Set("Accept", c.accept)
+		w := httptest.NewRecorder()
+		d.mux.ServeHTTP(w, req)
+		if w.Code != 413 {
+			t.Errorf("%s %s: %d %.200s", c.ct, c.accept, w.Code, w.Body)
 		}
 	}
 }

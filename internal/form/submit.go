@@ -2,7 +2,6 @@ package form
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -36,14 +35,17 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	code := agentline.ErrorCode(err)
-	if code == agentline.EInternal {
-		log.Error("form submit failed", "reason", "internal", "err", err)
-	} else {
-		log.Warn("form submit refused", "reason", code, "detail", agentline.ErrorMessage(err))
-	}
 	if !html {
+		if httpx.Status(code) < 500 { // WriteError logs the others
+			log.Warn("form submit refused", "reason", code, "detail", agentline.ErrorMessage(err))
+		}
 		httpx.WriteError(w, r, err)
 		return
+	}
+	if httpx.Status(code) >= 500 {
+		log.Error("form submit failed", "reason", code, "err", err)
+	} else {
+		log.Warn("form submit refused", "reason", code, "detail", agentline.ErrorMessage(err))
 	}
 	var e *agentline.Error
 	errors.As(err, &e)
@@ -80,7 +82,7 @@ func (h *Handler) doSubmit(w http.ResponseWriter, r *http.Request, log *slog.Log
 		return ch, sub, err
 	}
 	if r.ContentLength > maxSubmitBytes {
-		return ch, sub, &agentline.Error{Code: agentline.ETooLarge, Message: fmt.Sprintf("a form submission is at most %d bytes", maxSubmitBytes)}
+		return ch, sub, errTooLarge
 	}
 	res, err := h.limiter.Allow(ctx, "form_ip:"+auth.ClientIP(r), []ratelimit.Window{{Limit: h.perMin, Period: time.Minute}})
 	if err != nil {
