@@ -32,11 +32,12 @@ label{display:block;font-weight:600;margin-bottom:4px}
 input[type=text],input[type=email],input[type=tel],textarea,select{width:100%;padding:9px 10px;border:1px solid #6b7280;border-radius:6px;font:inherit;color:#111827;background:#fff}
 textarea{min-height:110px}
 .check label{display:inline;font-weight:400}
-[aria-invalid=true]{border-color:#b91c1c;border-width:2px}
+input[aria-invalid=true],textarea[aria-invalid=true],select[aria-invalid=true]{border:2px solid #b91c1c}
 .err{margin:4px 0 0;color:#991b1b;font-weight:600}
 .err:empty{display:none}
 .summary{padding:10px 12px;border-radius:6px;background:#fef2f2;color:#991b1b;margin:0 0 14px}
 .summary:empty{display:none}
+.hint{margin:0 0 14px;color:#374151}
 .thanks{padding:14px;border-radius:6px;background:#ecfdf5;color:#065f46;font-size:18px}
 button{padding:10px 18px;border:0;border-radius:6px;font:inherit;font-weight:700;color:#fff;background:#2563eb;cursor:pointer}
 :focus-visible{outline:3px solid #111827;outline-offset:2px}
@@ -47,7 +48,8 @@ button{padding:10px 18px;border:0;border-radius:6px;font:inherit;font-weight:700
 {{else}}<h1>{{.Title}}</h1>
 <form method="post" action="{{.Action}}" novalidate data-thanks="{{.Form.ThankYouMessage}}">
 <p class="summary" role="alert" id="summary">{{.Summary}}</p>
-{{range .Fields}}<div class="field{{if .Checkbox}} check{{end}}">
+{{if .AnyRequired}}<p class="hint">Fields marked <span class="req">*</span> are required.</p>
+{{end}}{{range .Fields}}<div class="field{{if .Checkbox}} check{{end}}">
 {{if .Checkbox}}<input type="checkbox" id="f-{{.Name}}" name="{{.Name}}" value="on"{{if .Checked}} checked{{end}}{{if .Required}} required aria-required="true"{{end}} aria-describedby="e-{{.Name}}"{{if .Error}} aria-invalid="true"{{end}}>
 <label for="f-{{.Name}}">{{.Label}}{{if .Required}} <span class="req" aria-hidden="true">*</span>{{end}}</label>
 {{else}}<label for="f-{{.Name}}">{{.Label}}{{if .Required}} <span class="req" aria-hidden="true">*</span>{{end}}</label>
@@ -124,6 +126,7 @@ type pageData struct {
 	Nonce, Title, Action, Summary, ThankYou, Honeypot string
 	Form                                              *agentline.FormSettings
 	Fields                                            []fieldView
+	AnyRequired                                       bool
 }
 
 // autocomplete hints by common field name, so browsers can fill them in.
@@ -150,6 +153,7 @@ func renderPage(w http.ResponseWriter, status int, ch agentline.Channel, sub sub
 			v.Error = fd.Label + " " + msg + "."
 		}
 		d.Fields = append(d.Fields, v)
+		d.AnyRequired = d.AnyRequired || fd.Required
 	}
 	if len(fe) > 0 {
 		d.Summary = "Please correct the fields marked below."
