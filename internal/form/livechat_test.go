@@ -111,6 +111,15 @@ func TestLiveChat(t *testing.T) {
 		t.Fatalf("lead: %+v %+v", lead.Lead, lead.Session)
 	}
 
+	// Snippets: the gate mounts without agentId, and its iframe is the
+	// embed-widget page.
+	var snip struct{ Script, Iframe string }
+	f.s.Must(t, 200, "GET", "/api/channels/"+itoa(c.ID)+"/snippets", f.tok, nil, &snip)
+	if strings.Contains(snip.Script, "agentId") || !strings.Contains(snip.Script, `channelId: "`+itoa(c.ID)+`"`) ||
+		!strings.Contains(snip.Iframe, "/api/channels/form/embed-widget/"+itoa(c.ID)+"?key=YOUR_WIDGET_KEY") {
+		t.Errorf("gate snippets: %+v", snip)
+	}
+
 	// The gate's iframe page takes the channel's key; the voice page does
 	// not serve a form channel, nor the gate page a lead capture form.
 	capture := f.formChannel(t, map[string]any{}, false)
