@@ -10,7 +10,7 @@ import (
 // ChannelType is how visitors reach an agent on a website.
 type ChannelType string
 
-// Channel types. A form channel's own settings come with the form issue.
+// Channel types. A form channel's own settings are in settings.form.
 const (
 	ChannelVoiceWidget ChannelType = "voice_widget"
 	ChannelForm        ChannelType = "form"
@@ -34,6 +34,23 @@ type ChannelSettings struct {
 	Position       string `json:"position"`
 	ShowTranscript bool   `json:"show_transcript"`
 	ShowTextChat   bool   `json:"show_text_chat"`
+	// Form is a form channel's form; voice_widget channels have none.
+	Form *FormSettings `json:"form,omitempty"`
+}
+
+// FormGate reports whether the settings are a live chat form's: the widget
+// shows the form first and connects to the agent after it is sent.
+func (s ChannelSettings) FormGate() bool { return s.Form != nil && s.Form.Mode == FormLiveChat }
+
+// Public is what visitors may see of the settings: all but the form's
+// notify_url.
+func (s ChannelSettings) Public() ChannelSettings {
+	if s.Form != nil {
+		f := *s.Form
+		f.NotifyURL = ""
+		s.Form = &f
+	}
+	return s
 }
 
 // Widget positions.
@@ -63,6 +80,20 @@ func (c *Channel) Validate() error {
 	}
 	if c.Type == ChannelVoiceWidget && c.AgentID == nil {
 		return Invalid("agent_id", "agent_id is required for a voice_widget channel")
+	}
+	switch {
+	case c.Type == ChannelVoiceWidget && c.Settings.Form != nil:
+		return Invalid("settings.form", "only form channels have settings.form")
+	case c.Type == ChannelForm:
+		if c.Settings.Form == nil {
+			c.Settings.Form = DefaultFormSettings()
+		}
+		if err := c.Settings.Form.Validate(); err != nil {
+			return err
+		}
+		if c.Settings.Form.Mode == FormLiveChat && c.AgentID == nil {
+			return Invalid("agent_id", "agent_id is required for a live_chat form channel")
+		}
 	}
 	if c.Settings.Color == "" {
 		c.Settings.Color = "#2563eb"

@@ -34,6 +34,9 @@ type Error struct {
 	Code    string
 	Message string
 	Field   string
+	// Fields, when set, gives each request field at fault its problem (a
+	// form submission with several bad answers).
+	Fields map[string]string
 	// RetryAfter, when positive, is the number of seconds a rate-limited
 	// caller should wait.
 	RetryAfter int

@@ -107,6 +107,16 @@ li.user{align-self:flex-end;background:#e0e7ff}
 form{display:flex;gap:6px}
 input{flex:1;min-width:0;padding:9px 10px;border:1px solid #d1d5db;border-radius:8px;color:#111827;background:#fff}
 .controls{display:flex;gap:8px}
+.controls[hidden]{display:none}
+.gate{flex-direction:column;gap:4px;overflow-y:auto}
+.gate label{font-weight:600;margin-top:6px}
+.gate .check{display:flex;gap:8px;align-items:center;font-weight:400}
+.gate input,.gate select,.gate textarea{flex:none;width:100%;padding:9px 10px;border:1px solid #6b7280;border-radius:8px;color:#111827;background:#fff}
+.gate .check input{width:auto}
+.gate [aria-invalid=true]{border:2px solid #b91c1c}
+.gate p{margin:0;color:#991b1b;font-weight:600}
+.gate p:empty{display:none}
+.gate button{margin-top:8px}
 .talk{flex:1}
 .mute{background:#4b5563}
 .mute[aria-pressed=true]{background:#b91c1c}
@@ -140,6 +150,7 @@ input{flex:1;min-width:0;padding:9px 10px;border:1px solid #d1d5db;border-radius
       this.el = {
         launcher: $('.launcher'), panel: $('.panel'), title: $('h2'), close: $('.close'), status: $('.status'),
         error: $('.error'), transcript: $('.transcript'), form: $('form'), input: $('input'), talk: $('.talk'), mute: $('.mute'),
+        controls: $('.controls'),
       };
       this.el.launcher.onclick = () => this.toggle();
       this.el.close.onclick = () => this.toggle(false);
@@ -166,10 +177,78 @@ input{flex:1;min-width:0;padding:9px 10px;border:1px solid #d1d5db;border-radius
         const b = cfg.project && cfg.project.branding;
         const name = (b && b.display_name) || (cfg.project && cfg.project.name);
         if (name) this.el.title.textContent = name;
+        if (cfg.channel.form_gate) this.gate(s.form);
         emit('ready', { config: cfg });
       } catch (e) {
         this.fail(e);
       }
+    }
+
+    // gate shows a live chat form channel's form first; its submission
+    // answers the agent and the session the conversation continues.
+    gate(form) {
+      const el = this.el, f = document.createElement('form'), inputs = {};
+      const hidden = [el.controls, el.transcript, el.form].filter((x) => !x.hidden);
+      for (const x of hidden) x.hidden = true;
+      el.status.textContent = 'Please tell us a little about you first.';
+      f.className = 'gate';
+      f.noValidate = true;
+      for (const fd of form.fields) {
+        const id = 'g-' + fd.name, label = document.createElement('label'), err = document.createElement('p');
+        const input = document.createElement(fd.type === 'textarea' || fd.type === 'select' ? fd.type : 'input');
+        if (input.tagName === 'INPUT') input.type = fd.type;
+        if (fd.type === 'select') for (const o of [''].concat(fd.options)) input.add(new Option(o || 'Choose\u2026', o));
+        input.id = id;
+        input.name = fd.name;
+        input.required = fd.required;
+        err.id = id + '-e';
+        input.setAttribute('aria-describedby', err.id);
+        label.htmlFor = id;
+        label.textContent = fd.label + (fd.required ? ' *' : '');
+        if (fd.type === 'checkbox') { label.className = 'check'; label.prepend(input); f.append(label); } else f.append(label, input);
+        f.append(err);
+        inputs[fd.name] = [input, err];
+      }
+      const send = document.createElement('button');
+      send.textContent = form.submit_label;
+      f.append(send);
+      el.controls.before(f);
+      f.onsubmit = async (e) => {
+        e.preventDefault();
+        const body = {};
+        for (const n in inputs) body[n] = inputs[n][0].type === 'checkbox' ? inputs[n][0].checked : inputs[n][0].value;
+        send.disabled = true;
+        el.error.hidden = true;
+        try {
+          const res = await fetch(base + '/api/channels/form/submit/' + (this.opts.channelId || this.config.channel.id), {
+            method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+          });
+          const data = await res.json().catch(() => ({}));
+          if (!res.ok) {
+            const fe = (data.error && data.error.fields) || {};
+            let first = null;
+            for (const n in inputs) {
+              const [input, err] = inputs[n];
+              err.textContent = fe[n] ? input.labels[0].textContent.replace(/ \*$/, '') + ' ' + fe[n] + '.' : '';
+              input.setAttribute('aria-invalid', String(!!fe[n]));
+              if (fe[n] && !first) first = input;
+            }
+            if (first) first.focus();
+            else throw widgetError(data.error && data.error.code, res.status);
+            return;
+          }
+          this.lead = data;
+          f.remove();
+          for (const x of hidden) x.hidden = false;
+          this.setState('idle');
+          emit('lead', { lead_id: data.lead_id, session_id: data.session_id });
+          el.talk.focus();
+        } catch (err) {
+          this.fail(err && err.code ? err : widgetError('network'));
+        } finally {
+          send.disabled = false;
+        }
+      };
     }
 
     toggle(open) {
@@ -218,8 +297,9 @@ input{flex:1;min-width:0;padding:9px 10px;border:1px solid #d1d5db;border-radius
         } catch (e) {
           throw widgetError(e && e.name === 'NotFoundError' ? 'no_mic' : 'mic_denied');
         }
-        const agentId = Number(this.opts.agentId) || (this.config && this.config.agents && this.config.agents[0] && this.config.agents[0].id);
-        const sess = conv.session = await api(this.key, 'session', { agent_id: agentId });
+        const lead = this.lead || {};
+        const agentId = lead.agent_id || Number(this.opts.agentId) || (this.config && this.config.agents && this.config.agents[0] && this.config.agents[0].id);
+        const sess = conv.session = await api(this.key, 'session', { agent_id: agentId, session_id: lead.session_id });
         this.sessionId = sess.session_id;
         if (conv.ended) return;
         if (sess.provider === 'gemini') await this.startGemini(conv, sess);

@@ -27,6 +27,7 @@ import (
 	"github.com/agentline/agentline/internal/api"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/config"
+	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/provider"
 	"github.com/agentline/agentline/internal/provider/sandbox"
@@ -151,6 +152,12 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	a.phone = phone
 	a.routes = append(a.routes, phone.Routes()...)
 	// forms (issue 7):
+	notifier := form.NewNotifier(form.NotifierOptions{Client: a.Tools.Client(), Logger: a.Logger})
+	a.closers = append(a.closers, notifier)
+	a.routes = append(a.routes, form.New(form.Options{
+		Store: a.Store, Auth: a.Auth, Limiter: limiter, SubmitsPerMinute: a.Config.FormSubmitsPerMinute,
+		Notifier: notifier, Logger: a.Logger,
+	}).Routes()...)
 	// console (issue 10):
 	a.routes = append(a.routes, assets.ConsoleRoutes()...)
 

@@ -30,8 +30,8 @@ type tenants struct {
 // domainObjects are the objects of one project that routes address by their
 // own ids.
 type domainObjects struct {
-	number, tool, document, channel int64
-	callSID                         string
+	number, tool, document, channel, lead int64
+	callSID                               string
 }
 
 // paramFixtures maps each path parameter name of the routes to a real id in
@@ -47,6 +47,7 @@ var paramFixtures = map[string]func(f tenants) (own, other string){
 	"tool_id":     func(f tenants) (string, string) { return itoa(f.own.tool), itoa(f.other.tool) },
 	"document_id": func(f tenants) (string, string) { return itoa(f.own.document), itoa(f.other.document) },
 	"channel_id":  func(f tenants) (string, string) { return itoa(f.own.channel), itoa(f.other.channel) },
+	"lead_id":     func(f tenants) (string, string) { return itoa(f.own.lead), itoa(f.other.lead) },
 }
 
 // newObjects makes one of each domain object for the agent: a webhook tool,
@@ -67,6 +68,16 @@ func newObjects(t *testing.T, s *apptest.Server, token string, projectID, agentI
 		map[string]any{"type": "voice_widget", "name": "site", "agent_id": agentID}, &ch)
 	s.Must(t, 201, "POST", "/api/channels/"+itoa(ch.ID)+"/key", token, nil, nil)
 	o.channel = ch.ID
+	var form struct{ ID int64 }
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(projectID)+"/channels", token, map[string]any{"type": "form", "name": "contact"}, &form)
+	// In the store, as a submission leaves it: the per-IP limit of the
+	// submit endpoint is not what this fixture is about.
+	lead, err := s.App.Store.CreateLead(context.Background(), agentline.Lead{ProjectID: projectID, ChannelID: form.ID,
+		Mode: agentline.FormLeadCapture, Answers: map[string]any{"name": "Ada", "email": "ada@example.com"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.lead = lead.ID
 	ctx := context.Background()
 	seq := phoneSeq.Add(1)
 	n, err := s.App.Store.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: projectID, AgentID: &agentID,
@@ -132,7 +143,9 @@ var ignoresBody = map[string]bool{
 // htmlRoutes answer people in a browser frame, so their errors are HTML
 // pages (a 401 or 404 with a sentence), not the JSON error shape.
 var htmlRoutes = map[string]bool{
-	"GET /api/channels/voice/embed/{channel_id}": true,
+	"GET /api/channels/voice/embed/{channel_id}":       true,
+	"GET /api/channels/form/embed/{channel_id}":        true,
+	"GET /api/channels/form/embed-widget/{channel_id}": true,
 }
 
 var paramPattern = regexp.MustCompile(`\{([a-z_]+)\}`)

@@ -46,6 +46,7 @@ type Config struct {
 	MaxCallDuration      time.Duration // AGENTLINE_MAX_CALL_DURATION
 	ModelReadyTimeout    time.Duration // AGENTLINE_MODEL_READY_TIMEOUT
 	TwilioTimeout        time.Duration // TWILIO_TIMEOUT
+	FormSubmitsPerMinute int64         // AGENTLINE_FORM_SUBMITS_PER_MINUTE
 }
 
 // Production reports whether the service runs in production mode.
@@ -92,6 +93,7 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_MAX_CALL_DURATION", flag: "max-call-duration", def: "30m", usage: "longest a phone call may last; the relay hangs up then", duration: &c.MaxCallDuration},
 		{env: "AGENTLINE_MODEL_READY_TIMEOUT", flag: "model-ready-timeout", def: "10s", usage: "how long a call waits for the realtime model to take its session; then the caller hears an apology", duration: &c.ModelReadyTimeout},
 		{env: "TWILIO_TIMEOUT", flag: "twilio-timeout", def: "15s", usage: "how long a carrier REST request may take", duration: &c.TwilioTimeout},
+		{env: "AGENTLINE_FORM_SUBMITS_PER_MINUTE", flag: "form-submits-per-minute", def: "10", usage: "form submissions one client IP may make per minute; more get 429", integer: &c.FormSubmitsPerMinute},
 	}
 }
 
@@ -205,6 +207,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxConcurrentCalls < 1 {
 		bad("AGENTLINE_MAX_CONCURRENT_CALLS must be at least 1")
+	}
+	if c.FormSubmitsPerMinute < 1 {
+		bad("AGENTLINE_FORM_SUBMITS_PER_MINUTE must be at least 1")
 	}
 	if c.MaxCallDuration <= 0 {
 		bad("AGENTLINE_MAX_CALL_DURATION must be positive, such as 30m")

@@ -23,6 +23,7 @@ func TestDefaults(t *testing.T) {
 		LogLevel: "info", OpenAIBaseURL: "https://api.openai.com", GeminiBaseURL: "https://generativelanguage.googleapis.com",
 		TwilioAPIBaseURL: "https://api.twilio.com", MaxConcurrentCalls: 10, MaxCallDuration: 30 * time.Minute,
 		ModelReadyTimeout: 10 * time.Second, TwilioTimeout: 15 * time.Second,
+		FormSubmitsPerMinute: 10,
 	}
 	if c != want {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)

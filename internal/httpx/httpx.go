@@ -72,6 +72,8 @@ type ErrorDetail struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Field   string `json:"field,omitempty"`
+	// Fields gives each field at fault its problem, when there are several.
+	Fields map[string]string `json:"fields,omitempty"`
 }
 
 // unavailableRetry is the Retry-After, in seconds, of an answer given while
@@ -96,7 +98,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	detail := ErrorDetail{Code: code, Message: agentline.ErrorMessage(err)}
 	var e *agentline.Error
 	if errors.As(err, &e) {
-		detail.Field = e.Field
+		detail.Field, detail.Fields = e.Field, e.Fields
 		if e.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 		}

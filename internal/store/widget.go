@@ -330,6 +330,8 @@ func (db *DB) AddSessionEvents(ctx context.Context, projectID int64, sessionID s
 
 // SessionFilter narrows a listing of sessions. Zero fields do not filter.
 type SessionFilter struct {
+	// ID picks one session.
+	ID        string
 	ChannelID int64
 	AgentID   int64
 	From, To  time.Time // started_at in [From, To)
@@ -348,6 +350,9 @@ type SessionWithEvents struct {
 func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f SessionFilter) ([]SessionWithEvents, error) {
 	where := []string{"project_id = ?"}
 	args := []any{projectID}
+	if f.ID != "" {
+		where, args = append(where, "id = ?"), append(args, f.ID)
+	}
 	if f.ChannelID != 0 {
 		where, args = append(where, "channel_id = ?"), append(args, f.ChannelID)
 	}

@@ -112,6 +112,11 @@ func newWebhookClient(control func(network, address string, c syscall.RawConn) e
 	}
 }
 
+// Client is the HTTP client of webhook calls, with the SSRF guard (off when
+// Options.AllowPrivateWebhooks is set), for the other requests agentline
+// sends to URLs its users give, such as a form's notify_url.
+func (f *Facility) Client() *http.Client { return f.client }
+
 // callWebhook sends the arguments to the tool's URL and returns the
 // response body.
 func (f *Facility) callWebhook(ctx context.Context, agent agentline.Agent, tool agentline.WebhookTool, call agentline.ToolCall, args map[string]any) (string, bool, error) {

@@ -20,10 +20,43 @@ type channelInput struct {
 }
 
 type settingsInput struct {
-	Color          *string `json:"color"`
-	Position       *string `json:"position"`
-	ShowTranscript *bool   `json:"show_transcript"`
-	ShowTextChat   *bool   `json:"show_text_chat"`
+	Color          *string    `json:"color"`
+	Position       *string    `json:"position"`
+	ShowTranscript *bool      `json:"show_transcript"`
+	ShowTextChat   *bool      `json:"show_text_chat"`
+	Form           *formInput `json:"form"`
+}
+
+// formInput is the writable part of settings.form; nil fields keep their
+// value, fields replaces the whole list.
+type formInput struct {
+	Mode            *agentline.FormMode    `json:"mode"`
+	Fields          *[]agentline.FormField `json:"fields"`
+	SubmitLabel     *string                `json:"submit_label"`
+	ThankYouMessage *string                `json:"thank_you_message"`
+	NotifyURL       *string                `json:"notify_url"`
+}
+
+// apply changes f by the input.
+func (in *formInput) apply(f *agentline.FormSettings) {
+	if in.Mode != nil {
+		f.Mode = *in.Mode
+	}
+	if in.Fields != nil {
+		f.Fields = *in.Fields
+		if f.Fields == nil {
+			f.Fields = []agentline.FormField{}
+		}
+	}
+	if in.SubmitLabel != nil {
+		f.SubmitLabel = *in.SubmitLabel
+	}
+	if in.ThankYouMessage != nil {
+		f.ThankYouMessage = *in.ThankYouMessage
+	}
+	if in.NotifyURL != nil {
+		f.NotifyURL = *in.NotifyURL
+	}
 }
 
 // apply changes c by the input and validates the result, including that
@@ -61,6 +94,15 @@ func (h *Handler) apply(r *http.Request, in channelInput, c *agentline.Channel) 
 		}
 		if s.ShowTextChat != nil {
 			c.Settings.ShowTextChat = *s.ShowTextChat
+		}
+		if s.Form != nil {
+			if c.Type != agentline.ChannelForm {
+				return agentline.Invalid("settings.form", "only form channels have settings.form")
+			}
+			if c.Settings.Form == nil {
+				c.Settings.Form = agentline.DefaultFormSettings()
+			}
+			s.Form.apply(c.Settings.Form)
 		}
 	}
 	if err := c.Validate(); err != nil {

@@ -43,10 +43,13 @@ var errorPage = template.Must(template.New("error").Parse(`<!doctype html>
 </body></html>
 `))
 
-// embed serves GET /api/channels/voice/embed/{channel_id}?key=. The key
-// must be the channel's (401 page otherwise); the page may be framed only
-// by the key's allowed origins (any, when the list is empty).
+// embed serves GET /api/channels/voice/embed/{channel_id}?key= and, for a
+// live chat form channel, GET /api/channels/form/embed-widget/{channel_id}?key=
+// (the same widget without an agent: it shows the form gate first). The
+// key must be the channel's (401 page otherwise); the page may be framed
+// only by the key's allowed origins (any, when the list is empty).
 func (h *Handler) embed(w http.ResponseWriter, r *http.Request) {
+	gate := strings.HasPrefix(r.URL.Path, "/api/channels/form/")
 	channelID, err := httpx.PathID(r, "channel_id")
 	if err != nil {
 		writeErrorPage(w, http.StatusNotFound, "This assistant does not exist.")
@@ -68,9 +71,13 @@ func (h *Handler) embed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ch, err := h.store.Channel(r.Context(), key.ProjectID, key.ChannelID)
-	if err != nil || ch.AgentID == nil || ch.Type != agentline.ChannelVoiceWidget {
+	if err != nil || ch.AgentID == nil || gate != ch.Settings.FormGate() || (!gate && ch.Type != agentline.ChannelVoiceWidget) {
 		writeErrorPage(w, http.StatusNotFound, "This assistant does not exist.")
 		return
+	}
+	agentID := strconv.FormatInt(*ch.AgentID, 10)
+	if gate {
+		agentID = "" // resolved by the form's submission
 	}
 	var nonce [16]byte
 	rand.Read(nonce[:])
@@ -84,7 +91,7 @@ func (h *Handler) embed(w http.ResponseWriter, r *http.Request) {
 	embedPage.Execute(w, map[string]string{
 		"Nonce": n, "Key": raw,
 		"ProjectID": strconv.FormatInt(ch.ProjectID, 10), "ChannelID": strconv.FormatInt(ch.ID, 10),
-		"AgentID": strconv.FormatInt(*ch.AgentID, 10),
+		"AgentID": agentID,
 	})
 }
 
@@ -131,7 +138,10 @@ type snippets struct {
 // KeyPlaceholder stands for the widget key in snippets.
 const KeyPlaceholder = "YOUR_WIDGET_KEY"
 
-// getSnippets serves GET /api/channels/{channel_id}/snippets (PROJECT:VIEW).
+// getSnippets serves GET /api/channels/{channel_id}/snippets (PROJECT:VIEW):
+// for a voice_widget channel the script tag and the iframe; for a live
+// chat form the same with the gate (no agentId; the embed-widget page); for
+// a lead capture form the form page's iframe (no key, no script).
 func (h *Handler) getSnippets(w http.ResponseWriter, r *http.Request) error {
 	channelID, projectID, err := h.authorizeChannel(r, agentline.PermView)
 	if err != nil {
@@ -141,8 +151,9 @@ func (h *Handler) getSnippets(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if ch.Type != agentline.ChannelVoiceWidget || ch.AgentID == nil {
-		return agentline.Errorf(agentline.EInvalid, "snippets exist for voice_widget channels with an agent; this channel is %s", ch.Type)
+	gate := ch.Settings.FormGate()
+	if (ch.Type == agentline.ChannelVoiceWidget || gate) && ch.AgentID == nil {
+		return agentline.Errorf(agentline.EInvalid, "this channel has no agent; set its agent_id first")
 	}
 	out := snippets{ChannelID: ch.ID}
 	if k, err := h.store.WidgetKey(r.Context(), projectID, channelID); err == nil {
@@ -151,12 +162,24 @@ func (h *Handler) getSnippets(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	base := h.baseURL(r)
+	id := strconv.FormatInt(ch.ID, 10)
+	if ch.Type == agentline.ChannelForm && !gate {
+		out.EmbedURL = base + "/api/channels/form/embed/" + id
+		out.Iframe = `<iframe src="` + template.HTMLEscapeString(out.EmbedURL) + `" title="` + template.HTMLEscapeString(ch.Name) + `" style="width:520px;height:640px;border:0"></iframe>` + "\n"
+		httpx.WriteJSON(w, http.StatusOK, out)
+		return nil
+	}
 	out.ScriptURL = base + "/chat-widget.js"
-	out.EmbedURL = base + "/api/channels/voice/embed/" + strconv.FormatInt(ch.ID, 10) + "?key=" + KeyPlaceholder
+	out.EmbedURL = base + "/api/channels/voice/embed/" + id + "?key=" + KeyPlaceholder
 	js := func(v int64) string { return strconv.Quote(strconv.FormatInt(v, 10)) }
+	agent := ", agentId: " + js(*ch.AgentID)
+	if gate {
+		out.EmbedURL = base + "/api/channels/form/embed-widget/" + id + "?key=" + KeyPlaceholder
+		agent = "" // the form's submission gives the agent
+	}
 	out.Script = `<script async src="` + template.HTMLEscapeString(out.ScriptURL) + `" data-public-key="` + KeyPlaceholder + `"></script>` + "\n" +
 		"<script>\n  window.addEventListener(\"load\", function () {\n    window.SvcChat.mount({projectId: " + js(ch.ProjectID) +
-		", agentId: " + js(*ch.AgentID) + ", channelId: " + js(ch.ID) + ", publicKey: \"" + KeyPlaceholder + "\"});\n  });\n</script>\n"
+		agent + ", channelId: " + js(ch.ID) + ", publicKey: \"" + KeyPlaceholder + "\"});\n  });\n</script>\n"
 	out.Iframe = `<iframe src="` + template.HTMLEscapeString(out.EmbedURL) + `" allow="microphone" title="Voice assistant" style="width:380px;height:560px;border:0"></iframe>` + "\n"
 	httpx.WriteJSON(w, http.StatusOK, out)
 	return nil

@@ -161,12 +161,21 @@ func TestSnippets(t *testing.T) {
 			ID int64 `json:"id"`
 		}
 		e.do("POST", "/api/projects/"+itoa(e.project.ID)+"/channels", e.owner, "", map[string]any{"type": "form", "name": "leads"}, 201, &form)
+		// A lead capture form's snippet is its page's iframe, with no key.
+		e.do("GET", "/api/channels/"+itoa(form.ID)+"/snippets", e.owner, "", nil, 200, &s)
+		if s.Script != "" || !strings.Contains(s.Iframe, `/api/channels/form/embed/`+itoa(form.ID)+`"`) || strings.Contains(s.Iframe, "key=") {
+			t.Errorf("lead capture form snippets: %+v", s)
+		}
+		// A lead capture form's snippet is its page's iframe, with no key.
+		e.do("GET", "/api/channels/"+itoa(form.ID)+"/snippets", e.owner, "", nil, 200, &s)
+		if s.Script != "" || !strings.Contains(s.Iframe, `/api/channels/form/embed/`+itoa(form.ID)+`"`) || strings.Contains(s.Iframe, "key=") {
+			t.Errorf("lead capture form snippets: %+v", s)
+		}
 		for _, tc := range []struct {
 			name, path, token string
 			status            int
 			code              string
 		}{
-			{"form channel", "/api/channels/" + itoa(form.ID) + "/snippets", e.owner, 400, "invalid_request"},
 			{"no token", path, "", 401, "unauthorized"},
 			{"missing channel", "/api/channels/99999/snippets", e.owner, 404, "not_found"},
 			{"bad id", "/api/channels/x/snippets", e.owner, 404, "not_found"},

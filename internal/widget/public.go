@@ -94,6 +94,9 @@ type widgetConfig struct {
 		ID       int64                     `json:"id"`
 		Type     agentline.ChannelType     `json:"type"`
 		Settings agentline.ChannelSettings `json:"settings"`
+		// FormGate: the widget shows settings.form first and connects
+		// with the session_id the submission answers.
+		FormGate bool `json:"form_gate"`
 	} `json:"channel"`
 	Agents []configAgent `json:"agents"`
 }
@@ -130,7 +133,8 @@ func (h *Handler) buildConfig(ctx context.Context, key agentline.WidgetKey) ([]b
 	}
 	var out widgetConfig
 	out.Project.ID, out.Project.Name, out.Project.Branding = p.ID, p.Name, p.Branding
-	out.Channel.ID, out.Channel.Type, out.Channel.Settings = c.ID, c.Type, c.Settings
+	out.Channel.ID, out.Channel.Type, out.Channel.Settings = c.ID, c.Type, c.Settings.Public()
+	out.Channel.FormGate = c.Type == agentline.ChannelForm && c.Settings.FormGate()
 	out.Agents = []configAgent{}
 	if c.AgentID != nil {
 		a, err := h.store.Agent(ctx, key.ProjectID, *c.AgentID)

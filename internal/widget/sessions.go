@@ -3,6 +3,7 @@ package widget
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -61,9 +62,21 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, key agen
 		}
 		pending = &s
 	}
+	if ch.Type == agentline.ChannelForm && pending == nil {
+		return agentline.Invalid("session_id", "a form channel's conversations start with the form: submit it, then send the session_id it answers")
+	}
 	agent, err := h.store.Agent(ctx, key.ProjectID, in.AgentID)
 	if err != nil {
 		return err
+	}
+	if pending != nil {
+		// A form lead's answers are the agent's context.
+		lead, err := h.store.LeadBySession(ctx, key.ProjectID, pending.ID)
+		if err == nil {
+			agent.Instructions = strings.TrimSpace(agent.Instructions + "\n\n" + lead.Context(ch.Settings.Form))
+		} else if !errors.Is(err, agentline.ErrNotFound) {
+			return err
+		}
 	}
 	var defs []agentline.ToolDefinition
 	if h.tools != nil {
@@ -85,7 +98,7 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, key agen
 		s.ID = pending.ID
 		s, err = h.store.StartWidgetSession(ctx, s)
 	} else {
-		if s.ID, err = newSessionID(); err != nil {
+		if s.ID, err = NewSessionID(); err != nil {
 			return err
 		}
 		s, err = h.store.CreateWidgetSession(ctx, s)
@@ -104,8 +117,9 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, key agen
 // maxStoredOrigin bounds the Origin kept with a session.
 const maxStoredOrigin = 300
 
-// newSessionID returns ses_ and 24 random base62 characters.
-func newSessionID() (string, error) {
+// NewSessionID returns a new session id: ses_ and 24 random base62
+// characters.
+func NewSessionID() (string, error) {
 	s, err := randomBase62(24)
 	return "ses_" + s, err
 }

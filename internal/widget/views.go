@@ -3,6 +3,7 @@ package widget
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -18,8 +19,9 @@ const (
 	maxRange        = 366 * 24 * time.Hour
 )
 
-// sessionView is one session with its transcript, tool calls and errors.
-type sessionView struct {
+// SessionView is one session with its transcript, tool calls and errors,
+// as the sessions list shows it.
+type SessionView struct {
 	agentline.WidgetSession
 	Transcript []transcriptLine  `json:"transcript"`
 	ToolCalls  []json.RawMessage `json:"tool_calls"` // replaces the count of the same name
@@ -40,70 +42,91 @@ func (h *Handler) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermView); err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	f := store.SessionFilter{Limit: defaultPageSize}
-	if f.ChannelID, err = queryID(q.Get("channel_id"), "channel_id"); err != nil {
+	f, err := ListFilter(r.URL.Query())
+	if err != nil {
 		return err
+	}
+	// One more than asked tells whether there is a next page.
+	f.Limit++
+	list, err := h.store.WidgetSessions(r.Context(), projectID, f)
+	if err != nil {
+		return err
+	}
+	list, next := Page(list, f)
+	out := make([]SessionView, len(list))
+	for i, s := range list {
+		out[i] = NewSessionView(s)
+	}
+	httpx.WriteJSON(w, http.StatusOK, struct {
+		Sessions   []SessionView `json:"sessions"`
+		NextOffset *int          `json:"next_offset"`
+	}{out, next})
+	return nil
+}
+
+// NewSessionView builds the view of a session and its events.
+func NewSessionView(s store.SessionWithEvents) SessionView {
+	v := SessionView{WidgetSession: s.WidgetSession, Transcript: []transcriptLine{}, ToolCalls: []json.RawMessage{}, Errors: []json.RawMessage{}}
+	for _, e := range s.Events {
+		switch e.Type {
+		case agentline.EventTranscript:
+			var t transcriptLine
+			json.Unmarshal(e.Data, &t)
+			t.At = e.At
+			v.Transcript = append(v.Transcript, t)
+		case agentline.EventToolCall:
+			v.ToolCalls = append(v.ToolCalls, withAt(e))
+		case agentline.EventError:
+			v.Errors = append(v.Errors, withAt(e))
+		}
+	}
+	return v
+}
+
+// ListFilter parses the query of a paged listing (sessions, leads):
+// channel_id, agent_id, from, to (RFC 3339 or a date), limit, offset.
+func ListFilter(q url.Values) (store.SessionFilter, error) {
+	f := store.SessionFilter{Limit: defaultPageSize}
+	var err error
+	if f.ChannelID, err = queryID(q.Get("channel_id"), "channel_id"); err != nil {
+		return f, err
 	}
 	if f.AgentID, err = queryID(q.Get("agent_id"), "agent_id"); err != nil {
-		return err
+		return f, err
 	}
 	if f.From, err = queryTime(q.Get("from"), "from"); err != nil {
-		return err
+		return f, err
 	}
 	if f.To, err = queryTime(q.Get("to"), "to"); err != nil {
-		return err
+		return f, err
 	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxPageSize {
-			return agentline.Invalid("limit", "limit must be between 1 and %d", maxPageSize)
+			return f, agentline.Invalid("limit", "limit must be between 1 and %d", maxPageSize)
 		}
 		f.Limit = n
 	}
 	if v := q.Get("offset"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 1_000_000 {
-			return agentline.Invalid("offset", "offset must be a whole number from 0")
+			return f, agentline.Invalid("offset", "offset must be a whole number from 0")
 		}
 		f.Offset = n
 	}
-	// One more than asked tells whether there is a next page.
-	limit := f.Limit
-	f.Limit++
-	list, err := h.store.WidgetSessions(r.Context(), projectID, f)
-	if err != nil {
-		return err
+	return f, nil
+}
+
+// Page cuts a list read with f.Limit one more than asked (as callers of
+// ListFilter do) to the page, and returns the next page's offset, or nil
+// when this page is the last.
+func Page[T any](list []T, f store.SessionFilter) ([]T, *int) {
+	limit := f.Limit - 1
+	if len(list) <= limit {
+		return list, nil
 	}
-	var next *int
-	if len(list) > limit {
-		list = list[:limit]
-		n := f.Offset + limit
-		next = &n
-	}
-	out := make([]sessionView, len(list))
-	for i, s := range list {
-		v := sessionView{WidgetSession: s.WidgetSession, Transcript: []transcriptLine{}, ToolCalls: []json.RawMessage{}, Errors: []json.RawMessage{}}
-		for _, e := range s.Events {
-			switch e.Type {
-			case agentline.EventTranscript:
-				var t transcriptLine
-				json.Unmarshal(e.Data, &t)
-				t.At = e.At
-				v.Transcript = append(v.Transcript, t)
-			case agentline.EventToolCall:
-				v.ToolCalls = append(v.ToolCalls, withAt(e))
-			case agentline.EventError:
-				v.Errors = append(v.Errors, withAt(e))
-			}
-		}
-		out[i] = v
-	}
-	httpx.WriteJSON(w, http.StatusOK, struct {
-		Sessions   []sessionView `json:"sessions"`
-		NextOffset *int          `json:"next_offset"`
-	}{out, next})
-	return nil
+	n := f.Offset + limit
+	return list[:limit], &n
 }
 
 // withAt is the event's data object with its time added as "at".

@@ -45,6 +45,9 @@ type Store interface {
 	AddSessionEvents(ctx context.Context, projectID int64, sessionID string, events []agentline.SessionEvent) error
 	WidgetSessions(ctx context.Context, projectID int64, f store.SessionFilter) ([]store.SessionWithEvents, error)
 	SessionAnalytics(ctx context.Context, projectID int64, from, to time.Time) ([]store.AnalyticsRow, error)
+	// LeadBySession finds the form lead a session was created for, whose
+	// answers become the agent's context.
+	LeadBySession(ctx context.Context, projectID int64, sessionID string) (agentline.Lead, error)
 }
 
 // Tools is the tool facility: the tools an agent offers and running them.
@@ -138,6 +141,7 @@ func (h *Handler) Routes() []httpx.Route {
 
 		m("GET", "/api/channels/{channel_id}/snippets", h.getSnippets),
 		{Method: "GET", Pattern: "/api/channels/voice/embed/{channel_id}", Handler: http.HandlerFunc(h.embed)},
+		{Method: "GET", Pattern: "/api/channels/form/embed-widget/{channel_id}", Handler: http.HandlerFunc(h.embed)},
 	}
 }
 

@@ -54,6 +54,9 @@ type Server struct {
 	calls   map[*call]struct{}
 	closed  bool
 
+	// instructions are those of every secret minted, in order.
+	instructions []string
+
 	rtpPackets  atomic.Int64
 	callCount   atomic.Int64
 	toolOutputs chan string
@@ -67,8 +70,9 @@ type secret struct {
 // sessionConfig is the part of the client_secrets session the sandbox
 // uses.
 type sessionConfig struct {
-	Model string `json:"model"`
-	Tools []struct {
+	Model        string `json:"model"`
+	Instructions string `json:"instructions"`
+	Tools        []struct {
 		Name       string          `json:"name"`
 		Parameters json.RawMessage `json:"parameters"`
 	} `json:"tools"`
@@ -108,6 +112,14 @@ func (s *Server) Handler() http.Handler {
 
 // RTPPackets is how many RTP packets browsers have sent to the sandbox.
 func (s *Server) RTPPackets() int64 { return s.rtpPackets.Load() }
+
+// Instructions are the session instructions of every client secret minted,
+// in order: what the agent was told, as the provider saw it.
+func (s *Server) Instructions() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.instructions...)
+}
 
 // Calls is how many calls were opened.
 func (s *Server) Calls() int64 { return s.callCount.Load() }
@@ -152,6 +164,7 @@ func (s *Server) clientSecret(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	s.secrets[value] = secret{expires: exp, session: body.Session}
+	s.instructions = append(s.instructions, body.Session.Instructions)
 	s.mu.Unlock()
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"value": value, "expires_at": exp.Unix(), "session": body.Session})
 	return nil

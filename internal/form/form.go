@@ -1,0 +1,111 @@
+// Package form is the web form channel: a public form page (GET
+// /api/channels/form/embed/{channel_id}) that works with JavaScript on and
+// off, the public submit endpoint that checks the answers against the
+// channel's fields and stores them as a lead (in live chat mode with a
+// widget session for the agent to continue from), the leads API and CSV
+// export, and the delivery of each lead to the form's notify_url.
+package form
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/ratelimit"
+	"github.com/agentline/agentline/internal/store"
+)
+
+// Store is what the form channel needs from storage.
+type Store interface {
+	ProjectOf(ctx context.Context, kind store.Kind, id int64) (int64, error)
+	Channel(ctx context.Context, projectID, channelID int64) (agentline.Channel, error)
+	CreateLead(ctx context.Context, l agentline.Lead, s *agentline.WidgetSession) (agentline.Lead, error)
+	Lead(ctx context.Context, projectID, id int64) (agentline.Lead, error)
+	Leads(ctx context.Context, projectID int64, f store.SessionFilter) ([]agentline.Lead, error)
+	DeleteLead(ctx context.Context, projectID, id int64) error
+	WidgetSessions(ctx context.Context, projectID int64, f store.SessionFilter) ([]store.SessionWithEvents, error)
+}
+
+// Options configures a Handler.
+type Options struct {
+	Store   Store
+	Auth    *auth.Service
+	Limiter ratelimit.Limiter
+	// SubmitsPerMinute is how many submissions one client IP may make per
+	// minute (AGENTLINE_FORM_SUBMITS_PER_MINUTE).
+	SubmitsPerMinute int64
+	// Notifier delivers leads to notify_url; nil delivers none.
+	Notifier *Notifier
+	Logger   *slog.Logger
+}
+
+// Handler serves the form channel's routes.
+type Handler struct {
+	store    Store
+	auth     *auth.Service
+	limiter  ratelimit.Limiter
+	perMin   int64
+	notifier *Notifier
+	logger   *slog.Logger
+	now      func() time.Time
+}
+
+// New returns the form channel's handler.
+func New(o Options) *Handler {
+	if o.SubmitsPerMinute <= 0 {
+		o.SubmitsPerMinute = 10
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Handler{store: o.Store, auth: o.Auth, limiter: o.Limiter, perMin: o.SubmitsPerMinute,
+		notifier: o.Notifier, logger: o.Logger, now: time.Now}
+}
+
+// Routes lists the routes of this package.
+func (h *Handler) Routes() []httpx.Route {
+	m := func(method, pattern string, fn httpx.HandlerFunc) httpx.Route {
+		return httpx.Route{Method: method, Pattern: pattern, Handler: h.auth.Require(fn)}
+	}
+	return []httpx.Route{
+		{Method: "GET", Pattern: "/api/channels/form/embed/{channel_id}", Handler: http.HandlerFunc(h.page)},
+		{Method: "POST", Pattern: "/api/channels/form/submit/{channel_id}", Handler: http.HandlerFunc(h.submit)},
+		{Method: "OPTIONS", Pattern: "/api/channels/form/submit/{channel_id}", Handler: http.HandlerFunc(preflight)},
+
+		m("GET", "/api/projects/{project_id}/leads", h.listLeads),
+		m("GET", "/api/projects/{project_id}/leads.csv", h.exportLeads),
+		m("GET", "/api/leads/{lead_id}", h.getLead),
+		m("DELETE", "/api/leads/{lead_id}", h.deleteLead),
+	}
+}
+
+// formChannel loads a form channel by its id alone (the public routes have
+// no project); anything else is not found.
+func (h *Handler) formChannel(ctx context.Context, channelID int64) (agentline.Channel, error) {
+	projectID, err := h.store.ProjectOf(ctx, store.KindChannel, channelID)
+	if err != nil {
+		return agentline.Channel{}, err
+	}
+	ch, err := h.store.Channel(ctx, projectID, channelID)
+	if err != nil {
+		return ch, err
+	}
+	if ch.Type != agentline.ChannelForm || ch.Settings.Form == nil {
+		return ch, agentline.NotFound("form")
+	}
+	return ch, nil
+}
+
+// preflight lets any page post the form with JSON: the endpoint is public
+// and carries no credentials.
+func preflight(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.Header().Set("Access-Control-Allow-Methods", "POST")
+	w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
+	w.Header().Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,180 @@
+package form
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/widget"
+)
+
+// maxExportRows bounds one CSV export; narrow it with from/to beyond that.
+const maxExportRows = 100_000
+
+func (h *Handler) listLeads(w http.ResponseWriter, r *http.Request) error {
+	projectID, err := httpx.PathID(r, "project_id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermView); err != nil {
+		return err
+	}
+	f, err := widget.ListFilter(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	f.Limit++ // one more than asked tells whether there is a next page
+	list, err := h.store.Leads(r.Context(), projectID, f)
+	if err != nil {
+		return err
+	}
+	list, next := widget.Page(list, f)
+	httpx.WriteJSON(w, http.StatusOK, struct {
+		Leads      []agentline.Lead `json:"leads"`
+		NextOffset *int             `json:"next_offset"`
+	}{list, next})
+	return nil
+}
+
+// leadView is a lead with its conversation, when it has one.
+type leadView struct {
+	agentline.Lead
+	Session *widget.SessionView `json:"session"`
+}
+
+func (h *Handler) getLead(w http.ResponseWriter, r *http.Request) error {
+	id, projectID, err := h.auth.AuthorizePath(r, "lead_id", store.KindLead, agentline.PermView)
+	if err != nil {
+		return err
+	}
+	l, err := h.store.Lead(r.Context(), projectID, id)
+	if err != nil {
+		return err
+	}
+	out := leadView{Lead: l}
+	if l.SessionID != nil {
+		list, err := h.store.WidgetSessions(r.Context(), projectID, store.SessionFilter{ID: *l.SessionID, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(list) == 1 {
+			v := widget.NewSessionView(list[0])
+			out.Session = &v
+		}
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Handler) deleteLead(w http.ResponseWriter, r *http.Request) error {
+	id, projectID, err := h.auth.AuthorizePath(r, "lead_id", store.KindLead, agentline.PermDelete)
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteLead(r.Context(), projectID, id); err != nil {
+		return err
+	}
+	httpx.NoContent(w)
+	return nil
+}
+
+// exportLeads serves GET /api/projects/{project_id}/leads.csv: every lead
+// matching the filters (channel_id, agent_id, from, to), newest first, with
+// a column per field name seen.
+func (h *Handler) exportLeads(w http.ResponseWriter, r *http.Request) error {
+	projectID, err := httpx.PathID(r, "project_id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermView); err != nil {
+		return err
+	}
+	f, err := widget.ListFilter(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	var all []agentline.Lead
+	const batch = 1000
+	for f.Offset, f.Limit = 0, batch; ; f.Offset += batch {
+		list, err := h.store.Leads(r.Context(), projectID, f)
+		if err != nil {
+			return err
+		}
+		all = append(all, list...)
+		if len(all) > maxExportRows {
+			return &agentline.Error{Code: agentline.ETooLarge, Message: fmt.Sprintf("more than %d leads match; narrow the export with from and to", maxExportRows)}
+		}
+		if len(list) < batch {
+			break
+		}
+	}
+	seen := map[string]bool{}
+	var fields []string
+	for _, l := range all {
+		for name := range l.Answers {
+			if !seen[name] {
+				seen[name] = true
+				fields = append(fields, name)
+			}
+		}
+	}
+	sort.Strings(fields)
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="leads-project-%d.csv"`, projectID))
+	w.Header().Set("Cache-Control", "no-store")
+	cw := csv.NewWriter(w)
+	cw.Write(append([]string{"id", "created_at", "channel_id", "mode", "session_id"}, fields...))
+	row := make([]string, 5+len(fields))
+	for _, l := range all {
+		row[0] = strconv.FormatInt(l.ID, 10)
+		row[1] = l.CreatedAt.UTC().Format(time.RFC3339)
+		row[2] = strconv.FormatInt(l.ChannelID, 10)
+		row[3] = string(l.Mode)
+		row[4] = ""
+		if l.SessionID != nil {
+			row[4] = *l.SessionID
+		}
+		for i, name := range fields {
+			row[5+i] = cell(l.Answers[name])
+		}
+		if err := cw.Write(row); err != nil {
+			return nil // the client went away; nothing more to answer
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil && !errors.Is(err, http.ErrHandlerTimeout) {
+		httpx.Logger(r.Context()).Warn("leads export cut short", "project_id", projectID, "err", err)
+	}
+	return nil
+}
+
+// cell renders one answer for a spreadsheet. A text starting with = + - @
+// (or a tab or carriage return) would run as a formula when the file is
+// opened; a leading ' makes it plain text.
+func cell(v any) string {
+	var s string
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case bool:
+		if v {
+			return "yes"
+		}
+		return "no"
+	case string:
+		s = v
+	default:
+		s = fmt.Sprint(v)
+	}
+	if s != "" && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@' || s[0] == '\t' || s[0] == '\r') {
+		return "'" + s
+	}
+	return s
+}

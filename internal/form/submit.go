@@ -1,0 +1,139 @@
+package form
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/ratelimit"
+	"github.com/agentline/agentline/internal/widget"
+)
+
+// submitAnswer is the JSON answer of a stored submission. Lead capture
+// carries lead_id; live chat the agent and session to continue with
+// (POST /widget/v1/session with the channel's key).
+type submitAnswer struct {
+	Mode      agentline.FormMode `json:"mode"`
+	LeadID    int64              `json:"lead_id"`
+	AgentID   *int64             `json:"agent_id,omitempty"`
+	SessionID *string            `json:"session_id,omitempty"`
+}
+
+// submit serves POST /api/channels/form/submit/{channel_id}: public, JSON
+// or form-encoded. Every refusal is logged with its reason.
+func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	html := wantsHTML(r)
+	log := httpx.Logger(r.Context()).With("client_ip", auth.ClientIP(r))
+	ch, sub, err := h.doSubmit(w, r, log, html)
+	if err == nil {
+		return
+	}
+	code := agentline.ErrorCode(err)
+	if !html {
+		if httpx.Status(code) < 500 { // WriteError logs the others
+			log.Warn("form submit refused", "reason", code, "detail", agentline.ErrorMessage(err))
+		}
+		httpx.WriteError(w, r, err)
+		return
+	}
+	if httpx.Status(code) >= 500 {
+		log.Error("form submit failed", "reason", code, "err", err)
+	} else {
+		log.Warn("form submit refused", "reason", code, "detail", agentline.ErrorMessage(err))
+	}
+	var e *agentline.Error
+	errors.As(err, &e)
+	switch {
+	case code == agentline.ENotFound:
+		writeMessage(w, http.StatusNotFound, "This form does not exist.")
+	case code == agentline.EInvalid && e != nil && ch.Settings.Form != nil && e.Field != "":
+		fe := fieldErrors(e.Fields)
+		if fe == nil {
+			fe = fieldErrors{e.Field: "cannot be accepted"}
+		}
+		renderPage(w, http.StatusBadRequest, ch, sub, fe, false)
+	case code == agentline.ERateLimited:
+		if e != nil && e.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+		}
+		writeMessage(w, http.StatusTooManyRequests, "Too many forms were sent from your connection. Please wait a minute and try again.")
+	case code == agentline.EInternal || httpx.Status(code) >= 500:
+		writeMessage(w, http.StatusServiceUnavailable, "The form could not be sent right now. Please try again later.")
+	default:
+		writeMessage(w, httpx.Status(code), "The form could not be sent: "+agentline.ErrorMessage(err))
+	}
+}
+
+// doSubmit checks, stores and answers a submission; an error is for submit
+// to log and answer. It returns the channel and what was sent, for the
+// page shown again.
+func (h *Handler) doSubmit(w http.ResponseWriter, r *http.Request, log *slog.Logger, html bool) (agentline.Channel, submission, error) {
+	ctx := r.Context()
+	var ch agentline.Channel
+	var sub submission
+	channelID, err := httpx.PathID(r, "channel_id")
+	if err != nil {
+		return ch, sub, err
+	}
+	if r.ContentLength > maxSubmitBytes {
+		return ch, sub, errTooLarge
+	}
+	res, err := h.limiter.Allow(ctx, "form_ip:"+auth.ClientIP(r), []ratelimit.Window{{Limit: h.perMin, Period: time.Minute}})
+	if err != nil {
+		return ch, sub, err
+	}
+	res.WriteHeaders(w.Header())
+	if !res.Allowed {
+		return ch, sub, res.Err()
+	}
+	if ch, err = h.formChannel(ctx, channelID); err != nil {
+		return ch, sub, err
+	}
+	form := ch.Settings.Form
+	sub, fe, err := readSubmission(w, r, form)
+	if err != nil {
+		return ch, sub, err
+	}
+	if sub.honeypot != "" {
+		return ch, sub, agentline.Invalid(HoneypotField, "the hidden field %s must be left empty", HoneypotField)
+	}
+	answers := check(form, sub, fe)
+	if len(fe) > 0 {
+		return ch, sub, fe.err()
+	}
+	lead := agentline.Lead{ProjectID: ch.ProjectID, ChannelID: ch.ID, Mode: form.Mode, Answers: answers}
+	var session *agentline.WidgetSession
+	if form.Mode == agentline.FormLiveChat {
+		if ch.AgentID == nil {
+			return ch, sub, agentline.Errorf(agentline.ENotConfigured, "this live chat form has no agent")
+		}
+		id, err := widget.NewSessionID()
+		if err != nil {
+			return ch, sub, err
+		}
+		origin := r.Header.Get("Origin")
+		if len(origin) > 300 {
+			origin = origin[:300]
+		}
+		session = &agentline.WidgetSession{ID: id, ProjectID: ch.ProjectID, ChannelID: ch.ID, AgentID: *ch.AgentID, Origin: origin}
+	}
+	if lead, err = h.store.CreateLead(ctx, lead, session); err != nil {
+		return ch, sub, err
+	}
+	log.Info("form lead stored", "lead_id", lead.ID, "channel_id", ch.ID, "project_id", ch.ProjectID, "mode", lead.Mode)
+	if h.notifier != nil {
+		h.notifier.Send(ch, lead)
+	}
+	if html {
+		renderPage(w, http.StatusCreated, ch, submission{}, nil, true)
+		return ch, sub, nil
+	}
+	httpx.WriteJSON(w, http.StatusCreated, submitAnswer{Mode: lead.Mode, LeadID: lead.ID, AgentID: lead.AgentID, SessionID: lead.SessionID})
+	return ch, sub, nil
+}

@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentline/agentline"
+)
+
+// KindLead is the leads table.
+const KindLead Kind = "leads"
+
+const leadColumns = `id, project_id, channel_id, mode, answers, session_id, agent_id, created_at`
+
+func scanLead(row interface{ Scan(...any) error }) (agentline.Lead, error) {
+	var l agentline.Lead
+	var answers string
+	var sessionID sql.NullString
+	var agentID sql.NullInt64
+	if err := row.Scan(&l.ID, &l.ProjectID, &l.ChannelID, &l.Mode, &answers, &sessionID, &agentID, utc(&l.CreatedAt)); err != nil {
+		return l, err
+	}
+	if sessionID.Valid {
+		l.SessionID = &sessionID.String
+	}
+	if agentID.Valid {
+		l.AgentID = &agentID.Int64
+	}
+	if err := json.Unmarshal([]byte(answers), &l.Answers); err != nil {
+		return l, fmt.Errorf("lead %d answers: %w", l.ID, err)
+	}
+	return l, nil
+}
+
+// CreateLead stores a lead in l.ProjectID and, for a live chat lead, the
+// widget session created for it (s, whose id the caller chose), in one
+// transaction: there is never a lead without its session or the reverse.
+func (db *DB) CreateLead(ctx context.Context, l agentline.Lead, s *agentline.WidgetSession) (agentline.Lead, error) {
+	answers, err := json.Marshal(l.Answers)
+	if err != nil {
+		return l, err
+	}
+	l.CreatedAt = db.now()
+	err = db.tx(ctx, func(c conn) error {
+		if s != nil {
+			if _, err := c.exec(ctx, `INSERT INTO widget_sessions (id, project_id, channel_id, agent_id, origin, provider, model, started_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, s.ID, s.ProjectID, s.ChannelID, s.AgentID, s.Origin, s.Provider, s.Model, l.CreatedAt); err != nil {
+				return err
+			}
+			l.SessionID, l.AgentID = &s.ID, &s.AgentID
+		}
+		return c.queryRow(ctx, `INSERT INTO leads (project_id, channel_id, mode, answers, session_id, agent_id, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			l.ProjectID, l.ChannelID, l.Mode, string(answers), l.SessionID, l.AgentID, l.CreatedAt).Scan(&l.ID)
+	})
+	if isForeignKeyViolation(err) {
+		return l, agentline.NotFound("project")
+	}
+	if isUniqueViolation(err) {
+		return l, agentline.Errorf(agentline.EConflict, "the lead's session exists already; try again")
+	}
+	if err != nil {
+		return l, fmt.Errorf("create lead: %w", err)
+	}
+	return l, nil
+}
+
+// Lead returns one lead of the project.
+func (db *DB) Lead(ctx context.Context, projectID, id int64) (agentline.Lead, error) {
+	l, err := scanLead(db.reader().queryRow(ctx, `SELECT `+leadColumns+` FROM leads WHERE project_id = ? AND id = ?`, projectID, id))
+	return l, notFound(err, "lead")
+}
+
+// LeadBySession returns the lead a widget session of the project was
+// created for.
+func (db *DB) LeadBySession(ctx context.Context, projectID int64, sessionID string) (agentline.Lead, error) {
+	l, err := scanLead(db.reader().queryRow(ctx, `SELECT `+leadColumns+` FROM leads WHERE project_id = ? AND session_id = ?`, projectID, sessionID))
+	return l, notFound(err, "lead")
+}
+
+// Leads lists the project's leads, newest first. The filter works as for
+// sessions, on created_at.
+func (db *DB) Leads(ctx context.Context, projectID int64, f SessionFilter) ([]agentline.Lead, error) {
+	where := []string{"project_id = ?"}
+	args := []any{projectID}
+	if f.ChannelID != 0 {
+		where, args = append(where, "channel_id = ?"), append(args, f.ChannelID)
+	}
+	if f.AgentID != 0 {
+		where, args = append(where, "agent_id = ?"), append(args, f.AgentID)
+	}
+	if !f.From.IsZero() {
+		where, args = append(where, "created_at >= ?"), append(args, f.From.UTC())
+	}
+	if !f.To.IsZero() {
+		where, args = append(where, "created_at < ?"), append(args, f.To.UTC())
+	}
+	args = append(args, f.Limit, f.Offset)
+	rows, err := db.reader().query(ctx, `SELECT `+leadColumns+` FROM leads WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []agentline.Lead{}
+	for rows.Next() {
+		l, err := scanLead(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// DeleteLead deletes a lead of the project (its session stays, as history
+// of the conversation).
+func (db *DB) DeleteLead(ctx context.Context, projectID, id int64) error {
+	res, err := db.writer().exec(ctx, `DELETE FROM leads WHERE project_id = ? AND id = ?`, projectID, id)
+	return mustAffect(res, err, "lead")
+}
