@@ -41,8 +41,8 @@ func TestFirstStartThenRestartKeepsData(t *testing.T) {
 		if !ok || email != "admin@localhost" || len(password) < 16 {
 			t.Fatalf("first start printed %q", out)
 		}
-		if strings.Count(out, "password:") != 1 || !strings.Contains(out, s.URL+"/api/auth/login") {
-			t.Fatalf("credentials should be printed once with the login URL: %q", out)
+		if strings.Count(out, "password:") != 1 || !strings.Contains(out, "sign in:  "+s.URL+"/\n") {
+			t.Fatalf("credentials should be printed once with the console URL: %q", out)
 		}
 		token := s.Login(t, email, password)
 
