@@ -6,15 +6,18 @@ GO ?= go
 run:
 	$(GO) run ./cmd/agentline
 
+# Every fuzz target runs briefly too (scripts/fuzz.sh finds them).
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+	GO=$(GO) scripts/fuzz.sh 3s
 
 # Benchmarks and long load runs; results go to docs/benchmarks.md.
 # RELAYLOAD_CALLS (e.g. 100,200,400) and RELAYLOAD_SECONDS tune the relay run.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./internal/telephony/relay/
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v /internal/telephony/relay$$)
+	GO=$(GO) scripts/fuzz.sh 60s
 
 lint:
 	gofmt -l . | (! grep .)
