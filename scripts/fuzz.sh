@@ -24,7 +24,8 @@ count=0
 for dir in "${dirs[@]}"; do
   pkg=$("$go" list "$dir")
   test="$bin/$(echo "$pkg" | tr / _).test"
-  "$go" test -c -fuzz '^Fuzz' -o "$test" "$dir"
+  # -w: no DWARF, a third less linking; stack traces are unaffected.
+  "$go" test -c -fuzz '^Fuzz' -ldflags=-w -o "$test" "$dir"
   for name in $("$test" -test.list '^Fuzz'); do
     count=$((count + 1))
     start=$SECONDS
