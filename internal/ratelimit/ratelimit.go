@@ -157,12 +157,12 @@ type RedisOptions struct {
 	// Registerer receives the agentline_ratelimit_fallback gauge; nil
 	// registers nowhere.
 	Registerer prometheus.Registerer
-	// ProbeInterval is how often an unreachable Redis is pinged; default
-	// DefaultProbeInterval.
+	// ProbeInterval is how often an unreachable Redis is tried again;
+	// default DefaultProbeInterval.
 	ProbeInterval time.Duration
 }
 
-// DefaultProbeInterval is how often an unreachable Redis is pinged.
+// DefaultProbeInterval is how often an unreachable Redis is tried again.
 const DefaultProbeInterval = 2 * time.Second
 
 // NewRedis returns a limiter over the Redis at rawURL (redis://, rediss://
@@ -237,8 +237,8 @@ func (r *Redis) fallback() *Memory {
 	return r.local
 }
 
-// probeUntilBack pings Redis every probe interval until it answers, then
-// goes back to counting there. Requests never wait for a probe.
+// probeUntilBack tries the script in Redis every probe interval until it
+// runs, then goes back to counting there. Requests never wait for a probe.
 func (r *Redis) probeUntilBack() {
 	defer r.probing.Done()
 	t := time.NewTicker(r.probe)
@@ -249,7 +249,7 @@ func (r *Redis) probeUntilBack() {
 			return
 		case <-t.C:
 		}
-		if r.client.Ping(r.stopCtx).Err() != nil {
+		if _, err := r.allowShared(r.stopCtx, "probe", probeWindows); err != nil {
 			continue
 		}
 		r.mu.Lock()
@@ -284,6 +284,19 @@ func (r *Redis) Allow(ctx context.Context, key string, windows []Window) (Result
 	if m := r.fallback(); m != nil {
 		return m.Allow(ctx, key, windows)
 	}
+	res, err := r.allowShared(ctx, key, windows)
+	if err != nil {
+		if ctx.Err() != nil { // the caller gave up; Redis may be fine
+			return Result{}, &agentline.Error{Code: agentline.EUnavailable, Message: "rate limiting is unavailable; try again shortly", Err: err}
+		}
+		return r.fallBack(err).Allow(ctx, key, windows)
+	}
+	return res, nil
+}
+
+// allowShared runs the script in Redis: any error means Redis did not
+// answer, or answered with an error.
+func (r *Redis) allowShared(ctx context.Context, key string, windows []Window) (Result, error) {
 	now := r.now()
 	keys := make([]string, len(windows))
 	args := make([]any, 0, 2*len(windows))
@@ -295,16 +308,18 @@ func (r *Redis) Allow(ctx context.Context, key string, windows []Window) (Result
 	}
 	res, err := allowScript.Run(ctx, r.client, keys, args...).Int64Slice()
 	if err != nil {
-		if ctx.Err() != nil { // the caller gave up; Redis may be fine
-			return Result{}, &agentline.Error{Code: agentline.EUnavailable, Message: "rate limiting is unavailable; try again shortly", Err: err}
-		}
-		return r.fallBack(err).Allow(ctx, key, windows)
+		return Result{}, err
 	}
 	if res[0] == 0 {
 		return refuse(windows[res[1]-1], now), nil
 	}
 	return decide(windows, res[1:], now), nil
 }
+
+// probeWindows are counted by each probe: a real run of the script, so
+// that a Redis which answers PING but refuses the script (out of memory,
+// read-only replica) is not taken for back.
+var probeWindows = []Window{{Limit: math.MaxInt32, Period: time.Minute}}
 
 // RedisClientLogs sends the Redis client library's own messages (a line on
 // stderr for every failed dial, by default) to logger at debug level: while

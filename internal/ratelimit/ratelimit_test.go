@@ -311,3 +311,38 @@ func TestRedisUnreachableAtStart(t *testing.T) {
 		t.Fatalf("%d fallback lines, want 1:\n%s", n, logs.b.String())
 	}
 }
+
+// A Redis that answers but refuses the script (here: out of memory) is not
+// used either; the probe runs the script too, so it moves back only once
+// the script runs again.
+func TestRedisRefusingWrites(t *testing.T) {
+	srv := redistest.StartServer(t)
+	var logs logBuffer
+	r, err := NewRedis(context.Background(), srv.URL, RedisOptions{Logger: slog.New(slog.NewJSONHandler(&logs, nil)), ProbeInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	admin := r.client
+	windows := []Window{{Limit: 2, Period: 24 * time.Hour}}
+	if err := admin.ConfigSet(context.Background(), "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := passed(t, r, "k", 3, windows); got != 2 {
+		t.Fatalf("%d of 3 passed with Redis out of memory, want 2 counted in memory", got)
+	}
+	time.Sleep(100 * time.Millisecond) // several probes, all refused
+	if r.fallback() == nil || logs.count(backLine) != 0 {
+		t.Fatalf("went back to a Redis that refuses the script:\n%s", logs.b.String())
+	}
+	if err := admin.ConfigSet(context.Background(), "maxmemory", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitShared(t, r)
+	if got := passed(t, r, "k", 3, windows); got != 2 {
+		t.Fatalf("%d of 3 passed with Redis back, want 2", got)
+	}
+	if n, m := logs.count(fallbackLine), logs.count(backLine); n != 1 || m != 1 {
+		t.Fatalf("%d fallback and %d back lines, want 1 and 1:\n%s", n, m, logs.b.String())
+	}
+}
