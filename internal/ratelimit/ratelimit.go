@@ -254,8 +254,8 @@ func (r *Redis) probeUntilBack() {
 		}
 		r.mu.Lock()
 		r.local = nil // its counters go; Redis's were kept or started over
-		r.mu.Unlock()
 		r.gauge.Set(0)
+		r.mu.Unlock()
 		r.logger.Info("redis answers again: widget rate limits are shared across instances again")
 		return
 	}
