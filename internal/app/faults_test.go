@@ -85,20 +85,20 @@ func (w *widgetSite) session(t testing.TB) string {
 }
 
 // sessions lists the project's sessions as the console shows them.
-func (w *widgetSite) sessions(t testing.TB) []sessionView {
+func (w *widgetSite) sessions(t testing.TB) []listedSession {
 	t.Helper()
-	var out struct{ Sessions []sessionView }
+	var out struct{ Sessions []listedSession }
 	w.s.Must(t, 200, "GET", "/api/projects/"+itoa(w.project.ID)+"/sessions?limit=100", w.token, nil, &out)
 	return out.Sessions
 }
 
-type sessionView struct {
+type listedSession struct {
 	ID        string            `json:"id"`
 	ToolCalls []json.RawMessage `json:"tool_calls"`
 }
 
-// metric returns the value of an unlabelled metric from /metrics, or -1.
-func metric(t testing.TB, s *apptest.Server, name string) float64 {
+// scrapeMetric returns the value of an unlabelled metric from /metrics, or -1.
+func scrapeMetric(t testing.TB, s *apptest.Server, name string) float64 {
 	t.Helper()
 	r := s.Must(t, 200, "GET", "/metrics", "", nil, nil)
 	for _, line := range strings.Split(string(r.Body), "\n") {
@@ -133,7 +133,7 @@ func TestWidgetAPIWithRedisDown(t *testing.T) {
 	var ids []string
 	ids = append(ids, w.session(t)) // 4 left in Redis
 	remaining("3")
-	if v := metric(t, w.s, "agentline_ratelimit_fallback"); v != 0 {
+	if v := scrapeMetric(t, w.s, "agentline_ratelimit_fallback"); v != 0 {
 		t.Fatalf("agentline_ratelimit_fallback = %v with Redis up, want 0", v)
 	}
 
@@ -145,13 +145,13 @@ func TestWidgetAPIWithRedisDown(t *testing.T) {
 	if r := w.do(t, "GET", "/widget/v1/config", nil); r.Status != 429 || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("over the per-instance limit with Redis down: %s %v", r, r.Header)
 	}
-	if v := metric(t, w.s, "agentline_ratelimit_fallback"); v != 1 {
+	if v := scrapeMetric(t, w.s, "agentline_ratelimit_fallback"); v != 1 {
 		t.Fatalf("agentline_ratelimit_fallback = %v with Redis down, want 1", v)
 	}
 
 	rds.Restart()
 	deadline := time.Now().Add(15 * time.Second) // the app probes every 2 s
-	for metric(t, w.s, "agentline_ratelimit_fallback") != 0 {
+	for scrapeMetric(t, w.s, "agentline_ratelimit_fallback") != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the app did not go back to Redis within 15 s")
 		}
@@ -171,9 +171,9 @@ func TestWidgetAPIWithRedisDown(t *testing.T) {
 	}
 }
 
-// settleGoroutines waits (at most 5 s) for the goroutine count to drop to
+// goroutinesDownTo waits (at most 5 s) for the goroutine count to drop to
 // want or below, and returns it.
-func settleGoroutines(want int) int {
+func goroutinesDownTo(want int) int {
 	n := runtime.NumGoroutine()
 	for i := 0; i < 500 && n > want; i++ {
 		time.Sleep(10 * time.Millisecond)
@@ -318,7 +318,7 @@ func TestWebhookToolHanging(t *testing.T) {
 	}
 	w.s.Client.CloseIdleConnections()
 	settled := time.Now()
-	after := settleGoroutines(before)
+	after := goroutinesDownTo(before)
 	if after > before {
 		t.Fatalf("%d goroutines before the hanging call, %d after", before, after)
 	}
