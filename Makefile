@@ -6,9 +6,11 @@ GO ?= go
 run:
 	$(GO) run ./cmd/agentline
 
+# Every fuzz target runs briefly too (scripts/fuzz.sh finds them).
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+	GO=$(GO) scripts/fuzz.sh 3s
 
 # The multi-instance tests alone, verbosely: the real binary, three
 # instances on one PostgreSQL and one redis-server, drain and faults. `make
@@ -21,6 +23,7 @@ e2e-cluster:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./internal/telephony/relay/
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v /internal/telephony/relay$$)
+	GO=$(GO) scripts/fuzz.sh 60s
 
 lint:
 	gofmt -l . | (! grep .)

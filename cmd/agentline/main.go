@@ -23,6 +23,7 @@ import (
 	"github.com/agentline/agentline/internal/app"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/config"
+	"github.com/agentline/agentline/internal/ratelimit"
 	"github.com/agentline/agentline/internal/store"
 )
 
@@ -78,6 +79,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	logger := newLogger(stderr, cfg.LogLevel).With("version", versionString())
+	ratelimit.RedisClientLogs(logger)
 	a, err := app.New(ctx, cfg, logger, stdout)
 	if err != nil {
 		return err

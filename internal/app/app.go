@@ -394,12 +394,13 @@ func (a *App) Close() error {
 }
 
 // rateLimiter counts widget requests in Redis when AGENTLINE_REDIS_URL is
-// set, so that every instance shares the limits, and in memory otherwise.
+// set, so that every instance shares the limits (per instance, in memory,
+// while Redis does not answer), and in memory otherwise.
 func (a *App) rateLimiter(ctx context.Context) (ratelimit.Limiter, error) {
 	if a.Config.RedisURL == "" {
 		return ratelimit.NewMemory(), nil
 	}
-	r, err := ratelimit.NewRedis(ctx, a.Config.RedisURL)
+	r, err := ratelimit.NewRedis(ctx, a.Config.RedisURL, ratelimit.RedisOptions{Logger: a.Logger, Registerer: a.Registry})
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,14 @@
 // Package ratelimit counts requests per key in fixed windows (per minute, per
 // day) and says whether one more may pass. Counters live in memory, or in
-// Redis so that every instance shares them. Both are exact under
-// concurrency: a request passes only if every window has room, and then it
-// counts in every window.
+// Redis so that every instance shares them (falling back to memory while
+// Redis does not answer). Both are exact under concurrency: a request passes
+// only if every window has room, and then it counts in every window.
 package ratelimit
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentline/agentline"
@@ -126,33 +128,138 @@ func (m *Memory) Allow(_ context.Context, key string, windows []Window) (Result,
 	return decide(windows, counts, now), nil
 }
 
-// Redis keeps counters in Redis, shared by every instance using it.
+// Redis keeps counters in Redis, shared by every instance using it. When
+// Redis does not answer, it counts in this process instead, with the same
+// limits (so per instance), until a probe finds Redis answering again: a
+// Redis outage slows nothing and refuses nothing that the limits allow.
 type Redis struct {
 	client *redis.Client
 	now    func() time.Time
+	logger *slog.Logger
+	probe  time.Duration
+	gauge  prometheus.Gauge
+	// stop ends the probe on Close; probing tracks it.
+	stop    context.CancelFunc
+	stopCtx context.Context
+	probing sync.WaitGroup
+
+	mu sync.Mutex
+	// local counts while Redis is unreachable; nil while Redis answers.
+	local  *Memory
+	closed bool
 }
 
-// NewRedis connects to the Redis at rawURL (redis://, rediss:// or unix://)
-// and checks that it answers.
-func NewRedis(ctx context.Context, rawURL string) (*Redis, error) {
+// RedisOptions configure a Redis limiter. The zero value is usable.
+type RedisOptions struct {
+	// Logger gets one line when the limiter falls back to counting in
+	// memory and one when Redis is back; nil means slog.Default().
+	Logger *slog.Logger
+	// Registerer receives the agentline_ratelimit_fallback gauge; nil
+	// registers nowhere.
+	Registerer prometheus.Registerer
+	// ProbeInterval is how often an unreachable Redis is tried again;
+	// default DefaultProbeInterval.
+	ProbeInterval time.Duration
+}
+
+// DefaultProbeInterval is how often an unreachable Redis is tried again.
+const DefaultProbeInterval = 2 * time.Second
+
+// NewRedis returns a limiter over the Redis at rawURL (redis://, rediss://
+// or unix://). Only a URL that does not parse is an error: when Redis does
+// not answer yet, the limiter starts counting in memory and moves to Redis
+// once it answers, so an instance can start during a Redis outage.
+func NewRedis(ctx context.Context, rawURL string, o RedisOptions) (*Redis, error) {
 	opt, err := redis.ParseURL(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("AGENTLINE_REDIS_URL: %w", err)
 	}
-	// A limiter must answer fast or not at all: fail a request within about
-	// a second when Redis is gone instead of retrying for many.
-	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, time.Second, time.Second
+	// A limiter must answer fast or not at all: a request gives up on Redis
+	// within about a second (a refused connection at once) and is counted
+	// in memory instead.
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = 500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
 	opt.MaxRetries, opt.DialerRetries = 1, 1
-	c := redis.NewClient(opt)
-	if err := c.Ping(ctx).Err(); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("redis: %w", err)
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
-	return &Redis{client: c, now: time.Now}, nil
+	if o.ProbeInterval <= 0 {
+		o.ProbeInterval = DefaultProbeInterval
+	}
+	r := &Redis{client: redis.NewClient(opt), now: time.Now, logger: o.Logger, probe: o.ProbeInterval,
+		gauge: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "agentline_ratelimit_fallback",
+			Help: "1 while Redis does not answer and widget rate limits are counted per instance, in memory; 0 while they are shared in Redis.",
+		})}
+	r.stopCtx, r.stop = context.WithCancel(context.Background())
+	if o.Registerer != nil {
+		o.Registerer.MustRegister(r.gauge)
+	}
+	if err := r.client.Ping(ctx).Err(); err != nil {
+		r.fallBack(err)
+	}
+	return r, nil
 }
 
-// Close closes the connections to Redis.
-func (r *Redis) Close() error { return r.client.Close() }
+// Close stops the probe and closes the connections to Redis.
+func (r *Redis) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.stop()
+	r.probing.Wait()
+	return r.client.Close()
+}
+
+// fallBack returns the in-memory limiter to count in while Redis is
+// unreachable. The first call after Redis was answering logs the fallback
+// and starts the probe that will end it.
+func (r *Redis) fallBack(cause error) *Memory {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.local == nil {
+		r.local = NewMemory()
+		r.local.now = r.now
+		r.gauge.Set(1)
+		r.logger.Warn("redis does not answer: widget rate limits are counted per instance until it does",
+			"err", cause, "probe_interval", r.probe)
+		if !r.closed {
+			r.probing.Add(1)
+			go r.probeUntilBack()
+		}
+	}
+	return r.local
+}
+
+// fallback returns the in-memory limiter while Redis is unreachable, else nil.
+func (r *Redis) fallback() *Memory {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.local
+}
+
+// probeUntilBack tries the script in Redis every probe interval until it
+// runs, then goes back to counting there. Requests never wait for a probe.
+func (r *Redis) probeUntilBack() {
+	defer r.probing.Done()
+	t := time.NewTicker(r.probe)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stopCtx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := r.allowShared(r.stopCtx, "probe", probeWindows); err != nil {
+			continue
+		}
+		r.mu.Lock()
+		r.local = nil // its counters go; Redis's were kept or started over
+		r.gauge.Set(0)
+		r.mu.Unlock()
+		r.logger.Info("redis answers again: widget rate limits are shared across instances again")
+		return
+	}
+}
 
 // allowScript checks every counter, and only when all have room increments
 // them all, atomically. KEYS are the counters; ARGV holds limit and expiry
@@ -172,7 +279,24 @@ return out
 `)
 
 // Allow counts the request in every window, or in none when one is full.
+// While Redis is unreachable it counts in memory instead.
 func (r *Redis) Allow(ctx context.Context, key string, windows []Window) (Result, error) {
+	if m := r.fallback(); m != nil {
+		return m.Allow(ctx, key, windows)
+	}
+	res, err := r.allowShared(ctx, key, windows)
+	if err != nil {
+		if ctx.Err() != nil { // the caller gave up; Redis may be fine
+			return Result{}, &agentline.Error{Code: agentline.EUnavailable, Message: "rate limiting is unavailable; try again shortly", Err: err}
+		}
+		return r.fallBack(err).Allow(ctx, key, windows)
+	}
+	return res, nil
+}
+
+// allowShared runs the script in Redis: any error means Redis did not
+// answer, or answered with an error.
+func (r *Redis) allowShared(ctx context.Context, key string, windows []Window) (Result, error) {
 	now := r.now()
 	keys := make([]string, len(windows))
 	args := make([]any, 0, 2*len(windows))
@@ -184,10 +308,27 @@ func (r *Redis) Allow(ctx context.Context, key string, windows []Window) (Result
 	}
 	res, err := allowScript.Run(ctx, r.client, keys, args...).Int64Slice()
 	if err != nil {
-		return Result{}, &agentline.Error{Code: agentline.EUnavailable, Message: "rate limiting is unavailable; try again shortly", Err: err}
+		return Result{}, err
 	}
 	if res[0] == 0 {
 		return refuse(windows[res[1]-1], now), nil
 	}
 	return decide(windows, res[1:], now), nil
+}
+
+// probeWindows are counted by each probe: a real run of the script, so
+// that a Redis which answers PING but refuses the script (out of memory,
+// read-only replica) is not taken for back.
+var probeWindows = []Window{{Limit: math.MaxInt32, Period: time.Minute}}
+
+// RedisClientLogs sends the Redis client library's own messages (a line on
+// stderr for every failed dial, by default) to logger at debug level: while
+// Redis is down, the limiter's one warning says what matters. The library
+// has one logger per process, so main calls this once.
+func RedisClientLogs(logger *slog.Logger) { redis.SetLogger(redisLogger{logger}) }
+
+type redisLogger struct{ l *slog.Logger }
+
+func (r redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	r.l.DebugContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
 }

@@ -64,7 +64,7 @@ func TestRateLimitOneInstance(t *testing.T) {
 func TestRateLimitTwoInstancesSharingRedis(t *testing.T) {
 	url := redistest.Start(t)
 	limiter := func() ratelimit.Limiter {
-		r, err := ratelimit.NewRedis(context.Background(), url)
+		r, err := ratelimit.NewRedis(context.Background(), url, ratelimit.RedisOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 // Package redistest starts a throwaway redis-server on a unix socket in a
 // temp dir for tests. Tests are skipped when redis-server is missing, and
-// fail instead when AGENTLINE_REQUIRE_REDIS=1.
+// fail instead when AGENTLINE_REQUIRE_REDIS=1. A Server can be killed and
+// started again on the same socket, for tests of Redis going away.
 package redistest
 
 import (
@@ -19,6 +20,26 @@ import (
 // (unix:///...sock). It stops when the test ends.
 func Start(t testing.TB) string {
 	t.Helper()
+	return StartServer(t).URL
+}
+
+// Server is a redis-server run for one test.
+type Server struct {
+	// URL is unix:// and the socket path; it stays the same across Restart.
+	URL string
+
+	t    testing.TB
+	bin  string
+	dir  string
+	sock string
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has exited
+	logf *os.File
+}
+
+// StartServer runs a redis-server for the test, stopped when the test ends.
+func StartServer(t testing.TB) *Server {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		if os.Getenv("AGENTLINE_REQUIRE_REDIS") == "1" {
@@ -27,32 +48,36 @@ func Start(t testing.TB) string {
 		t.Skipf("redis-server not available: %v", err)
 	}
 	dir := t.TempDir()
-	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
-		"--save", "", "--appendonly", "no", "--dir", dir, "--loglevel", "warning")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	s := &Server{t: t, bin: bin, dir: dir, sock: filepath.Join(dir, "redis.sock")}
+	s.URL = "unix://" + s.sock
 	logf, err := os.Create(filepath.Join(dir, "redis.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stdout, cmd.Stderr = logf, logf
+	s.logf = logf
+	t.Cleanup(func() {
+		s.stop(syscall.SIGTERM)
+		logf.Close()
+	})
+	s.start()
+	return s
+}
+
+// start runs redis-server on the socket and waits until it answers.
+func (s *Server) start() {
+	s.t.Helper()
+	cmd := exec.Command(s.bin, "--port", "0", "--unixsocket", s.sock, "--unixsocketperm", "700",
+		"--save", "", "--appendonly", "no", "--dir", s.dir, "--loglevel", "warning")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.Stdout, cmd.Stderr = s.logf, s.logf
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start redis-server: %v", err)
+		s.t.Fatalf("start redis-server: %v", err)
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		logf.Close()
-	})
-	url := "unix://" + sock
-	opt, _ := redis.ParseURL(url)
+	s.cmd, s.done = cmd, done
+
+	opt, _ := redis.ParseURL(s.URL)
 	c := redis.NewClient(opt)
 	defer c.Close()
 	deadline := time.Now().Add(10 * time.Second)
@@ -61,17 +86,54 @@ func Start(t testing.TB) string {
 		err := c.Ping(ctx).Err()
 		cancel()
 		if err == nil {
-			return url
+			return
 		}
 		select {
 		case <-done:
-			log, _ := os.ReadFile(logf.Name())
-			t.Fatalf("redis-server exited: %s", log)
+			log, _ := os.ReadFile(s.logf.Name())
+			s.t.Fatalf("redis-server exited: %s", log)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("redis-server did not answer: %v", err)
+			s.t.Fatalf("redis-server did not answer: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// stop ends the running redis-server with sig (SIGKILL after 5 s) and waits
+// for it; it does nothing when none runs.
+func (s *Server) stop(sig syscall.Signal) {
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGCONT) // a frozen server handles sig only once thawed
+	s.cmd.Process.Signal(sig)
+	select {
+	case <-s.done:
+	case <-time.After(5 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.done
+	}
+	s.cmd, s.done = nil, nil
+}
+
+// Kill ends redis-server abruptly (SIGKILL, as a crash or an OOM kill
+// would), losing its data, and returns once it has exited.
+func (s *Server) Kill() { s.stop(syscall.SIGKILL) }
+
+// Freeze stops redis-server (SIGSTOP) without closing its socket or its
+// connections: it accepts nothing and answers nothing, like a hung server or
+// a network dropping packets, until Thaw.
+func (s *Server) Freeze() { s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Thaw lets a frozen redis-server run again (SIGCONT).
+func (s *Server) Thaw() { s.cmd.Process.Signal(syscall.SIGCONT) }
+
+// Restart starts redis-server again on the same socket, empty, and returns
+// once it answers.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.stop(syscall.SIGKILL)
+	s.start()
 }
