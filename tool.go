@@ -63,7 +63,7 @@ func GeminiTools(defs []ToolDefinition) []GeminiTool {
 	}
 	decls := make([]GeminiFunctionDeclaration, len(defs))
 	for i, d := range defs {
-		decls[i] = GeminiFunctionDeclaration{Name: d.Name, Description: d.Description, Parameters: d.Parameters}
+		decls[i] = GeminiFunctionDeclaration(d)
 	}
 	return []GeminiTool{{FunctionDeclarations: decls}}
 }
