@@ -18,15 +18,22 @@ import (
 // maxExportRows bounds one CSV export; narrow it with from/to beyond that.
 const maxExportRows = 100_000
 
-func (h *Handler) listLeads(w http.ResponseWriter, r *http.Request) error {
+// leadFilter reads the project of a leads list or export, which needs
+// PROJECT:VIEW, and its filters.
+func (h *Handler) leadFilter(r *http.Request) (int64, store.SessionFilter, error) {
 	projectID, err := httpx.PathID(r, "project_id")
 	if err != nil {
-		return err
+		return 0, store.SessionFilter{}, err
 	}
 	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermView); err != nil {
-		return err
+		return 0, store.SessionFilter{}, err
 	}
 	f, err := widget.ListFilter(r.URL.Query())
+	return projectID, f, err
+}
+
+func (h *Handler) listLeads(w http.ResponseWriter, r *http.Request) error {
+	projectID, f, err := h.leadFilter(r)
 	if err != nil {
 		return err
 	}
@@ -89,14 +96,7 @@ func (h *Handler) deleteLead(w http.ResponseWriter, r *http.Request) error {
 // matching the filters (channel_id, agent_id, from, to), newest first, with
 // a column per field name seen.
 func (h *Handler) exportLeads(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := httpx.PathID(r, "project_id")
-	if err != nil {
-		return err
-	}
-	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermView); err != nil {
-		return err
-	}
-	f, err := widget.ListFilter(r.URL.Query())
+	projectID, f, err := h.leadFilter(r)
 	if err != nil {
 		return err
 	}
