@@ -332,7 +332,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	a.drain()
-	a.Logger.Info("shutting down", "timeout", a.Config.ShutdownTimeout)
+	a.Logger.Info("shutting down", "timeout", a.Config.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), a.Config.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -356,7 +356,7 @@ func (a *App) drain() {
 	a.draining.Store(true)
 	a.widget.Drain()
 	a.phone.Drain()
-	a.Logger.Info("draining", "live_calls", a.phone.LiveCalls(), "timeout", a.Config.DrainTimeout)
+	a.Logger.Info("draining", "live_calls", a.phone.LiveCalls(), "timeout", a.Config.DrainTimeout.String())
 	ctx, cancel := context.WithTimeout(context.Background(), a.Config.DrainTimeout)
 	defer cancel()
 	if err := a.phone.WaitCalls(ctx); err != nil {
