@@ -127,6 +127,13 @@ func TestConsoleFormLeads(t *testing.T) {
 		t.Errorf("live chat iframe snippet:\n%s", iframe)
 	}
 	c.noErrors("the form channels")
+	// The script snippet, pasted into a site's page, mounts the gate: the
+	// form's fields in the widget.
+	site := serveHTML(t, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Acme shop</title></head><body><h1>Acme shop</h1>`+script+`</body></html>`)
+	if err := chromedp.Do(ctx, chromedp.Navigate(site.URL)); err != nil {
+		t.Fatal(err)
+	}
+	c.poll("the gate on the site", `(h => !!h && !!h.shadowRoot && !!h.shadowRoot.querySelector("form.gate #g-email"))(document.querySelector("svc-chat"))`)
 
 	// Visitors' submissions, to the public endpoint, without a token.
 	submit := func(channel int64, answers map[string]any) int64 {
@@ -140,8 +147,8 @@ func TestConsoleFormLeads(t *testing.T) {
 	formula := submit(1, map[string]any{"name": "=1+1", "email": "alan@example.com", "consent": true})
 	chat := submit(2, map[string]any{"name": "Ada Lovelace", "email": "ada@example.com"})
 
-	// The Leads page: all three, newest first.
-	c.press("Leads")
+	// The Leads page (the tab keeps its sign-in): all three, newest first.
+	c.open("#/leads", 1000, 760)
 	c.heading("Leads")
 	rows := `[...document.querySelectorAll("main tbody tr")].map(r => r.innerText.replace(/\s+/g, " ").trim())`
 	c.poll("three leads", `document.querySelectorAll("main tbody tr").length === 3`)
@@ -214,4 +221,7 @@ func TestConsoleFormLeads(t *testing.T) {
 	}
 	c.poll("the list without it", `document.querySelectorAll("main tbody tr").length === 2 && !document.querySelector("main tbody").innerText.includes("=1+1")`)
 	c.noErrors("the leads page")
+	c.open("#/leads", 360, 740)
+	c.poll("the leads at 360 px", `document.querySelectorAll("main tbody tr").length === 2`)
+	c.accessible("the leads page at 360 px")
 }
