@@ -58,6 +58,8 @@ class APIError extends Error {
     this.status = status;
     this.code = e.code || "";
     this.field = e.field || "";
+    // fields gives several fields their own problem (a form submission).
+    this.fields = e.fields || null;
   }
 }
 
@@ -177,26 +179,41 @@ function clearErrors(f) {
   for (const e of f.querySelectorAll("[aria-invalid]")) e.removeAttribute("aria-invalid");
 }
 
-// showError puts an error's message next to its field: the exact name
-// (without list indexes: allowed_origins[2] is the allowed_origins field),
-// else a field whose name ends in it; otherwise at the form's foot.
+// showError puts an error's message next to its field, or each message of
+// error.fields next to its own field, focusing the first; what has no field
+// in the form goes to the form's foot.
 function showError(f, err) {
   if (!(err instanceof APIError) && !(err instanceof FieldError)) console.error(err);
   const msg = err.message || String(err);
-  const field = (err.field || "").replace(/\[\d+\]/g, "");
-  const slots = [...f.querySelectorAll("[data-error-for]")];
-  const slot = field && (slots.find((s) => s.dataset.errorFor === field) ||
-    slots.find((s) => s.dataset.errorFor.endsWith("." + field) || field.endsWith("." + s.dataset.errorFor)));
-  if (slot) {
-    slot.textContent = msg;
-    const el = f.querySelector(`[name="${CSS.escape(slot.dataset.errorFor)}"]`);
-    if (el) {
-      el.setAttribute("aria-invalid", "true");
-      el.focus();
-    }
-    return;
+  const problems = err.fields ? Object.entries(err.fields) : [[err.field || "", msg]];
+  const rest = [];
+  let first = null;
+  for (const [name, text] of problems) {
+    const el = markField(f, name, text);
+    if (!el) rest.push(err.fields ? `${name}: ${text}` : text);
+    first = first || el;
   }
-  f.querySelector(".form-error").textContent = msg;
+  if (first) first.focus();
+  f.querySelector(".form-error").textContent = rest.join("; ");
+}
+
+// markField shows text under the field an API name points at and returns
+// its control, or null. The name matches exactly (without list indexes:
+// allowed_origins[2] is the allowed_origins field), or a field whose name
+// ends in it, or a field it lies inside (settings.form.fields[1].name is
+// the settings.form.fields field).
+function markField(f, name, text) {
+  const field = name.replace(/\[\d+\]/g, "");
+  if (!field) return null;
+  const slots = [...f.querySelectorAll("[data-error-for]")];
+  const slot = slots.find((s) => s.dataset.errorFor === field) ||
+    slots.find((s) => s.dataset.errorFor.endsWith("." + field) || field.endsWith("." + s.dataset.errorFor)) ||
+    slots.find((s) => field.startsWith(s.dataset.errorFor + "."));
+  if (!slot) return null;
+  slot.textContent = text;
+  const el = f.querySelector(`[name="${CSS.escape(slot.dataset.errorFor)}"]`);
+  if (el) el.setAttribute("aria-invalid", "true");
+  return el;
 }
 
 // FieldError is a check made in the browser before the API is asked.
@@ -739,23 +756,30 @@ async function channelPage(ctx, id) {
   // A key just made is on screen this once; a reload shows only its prefix.
   const whole = state.shownKeys.get(c.id);
   state.shownKeys.delete(c.id);
+  // A lead capture form needs no key and shows no widget: its page posts
+  // without one.
+  const leadCapture = c.type === "form" && c.settings.form.mode === "lead_capture";
   const preview = widgetPreview(c);
   const settings = form([
     { name: "name", label: "Name", value: c.name, required: true },
     { name: "agent_id", label: "Agent", type: "select", options: agentOptions(agents, c.type === "form" ? "No agent" : null), value: c.agent_id ? String(c.agent_id) : "" },
-    { name: "settings.color", label: "Color", type: "color", value: c.settings.color },
-    { name: "settings.position", label: "Position", type: "select", options: [["bottom-right", "Bottom right"], ["bottom-left", "Bottom left"]], value: c.settings.position },
-    { name: "settings.show_transcript", label: "Show the transcript", type: "checkbox", value: c.settings.show_transcript },
-    { name: "settings.show_text_chat", label: "Show text chat", type: "checkbox", value: c.settings.show_text_chat },
-  ], "Save settings", async (v) => {
+    leadCapture ? [] : [
+      { name: "settings.color", label: "Color", type: "color", value: c.settings.color },
+      { name: "settings.position", label: "Position", type: "select", options: [["bottom-right", "Bottom right"], ["bottom-left", "Bottom left"]], value: c.settings.position },
+      { name: "settings.show_transcript", label: "Show the transcript", type: "checkbox", value: c.settings.show_transcript },
+      { name: "settings.show_text_chat", label: "Show text chat", type: "checkbox", value: c.settings.show_text_chat },
+    ],
+  ].flat(), "Save settings", async (v) => {
     v.agent_id = v.agent_id ? Number(v.agent_id) : null;
     Object.assign(c, await api("PATCH", `/api/channels/${id}`, v));
     saved.textContent = "Saved.";
   }, { label: "Channel settings" });
   const saved = h("p", { role: "status", class: "muted" });
   settings.append(saved);
-  settings.addEventListener("input", () => preview.update(values(settings).settings));
-  settings.addEventListener("change", () => preview.update(values(settings).settings));
+  if (!leadCapture) {
+    settings.addEventListener("input", () => preview.update(values(settings).settings));
+    settings.addEventListener("change", () => preview.update(values(settings).settings));
+  }
   const del = h("button", { type: "button", class: "danger" }, "Delete channel");
   del.addEventListener("click", async () => {
     if (!(await confirmAction(`Delete the channel ${c.name}? Its key stops working at once.`, "Delete channel"))) return;
@@ -763,10 +787,11 @@ async function channelPage(ctx, id) {
     location.hash = "#/channels";
   });
   const parts = [
-    h("div", { class: "cols" }, h("div", { class: "card" }, h("h2", {}, "Look"), settings), h("div", { class: "card" }, h("h2", {}, "Preview"), preview.el)),
+    leadCapture ? h("div", { class: "card" }, h("h2", {}, "Channel"), settings)
+      : h("div", { class: "cols" }, h("div", { class: "card" }, h("h2", {}, "Look"), settings), h("div", { class: "card" }, h("h2", {}, "Preview"), preview.el)),
     c.type === "form" ? formSettings(c) : null,
-    keyCard(c, key, whole),
-    c.type === "voice_widget" ? await snippetsCard(c, whole) : null,
+    leadCapture ? null : keyCard(c, key, whole),
+    await snippetsCard(c, whole),
     h("div", { class: "card" }, h("h2", {}, "Danger zone"), del),
   ];
   ctx.show(c.name || `Channel ${c.id}`, h("p", { class: "muted" }, c.type === "form" ? "Web form channel" : "Voice widget channel"), parts);
@@ -798,9 +823,12 @@ function widgetPreview(c) {
 // formSettings edits settings.form of a form channel (lead capture or live
 // chat): fields as JSON, the labels and where submissions are posted.
 function formSettings(c) {
-  const fs = c.settings.form || { mode: "lead_capture", fields: [{ name: "email", label: "Email", type: "email", required: true }] };
-  const saved = h("p", { role: "status", class: "muted" });
-  return h("div", { class: "card" }, h("h2", {}, "Form"), form([
+  const fs = c.settings.form;
+  // The page is drawn again after a save (the mode decides the key and the
+  // snippets), so "Saved." waits in state for it.
+  const saved = h("p", { role: "status", class: "muted" }, state.formSaved === c.id ? "Saved." : "");
+  state.formSaved = null;
+  const card = h("div", { class: "card" }, h("h2", {}, "Form"), form([
     { name: "settings.form.mode", label: "Mode", type: "select", options: [["lead_capture", "Lead capture: store the submissions"], ["live_chat", "Live chat: connect the visitor to the agent"]], value: fs.mode },
     { name: "settings.form.fields", label: "Fields (JSON)", type: "textarea", rows: 6, value: JSON.stringify(fs.fields || [], null, 2),
       hint: 'A list of {"name", "label", "type", "required", "options"}.' },
@@ -814,8 +842,29 @@ function formSettings(c) {
       throw new FieldError("settings.form.fields", "Fields must be JSON: " + e.message);
     }
     await api("PATCH", `/api/channels/${c.id}`, { settings: v.settings });
-    saved.textContent = "Saved.";
+    state.formSaved = c.id;
+    render();
   }, { label: "Form settings", extra: saved }));
+  return fs.mode === "lead_capture" ? [card, tryForm(c)] : card;
+}
+
+// tryForm is the channel's form as visitors get it, posted to the public
+// submit endpoint: a way to check the fields, whose answer is a real lead.
+function tryForm(c) {
+  const fs = c.settings.form;
+  const result = h("p", { role: "status", class: "muted" });
+  return h("div", { class: "card" }, h("h2", {}, "Try the form"),
+    h("p", { class: "muted" }, "Sent like a visitor's submission: it is stored as a lead (and posted to the notify URL)."),
+    form(fs.fields.map((fd) => ({
+      name: fd.name, label: fd.label + (fd.required ? " *" : ""), required: fd.required,
+      type: fd.type === "select" ? "select" : fd.type === "textarea" ? "textarea" : fd.type,
+      options: fd.type === "select" ? [["", "Choose…"]].concat(fd.options.map((o) => [o, o])) : undefined,
+      value: fd.type === "select" ? "" : undefined,
+    })), fs.submit_label, async (v) => {
+      result.textContent = "";
+      const sent = await api("POST", `/api/channels/form/submit/${c.id}`, v);
+      result.textContent = `${fs.thank_you_message} (lead ${sent.lead_id})`;
+    }, { label: "Try the form", extra: result }));
 }
 
 // keyCard shows the channel's key: whole exactly once after it is made,
@@ -866,19 +915,32 @@ function keyCard(c, key, whole) {
   return box;
 }
 
-// snippetsCard shows the script tag and the iframe, with the whole key in
-// them while it is on screen, else the placeholder for it.
+// snippetsCard shows what the API gives to paste: the script tag (none for
+// a lead capture form) and the iframe, with the whole key in them while it
+// is on screen, else the placeholder for it.
 async function snippetsCard(c, whole) {
-  const sn = await api("GET", `/api/channels/${c.id}/snippets`);
+  const box = h("div", { class: "card" }, h("h2", {}, "Snippets"));
+  let sn;
+  try {
+    sn = await api("GET", `/api/channels/${c.id}/snippets`);
+  } catch (e) {
+    // A channel without an agent has nothing to embed yet; the API says so.
+    if (e.status !== 400) throw e;
+    box.append(notice(e.message));
+    return box;
+  }
   const fill = (text) => (whole ? text.replaceAll("YOUR_WIDGET_KEY", whole) : text);
   const block = (title, text, id) => {
+    if (!text) return null;
     const pre = h("pre", { id }, fill(text));
     return [h("h3", {}, title), pre, copyButton(() => pre.textContent, pre, "Copy " + title.toLowerCase())];
   };
-  return h("div", { class: "card" }, h("h2", {}, "Snippets"),
-    h("p", { class: "muted" }, whole ? "Paste one into your site's HTML; they hold the whole key while it is shown above."
+  const keyed = (sn.script + sn.iframe).includes("YOUR_WIDGET_KEY") || whole;
+  box.append(h("p", { class: "muted" }, !keyed ? "Paste it into your site's HTML; the form page needs no key."
+    : whole ? "Paste one into your site's HTML; they hold the whole key while it is shown above."
       : "Paste one into your site's HTML. YOUR_WIDGET_KEY stands for the key, which agentline does not keep."),
-    block("Script tag", sn.script, "snippet-script"), block("Iframe", sn.iframe, "snippet-iframe"));
+  ...flat([block("Script tag", sn.script, "snippet-script"), block("Iframe", sn.iframe, "snippet-iframe")]));
+  return box;
 }
 
 async function filterSelects() {
@@ -981,12 +1043,15 @@ async function leadsPage({ show }) {
   const pid = state.project.id;
   const sel = await filterSelects();
   const names = new Map(sel.channels.map((c) => [c.id, c.name]));
+  const agents = new Map(sel.agents.map((a) => [a.id, a.name]));
+  // The export holds the leads the filters select.
+  let filters = {};
   const csv = h("button", { type: "button" }, "Export CSV");
   const csvErr = h("span", { class: "form-error", role: "alert" });
   csv.addEventListener("click", async () => {
     csvErr.textContent = "";
     try {
-      const res = await fetch(`/api/projects/${pid}/leads.csv`, { headers: { Authorization: "Bearer " + state.token } });
+      const res = await fetch(`/api/projects/${pid}/leads.csv` + query(filters), { headers: { Authorization: "Bearer " + state.token } });
       if (!res.ok) throw new APIError(res.status, await res.json().catch(() => null));
       const url = URL.createObjectURL(await res.blob());
       const a = h("a", { href: url, download: `leads-${state.project.name}.csv` });
@@ -995,11 +1060,12 @@ async function leadsPage({ show }) {
       a.remove();
       setTimeout(() => URL.revokeObjectURL(url), 1000);
     } catch (e) {
-      csvErr.textContent = e.status === 404 ? "Leads are not available on this server." : e.message;
+      csvErr.textContent = e.message;
     }
   });
-  show("Leads", h("div", { class: "row" }, csv, csvErr), filtered([sel.channel,
+  show("Leads", h("div", { class: "row" }, csv, csvErr), filtered([sel.channel, sel.agent,
     { name: "from", label: "From", type: "date" }, { name: "to", label: "To (exclusive)", type: "date" }], async (v) => {
+    filters = v;
     const rows = h("tbody", {});
     const more = h("button", { type: "button", hidden: true }, "Older leads");
     const load = async (offset) => {
@@ -1009,44 +1075,51 @@ async function leadsPage({ show }) {
       more.onclick = () => load(res.next_offset).catch(alertError);
       return res.leads.length;
     };
-    try {
-      if (!(await load(0))) return h("p", { class: "muted" }, "No leads match.");
-    } catch (e) {
-      if (e.status === 404) return notice("Leads are not available on this server yet (it answers 404 for them).");
-      throw e;
-    }
+    if (!(await load(0))) return h("p", { class: "muted" }, "No leads match.");
     return [h("div", { class: "table" }, h("table", {}, h("thead", {}, h("tr", {},
-      ["When", "Channel", "Answers", "Session", ""].map((x) => h("th", { scope: "col" }, x)))), rows)), more];
+      ["When", "Channel", "Answers", "Details", ""].map((x) => h("th", { scope: "col" }, x)))), rows)), more];
   }));
 
   function leadRow(l) {
     const del = h("button", { type: "button", class: "danger" }, "Delete");
     del.addEventListener("click", async () => {
-      if (!(await confirmAction("Delete this lead?", "Delete lead"))) return;
-      await api("DELETE", `/api/leads/${l.id}`).catch((e) => alertError(e));
-      render();
+      if (!(await confirmAction(`Delete lead ${l.id}? Its answers are gone for good (a live chat's session stays).`, "Delete lead"))) return;
+      try {
+        await api("DELETE", `/api/leads/${l.id}`);
+        render();
+      } catch (e) {
+        alertError(e);
+      }
     });
-    return h("tr", {}, h("td", {}, when(l.created_at)), h("td", {}, names.get(l.channel_id) || l.channel_id),
-      h("td", {}, h("dl", {}, Object.entries(l.answers || {}).map(([k, x]) => [h("dt", {}, k), h("dd", {}, json(x))]))),
-      h("td", {}, l.session_id ? leadSession(l) : ""), h("td", { class: "actions" }, del));
+    return h("tr", {}, h("td", {}, when(l.created_at)), h("td", {}, names.get(l.channel_id) || `channel ${l.channel_id}`),
+      h("td", {}, h("dl", {}, Object.entries(l.answers || {}).map(([k, x]) => [h("dt", {}, k), h("dd", {}, answer(x))]))),
+      h("td", {}, leadDetails(l)), h("td", { class: "actions" }, del));
   }
 
-  // leadSession shows a live chat lead's conversation when opened.
-  function leadSession(l) {
-    const d = h("details", {}, h("summary", {}, "Transcript"));
+  // leadDetails shows the lead as GET /api/leads/{id} gives it when opened:
+  // its mode, and a live chat's agent and conversation.
+  function leadDetails(l) {
+    const d = h("details", {}, h("summary", {}, `Lead ${l.id}`));
     d.addEventListener("toggle", async () => {
       if (!d.open || d.dataset.loaded) return;
       d.dataset.loaded = "1";
       try {
         const full = await api("GET", `/api/leads/${l.id}`);
-        const lines = (full.session && full.session.transcript) || [];
-        d.append(transcript(lines.map((t) => ({ kind: "line", role: t.role, text: t.text }))));
+        d.append(h("dl", {}, [["Mode", full.mode === "live_chat" ? "Live chat" : "Lead capture"],
+          ["Agent", full.agent_id ? agents.get(full.agent_id) || `agent ${full.agent_id}` : "—"], ["Session", full.session_id || "—"]]
+          .map(([k, x]) => [h("dt", {}, k), h("dd", {}, x)])));
+        if (full.session) d.append(transcript(full.session.transcript.map((t) => ({ kind: "line", role: t.role, text: t.text }))));
       } catch (e) {
         d.append(h("p", { class: "form-error", role: "alert" }, e.message));
       }
     });
     return d;
   }
+}
+
+// answer shows a form answer: checkboxes as yes or no, as the CSV does.
+function answer(x) {
+  return typeof x === "boolean" ? (x ? "yes" : "no") : json(x);
 }
 
 function isoDay(d) {
