@@ -153,7 +153,12 @@ func (n *Notifier) Wait(ctx context.Context) error {
 	case <-idle:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		select { // idle too, with a drain timeout of 0: nothing was given up
+		case <-idle:
+			return nil
+		default:
+			return ctx.Err()
+		}
 	}
 }
 
