@@ -61,6 +61,8 @@ type App struct {
 	closers []io.Closer
 	phone   *telephony.Handler // ends live calls on shutdown
 	widget  *widget.Handler    // refuses new sessions while draining
+	// notifier's first attempts at lead deliveries are waited for in the drain.
+	notifier *form.Notifier
 	// draining is set on shutdown, before the drain: /readyz answers 503.
 	draining atomic.Bool
 }
@@ -152,11 +154,11 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	a.phone = phone
 	a.routes = append(a.routes, phone.Routes()...)
 	// forms (issue 7):
-	notifier := form.NewNotifier(form.NotifierOptions{Client: a.Tools.Client(), Logger: a.Logger})
-	a.closers = append(a.closers, notifier)
+	a.notifier = form.NewNotifier(form.NotifierOptions{Client: a.Tools.Client(), Logger: a.Logger})
+	a.closers = append(a.closers, a.notifier)
 	a.routes = append(a.routes, form.New(form.Options{
 		Store: a.Store, Auth: a.Auth, Limiter: limiter, SubmitsPerMinute: a.Config.FormSubmitsPerMinute,
-		Notifier: notifier, Logger: a.Logger,
+		Notifier: a.notifier, Logger: a.Logger,
 	}).Routes()...)
 	// console (issue 10):
 	a.routes = append(a.routes, assets.ConsoleRoutes()...)
@@ -350,8 +352,9 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 }
 
 // drain refuses new work and waits, up to the drain timeout, for the calls
-// live here to end. The listener stays open meanwhile: requests of sessions
-// and calls already running are still served.
+// live here to end and for the first attempts of the lead deliveries queued
+// here. The listener stays open meanwhile: requests of sessions and calls
+// already running are still served.
 func (a *App) drain() {
 	a.draining.Store(true)
 	a.widget.Drain()
@@ -361,6 +364,10 @@ func (a *App) drain() {
 	defer cancel()
 	if err := a.phone.WaitCalls(ctx); err != nil {
 		a.Logger.Warn("drain timeout: ending the calls still live", "err", err)
+		return
+	}
+	if err := a.notifier.Wait(ctx); err != nil {
+		a.Logger.Warn("drain timeout: giving up lead deliveries still in flight", "err", err)
 		return
 	}
 	a.Logger.Info("drained")

@@ -45,11 +45,28 @@ func storedCall(t *testing.T, ctx context.Context, dbURL string, projectID int64
 	return c
 }
 
+// storedLead reads a lead straight from the database.
+func storedLead(t *testing.T, ctx context.Context, dbURL string, projectID, id int64) agentline.Lead {
+	t.Helper()
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	l, err := db.Lead(ctx, projectID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // On SIGTERM the instance turns unready at once and refuses new sessions
 // and calls, while the live call goes on both ways; a call answered just
 // before the signal still gets its stream, even after the other call ended.
-// When the callers have hung up, the process exits 0 and the records say
-// the callers ended the calls.
+// A form submit is a short write, not a call: it is stored while draining,
+// and the live chat it gates is refused like any new session. When the
+// callers have hung up, the process exits 0 and the records say the callers
+// ended the calls.
 func TestDrainKeepsLiveCallsUntilTheyEnd(t *testing.T) {
 	t.Parallel() // each test starts its own instances, database and fakes
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -64,6 +81,9 @@ func TestDrainKeepsLiveCallsUntilTheyEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	chat := formChannel(t, i, fx, "live_chat")
+	var chatKey struct{ Key string }
+	i.Must(t, 201, "POST", "/api/channels/"+itoa(chat.ID)+"/key", fx.token, nil, &chatKey)
 
 	i.signal(t, syscall.SIGTERM)
 	waitFor(t, 5*time.Second, "/readyz unready", func() bool {
@@ -83,6 +103,15 @@ func TestDrainKeepsLiveCallsUntilTheyEnd(t *testing.T) {
 		t.Fatalf("new outbound call while draining: %s", r)
 	}
 	i.Must(t, 200, "GET", "/api/projects/"+itoa(fx.project.ID), fx.token, nil, nil) // the rest still serves
+	var lead struct {
+		LeadID    int64  `json:"lead_id"`
+		SessionID string `json:"session_id"`
+	}
+	i.Must(t, 201, "POST", "/api/channels/form/submit/"+itoa(chat.ID), "", map[string]string{"name": "Ada", "email": "ada@example.com"}, &lead)
+	r = i.widget(t, "POST", "/widget/v1/session", chatKey.Key, map[string]any{"agent_id": fx.webAgent.ID, "session_id": lead.SessionID})
+	if r.Status != http.StatusServiceUnavailable || r.ErrorCode() != "unavailable" || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("starting the live chat of a lead while draining: %s (Retry-After %q)", r, r.Header.Get("Retry-After"))
+	}
 
 	lc.exchange(t, ctx)
 	lc.exchange(t, ctx)
@@ -125,6 +154,9 @@ func TestDrainKeepsLiveCallsUntilTheyEnd(t *testing.T) {
 		if c.Status != agentline.CallCompleted || c.EndReason != "caller_hangup" {
 			t.Fatalf("record of %s = %s %s, want completed caller_hangup", lc.CallSID, c.Status, c.EndReason)
 		}
+	}
+	if l := storedLead(t, ctx, dbURL, fx.project.ID, lead.LeadID); l.SessionID == nil || *l.SessionID != lead.SessionID {
+		t.Fatalf("lead submitted while draining = %+v, want it stored with session %s", l, lead.SessionID)
 	}
 	if log, _ := os.ReadFile(i.logPath); !strings.Contains(string(log), `"msg":"drained"`) {
 		t.Fatal(`no "drained" log line`)

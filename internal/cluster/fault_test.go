@@ -1,8 +1,10 @@
 package cluster_test
 
 import (
+	"cmp"
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,15 +19,17 @@ const outage = 10 * time.Second
 
 // PostgreSQL down for ten seconds under two instances: every request that
 // needs it answers 503 unavailable, fast, and writes nothing; /readyz says
-// so. When it is back, the same processes serve again without a restart,
-// and every project, agent, channel, key, session and call written before
-// is there.
+// so, and a browser posting a form page natively gets an HTML page. When it
+// is back, the same processes serve again without a restart, and every
+// project, agent, channel, key, session, call and lead written before is
+// there, with no lead or session from the submits tried during the outage.
 func TestPostgresDown(t *testing.T) {
 	t.Parallel() // each test starts its own instances, database and fakes
 	pg := storetest.NewCluster(t)
 	dbURL := pg.URL(t)
 	f := startFakes(t)
 	env := f.env(dbURL, redistest.Start(t))
+	env["AGENTLINE_FORM_SUBMITS_PER_MINUTE"] = "100000" // the probes all come from 127.0.0.1
 	a, b := start(t, "a", env), start(t, "b", env)
 	all := []*instance{a, b}
 	fx := setup(t, a, dbURL)
@@ -41,6 +45,18 @@ func TestPostgresDown(t *testing.T) {
 		t.Fatalf("session: %s", r)
 	}
 	r.JSON(t, &sess)
+	// Two leads (through A and B): one of a lead-capture form, and one of a
+	// live chat form, whose widget session is made in the same transaction.
+	capture, chat := formChannel(t, a, fx, "lead_capture"), formChannel(t, b, fx, "live_chat")
+	person := map[string]string{"name": "Ada Lovelace", "email": "ada@example.com"}
+	var captured, chatted struct {
+		LeadID    int64  `json:"lead_id"`
+		SessionID string `json:"session_id"`
+	}
+	a.Must(t, 201, "POST", "/api/channels/form/submit/"+itoa(capture.ID), "", person, &captured)
+	b.Must(t, 201, "POST", "/api/channels/form/submit/"+itoa(chat.ID), "", person, &chatted)
+	before := written{sessions: []string{sess.SessionID, chatted.SessionID}, leads: []int64{captured.LeadID, chatted.LeadID},
+		forms: []int64{capture.ID, chat.ID}}
 	lc := dial(t, ctx, a, f, fx)
 	lc.exchange(t, ctx)
 	lc.Stop(ctx)
@@ -55,6 +71,7 @@ func TestPostgresDown(t *testing.T) {
 	type probe struct {
 		method, path, token, key string
 		body                     any
+		page                     bool // a browser's native POST of the form page
 	}
 	probes := []probe{
 		{method: "GET", path: "/readyz"},
@@ -62,6 +79,9 @@ func TestPostgresDown(t *testing.T) {
 		{method: "POST", path: "/api/projects", token: fx.token, body: map[string]string{"name": "lost"}},
 		{method: "POST", path: "/api/auth/login", body: map[string]string{"email": ownerEmail, "password": ownerPassword}},
 		{method: "POST", path: "/widget/v1/session", key: fx.key, body: map[string]any{"agent_id": fx.webAgent.ID}},
+		{method: "POST", path: "/api/channels/form/submit/" + itoa(capture.ID), body: person},
+		{method: "POST", path: "/api/channels/form/submit/" + itoa(chat.ID), body: person},
+		{method: "POST", path: "/api/channels/form/submit/" + itoa(chat.ID), body: "name=Bo&email=bo%40example.com", page: true},
 	}
 	var answers, slowest = 0, time.Duration(0)
 	for round := 0; round < 200 && time.Since(down) < outage; round++ {
@@ -71,10 +91,21 @@ func TestPostgresDown(t *testing.T) {
 				if p.key != "" {
 					req.Header.Set("X-API-Key", p.key)
 				}
+				if p.page {
+					req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+					req.Header.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+				}
 				start := time.Now()
 				r := i.Send(t, req)
 				slowest = max(slowest, time.Since(start))
 				answers++
+				if p.page {
+					if r.Status != http.StatusServiceUnavailable || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") ||
+						!strings.Contains(string(r.Body), "nothing was saved") || r.Header.Get("Retry-After") == "" {
+						t.Fatalf("native form POST on %s with the database down: %s (%s), want a 503 HTML page", i.name, r, r.Header.Get("Content-Type"))
+					}
+					continue
+				}
 				if r.Status != http.StatusServiceUnavailable || r.ErrorCode() != "unavailable" {
 					t.Fatalf("%s %s on %s with the database down: %s, want 503 unavailable", p.method, p.path, i.name, r)
 				}
@@ -102,15 +133,38 @@ func TestPostgresDown(t *testing.T) {
 	t.Logf("both instances ready %v after PostgreSQL was back", time.Since(back).Round(time.Millisecond))
 
 	for _, i := range all {
-		checkNothingLost(t, i, fx, sess.SessionID, lc.CallSID)
+		before.call = lc.CallSID
+		checkNothingLost(t, i, fx, before)
 	}
 	var p agentline.Project
 	b.Must(t, 201, "POST", "/api/projects", fx.token, map[string]string{"name": "after"}, &p)
 }
 
+// written is what was written before the outage besides the fixture.
+type written struct {
+	sessions []string // widget sessions
+	leads    []int64
+	forms    []int64 // form channels
+	call     string
+}
+
+// formChannel makes a form channel of the fixture's project in mode, with
+// the default fields (name and email, required); a live chat one talks to
+// the fixture's web agent.
+func formChannel(t *testing.T, i *instance, fx fixture, mode string) agentline.Channel {
+	t.Helper()
+	body := map[string]any{"type": "form", "name": mode, "settings": map[string]any{"form": map[string]string{"mode": mode}}}
+	if mode == "live_chat" {
+		body["agent_id"] = fx.webAgent.ID
+	}
+	var c agentline.Channel
+	i.Must(t, 201, "POST", "/api/projects/"+itoa(fx.project.ID)+"/channels", fx.token, body, &c)
+	return c
+}
+
 // checkNothingLost reads, through i, everything written before the outage,
 // and checks that no write tried during it left anything behind.
-func checkNothingLost(t *testing.T, i *instance, fx fixture, sessionID, callSID string) {
+func checkNothingLost(t *testing.T, i *instance, fx fixture, w written) {
 	t.Helper()
 	var projects []agentline.Project
 	i.Must(t, 200, "GET", "/api/projects", fx.token, nil, &projects)
@@ -137,12 +191,35 @@ func checkNothingLost(t *testing.T, i *instance, fx fixture, sessionID, callSID 
 		} `json:"sessions"`
 	}
 	i.Must(t, 200, "GET", p+"/sessions", fx.token, nil, &sessions)
-	if len(sessions.Sessions) != 1 || sessions.Sessions[0].ID != sessionID {
-		t.Fatalf("sessions on %s = %+v, want only %s", i.name, sessions.Sessions, sessionID)
+	var got []string
+	for _, s := range sessions.Sessions {
+		got = append(got, s.ID)
+	}
+	if !sameSet(got, w.sessions) {
+		t.Fatalf("sessions on %s = %v, want only %v", i.name, got, w.sessions)
+	}
+	var leads struct{ Leads []agentline.Lead }
+	i.Must(t, 200, "GET", p+"/leads", fx.token, nil, &leads)
+	var ids []int64
+	for _, l := range leads.Leads {
+		ids = append(ids, l.ID)
+	}
+	if !sameSet(ids, w.leads) {
+		t.Fatalf("leads on %s = %v, want only %v", i.name, ids, w.leads)
+	}
+	for _, id := range w.forms {
+		if r := i.Do(t, "GET", "/api/channels/form/embed/"+itoa(id), "", nil); r.Status != http.StatusOK {
+			t.Fatalf("form page %d on %s: %d", id, i.name, r.Status)
+		}
 	}
 	var call agentline.Call
-	i.Must(t, 200, "GET", "/api/calls/"+callSID, fx.token, nil, &call)
+	i.Must(t, 200, "GET", "/api/calls/"+w.call, fx.token, nil, &call)
 	if call.Status != agentline.CallCompleted || call.EndReason != "caller_hangup" {
 		t.Fatalf("call on %s = %+v", i.name, call)
 	}
+}
+
+// sameSet reports whether a and b hold the same elements, in any order.
+func sameSet[T cmp.Ordered](a, b []T) bool {
+	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
 }

@@ -219,3 +219,17 @@ func TestNotifyURLRetries(t *testing.T) {
 		t.Fatalf("payload %s (%v)", accepted[0], err)
 	}
 }
+
+// A lead submitted just before shutdown still reaches the notify_url: the
+// drain waits for the first attempt of each queued delivery.
+func TestShutdownWaitsForLeadDeliveries(t *testing.T) {
+	h := &holder{hold: 500 * time.Millisecond}
+	srv := httptestServer(t, h)
+	f := newFixture(t, store.SQLite, map[string]string{"AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true", "AGENTLINE_DRAIN_TIMEOUT": "10s"})
+	c := f.formChannel(t, map[string]any{"notify_url": srv.URL + "/leads"}, false)
+	f.s.Must(t, 201, "POST", submitPath(c), "", map[string]any{"name": "Ada", "email": "ada@example.com"}, nil)
+	f.s.Stop(t)
+	if h.count() != 1 {
+		t.Fatalf("%d deliveries answered before the exit, want 1", h.count())
+	}
+}

@@ -39,7 +39,8 @@ type NotifierOptions struct {
 }
 
 // Notifier POSTs each lead to its form's notify_url in the background,
-// retrying with backoff. Close stops it.
+// retrying with backoff. Wait lets a draining instance finish the first
+// attempts; Close stops it.
 type Notifier struct {
 	client  *http.Client
 	logger  *slog.Logger
@@ -50,6 +51,10 @@ type Notifier struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	closed  bool
+	// firsts counts the deliveries queued whose first attempt has not
+	// ended; idle is closed whenever it is 0.
+	firsts int
+	idle   chan struct{}
 }
 
 type delivery struct {
@@ -80,7 +85,9 @@ func NewNotifier(o NotifierOptions) *Notifier {
 		o.Logger = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	n := &Notifier{client: o.Client, logger: o.Logger, backoff: o.Backoff, queue: make(chan delivery, queueSize), ctx: ctx, cancel: cancel}
+	n := &Notifier{client: o.Client, logger: o.Logger, backoff: o.Backoff, queue: make(chan delivery, queueSize), ctx: ctx, cancel: cancel,
+		idle: make(chan struct{})}
+	close(n.idle)
 	for range o.Workers {
 		n.wg.Go(n.work)
 	}
@@ -110,6 +117,10 @@ func (n *Notifier) Send(ch agentline.Channel, lead agentline.Lead) {
 	}
 	select {
 	case n.queue <- d:
+		if n.firsts == 0 {
+			n.idle = make(chan struct{})
+		}
+		n.firsts++
 	default:
 		n.logger.Error("notify: lead not delivered", "lead_id", lead.ID, "channel_id", ch.ID, "reason", "delivery queue full")
 	}
@@ -130,6 +141,36 @@ func (n *Notifier) Close() error {
 	return nil
 }
 
+// Wait returns when no delivery queued so far waits for its first attempt,
+// or with ctx's error when ctx ends first. A draining instance calls it, so
+// that a restart does not drop the leads that just came in; retries are not
+// waited for.
+func (n *Notifier) Wait(ctx context.Context) error {
+	n.mu.Lock()
+	idle := n.idle
+	n.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		select { // idle too, with a drain timeout of 0: nothing was given up
+		case <-idle:
+			return nil
+		default:
+			return ctx.Err()
+		}
+	}
+}
+
+// firstDone counts a delivery's first attempt as ended.
+func (n *Notifier) firstDone() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.firsts--; n.firsts == 0 {
+		close(n.idle)
+	}
+}
+
 func (n *Notifier) work() {
 	for d := range n.queue {
 		n.deliver(d)
@@ -141,6 +182,9 @@ func (n *Notifier) deliver(d delivery) {
 	log := n.logger.With("lead_id", d.lead.ID, "channel_id", d.lead.ChannelID, "project_id", d.lead.ProjectID)
 	for attempt := 1; ; attempt++ {
 		err := n.attempt(d, attempt)
+		if attempt == 1 {
+			n.firstDone()
+		}
 		if err == nil {
 			log.Info("notify: lead delivered", "attempt", attempt)
 			return

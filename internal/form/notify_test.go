@@ -2,6 +2,9 @@ package form_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -120,5 +123,78 @@ func TestNotifierGivesUpAndCloses(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "lead_id=4") {
 		t.Error("a channel without notify_url was notified")
+	}
+}
+
+// holder is a notify_url endpoint that answers 200 only after hold, or
+// fails at once while failing is set; it counts the deliveries it answered
+// 200 to the end, so a caller that gave up is not counted.
+type holder struct {
+	hold      time.Duration
+	mu        sync.Mutex
+	failing   bool
+	delivered int
+}
+
+func (h *holder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	failing := h.failing
+	h.mu.Unlock()
+	if failing {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return
+	}
+	select {
+	case <-time.After(h.hold):
+	case <-r.Context().Done():
+		return
+	}
+	h.mu.Lock()
+	h.delivered++
+	h.mu.Unlock()
+}
+
+func (h *holder) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.delivered
+}
+
+// Wait returns once the first attempt of every queued delivery has ended
+// (delivered or failed: retries are not waited for), or when its context
+// ends first.
+func TestNotifierWait(t *testing.T) {
+	h := &holder{hold: 300 * time.Millisecond}
+	srv := httptestServer(t, h)
+	client := tools.New(nil, tools.Options{AllowPrivateWebhooks: true}).Client()
+	n := form.NewNotifier(form.NotifierOptions{Client: client, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Backoff: []time.Duration{time.Hour}})
+	defer n.Close()
+	expired, cancelExpired := context.WithCancel(t.Context())
+	cancelExpired()
+	for range 20 { // an ended context with nothing in flight is no timeout
+		if err := n.Wait(expired); err != nil {
+			t.Fatalf("Wait with nothing queued: %v", err)
+		}
+	}
+	n.Send(channelTo(srv.URL), agentline.Lead{ID: 1})
+	n.Send(channelTo(srv.URL), agentline.Lead{ID: 2})
+	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if err := n.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait with deliveries in flight past its deadline = %v", err)
+	}
+	if err := n.Wait(t.Context()); err != nil || h.count() != 2 {
+		t.Fatalf("Wait = %v with %d delivered, want both", err, h.count())
+	}
+
+	h.mu.Lock()
+	h.failing = true
+	h.mu.Unlock()
+	n.Send(channelTo(srv.URL), agentline.Lead{ID: 3}) // fails, then waits an hour to retry
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := n.Wait(ctx); err != nil {
+		t.Fatalf("Wait held by a retry: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package form
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"html/template"
 	"net/http"
 	"strconv"
@@ -206,7 +207,11 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		httpx.Logger(r.Context()).Error("form page", "channel_id", channelID, "err", err)
-		writeMessage(w, http.StatusServiceUnavailable, "The form is unavailable right now. Please try again later.")
+		var e *agentline.Error
+		if errors.As(httpx.Classify(err), &e) && e.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+		}
+		writeMessage(w, http.StatusServiceUnavailable, "The form is unavailable right now. Please try again in a minute.")
 		return
 	}
 	renderPage(w, http.StatusOK, ch, submission{}, nil, false)

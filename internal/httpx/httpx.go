@@ -85,14 +85,7 @@ const unavailableRetry = 5
 // errors that mean the database is unreachable answer 503 unavailable with
 // Retry-After.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	var maxErr *http.MaxBytesError
-	if errors.As(err, &maxErr) {
-		err = &agentline.Error{Code: agentline.ETooLarge, Message: fmt.Sprintf("request body is larger than %d bytes", maxErr.Limit), Err: err}
-	}
-	if agentline.ErrorCode(err) == agentline.EInternal && store.Unreachable(err) {
-		err = &agentline.Error{Code: agentline.EUnavailable, RetryAfter: unavailableRetry, Err: err,
-			Message: "the database is not reachable right now; nothing was changed, retry in a few seconds"}
-	}
+	err = Classify(err)
 	code := agentline.ErrorCode(err)
 	status := Status(code)
 	detail := ErrorDetail{Code: code, Message: agentline.ErrorMessage(err)}
@@ -109,6 +102,22 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		Logger(r.Context()).Debug("request canceled", "err", err)
 	}
 	WriteJSON(w, status, ErrorBody{detail})
+}
+
+// Classify returns err as WriteError answers it: a body over the limit is
+// too_large, and an internal error that means the database is unreachable
+// is unavailable with Retry-After. Handlers that answer with HTML pages use
+// it to pick their page.
+func Classify(err error) error {
+	var maxErr *http.MaxBytesError
+	if errors.As(err, &maxErr) {
+		return &agentline.Error{Code: agentline.ETooLarge, Message: fmt.Sprintf("request body is larger than %d bytes", maxErr.Limit), Err: err}
+	}
+	if agentline.ErrorCode(err) == agentline.EInternal && store.Unreachable(err) {
+		return &agentline.Error{Code: agentline.EUnavailable, RetryAfter: unavailableRetry, Err: err,
+			Message: "the database is not reachable right now; nothing was changed, retry in a few seconds"}
+	}
+	return err
 }
 
 // WriteJSON answers with v as JSON.
