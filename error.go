@@ -16,6 +16,7 @@ const (
 	EOriginNotAllowed    = "origin_not_allowed"
 	EForbidden           = "forbidden"
 	ENotFound            = "not_found"
+	EMethodNotAllowed    = "method_not_allowed"
 	EConflict            = "conflict"
 	ETooLarge            = "too_large"
 	ERateLimited         = "rate_limited"

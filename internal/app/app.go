@@ -168,10 +168,31 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 		mux.Handle(r.Method+" "+r.Pattern, r.Handler)
 	}
 	mux.Handle("/", httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		if allow := allowedMethods(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			return agentline.Errorf(agentline.EMethodNotAllowed, "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, strings.Join(allow, ", "))
+		}
 		return agentline.Errorf(agentline.ENotFound, "no route for %s %s", r.Method, r.URL.Path)
 	}))
 	a.handler = httpx.NewEdge(a.Logger, a.Config.MaxBodyBytes, a.Registry).Wrap(mux)
 	return nil
+}
+
+// allowedMethods lists the methods that have a route for r's path. The mux's
+// catch-all "/" takes every request no route matches, also those for a known
+// path with another method, which deserve 405 and an Allow header, not 404.
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+		if m == r.Method {
+			continue
+		}
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // sandboxPrefix is where the sandbox provider is served; it is

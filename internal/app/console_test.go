@@ -38,7 +38,7 @@ func TestConsoleServedAtRoot(t *testing.T) {
 	if r := s.Do(t, "GET", "/", "", nil); !strings.Contains(string(r.Body), `src="/console/app.js"`) || !strings.Contains(r.Header.Get("Content-Security-Policy"), "script-src 'self'") {
 		t.Errorf("console page: %s", r)
 	}
-	if r := s.Do(t, "POST", "/", "", nil); r.Status != 404 && r.Status != 405 {
+	if r := s.Do(t, "POST", "/", "", nil); r.Status != 405 || r.Header.Get("Allow") != "GET" {
 		t.Errorf("POST / = %s", r)
 	}
 }

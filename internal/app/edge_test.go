@@ -111,3 +111,27 @@ func TestTooLargeBodyOverTheNetwork(t *testing.T) {
 	// The server still serves afterwards.
 	s.Must(t, 201, "POST", "/api/projects", token, map[string]string{"name": "small"}, nil)
 }
+
+// A known path asked with a method it has no route for answers 405 with the
+// methods it does have; a path nobody serves stays 404.
+func TestWrongMethodAndUnknownPath(t *testing.T) {
+	s := startSQLite(t)
+	tests := []struct {
+		method, path string
+		status       int
+		code, allow  string
+	}{
+		{"DELETE", "/api/projects", 405, agentline.EMethodNotAllowed, "GET, POST"},
+		{"PUT", "/api/agents/7", 405, agentline.EMethodNotAllowed, "GET, PATCH, DELETE"},
+		{"POST", "/healthz", 405, agentline.EMethodNotAllowed, "GET"},
+		{"POST", "/", 405, agentline.EMethodNotAllowed, "GET"},
+		{"GET", "/api/nothing-here", 404, agentline.ENotFound, ""},
+		{"POST", "/widget/v2/config", 404, agentline.ENotFound, ""},
+	}
+	for _, tc := range tests {
+		r := s.Do(t, tc.method, tc.path, "", nil)
+		if r.Status != tc.status || r.ErrorCode() != tc.code || r.Header.Get("Allow") != tc.allow {
+			t.Errorf("%s %s = %s (Allow %q), want %d %s (Allow %q)", tc.method, tc.path, r, r.Header.Get("Allow"), tc.status, tc.code, tc.allow)
+		}
+	}
+}

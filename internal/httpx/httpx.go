@@ -44,6 +44,7 @@ var statusByCode = map[string]int{
 	agentline.EOriginNotAllowed:    http.StatusUnauthorized,
 	agentline.EForbidden:           http.StatusForbidden,
 	agentline.ENotFound:            http.StatusNotFound,
+	agentline.EMethodNotAllowed:    http.StatusMethodNotAllowed,
 	agentline.EConflict:            http.StatusConflict,
 	agentline.ETooLarge:            http.StatusRequestEntityTooLarge,
 	agentline.ERateLimited:         http.StatusTooManyRequests,
