@@ -76,11 +76,7 @@ func (s *Service) dummy() []byte {
 // MinPasswordLength is the shortest password accepted.
 const MinPasswordLength = 8
 
-// HashPassword returns the bcrypt hash of password at the default cost.
-func HashPassword(password string) (string, error) {
-	return hashPassword(password, bcrypt.DefaultCost)
-}
-
+// hashPassword returns the bcrypt hash of password at cost.
 func hashPassword(password string, cost int) (string, error) {
 	if len(password) > 72 {
 		return "", agentline.Invalid("password", "password is longer than 72 bytes")
