@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -127,14 +126,7 @@ func TestGeminiWidgetInTheBrowser(t *testing.T) {
 	mux.Handle("/", tokens)
 	provider := httptest.NewServer(mux)
 	defer provider.Close()
-	hooked := make(chan string, 2)
-	webhook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		hooked <- string(b)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"status":"shipped on March 3"}`)
-	}))
-	defer webhook.Close()
+	webhookURL, hooked := webhookTool(t, `{"status":"shipped on March 3"}`, 2)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{
 		"GEMINI_API_KEY": "g-test", "GEMINI_BASE_URL": provider.URL, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true"})
 	_, tok := s.NewUser(t, "owner@example.com")
@@ -148,7 +140,7 @@ func TestGeminiWidgetInTheBrowser(t *testing.T) {
 		t.Fatalf("agent provider %q", a.Provider)
 	}
 	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", tok, map[string]any{"name": "lookup_order", "description": "Find an order",
-		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}}, "url": webhook.URL}, nil)
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}}, "url": webhookURL}, nil)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID,
 		"settings": map[string]any{"show_transcript": true}}, &c)
 	s.Must(t, 201, "POST", "/api/channels/"+itoa(c.ID)+"/key", tok, nil, &key)

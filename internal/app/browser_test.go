@@ -134,14 +134,7 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 // analytics events end up in the session's transcript.
 func TestWidgetInTheBrowser(t *testing.T) {
 	ctx := newBrowser(t)
-	hooked := make(chan string, 4)
-	webhook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		hooked <- string(b)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"status":"shipped on March 3"}`)
-	}))
-	defer webhook.Close()
+	webhookURL, hooked := webhookTool(t, `{"status":"shipped on March 3"}`, 4)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true", "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true"})
 	_, tok := s.NewUser(t, "owner@example.com")
 	var me struct {
@@ -160,7 +153,7 @@ func TestWidgetInTheBrowser(t *testing.T) {
 	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme", "branding": map[string]string{"display_name": "Acme help"}}, &p)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
 	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", tok, map[string]any{"name": "lookup_order", "description": "Find an order",
-		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}, "required": []string{"id"}}, "url": webhook.URL}, nil)
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}, "required": []string{"id"}}, "url": webhookURL}, nil)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID,
 		"settings": map[string]any{"color": "#0f766e", "show_transcript": true, "show_text_chat": true}}, &c)
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
 
@@ -21,4 +23,20 @@ func newApp(t testing.TB, cfg config.Config) (*app.App, error) {
 		t.Cleanup(func() { a.Close() })
 	}
 	return a, err
+}
+
+// webhookTool serves a webhook tool that answers every call with the JSON
+// reply and hands each request body to hooked, which holds up to calls
+// bodies. The server is closed when the test ends.
+func webhookTool(t testing.TB, reply string, calls int) (url string, hooked <-chan string) {
+	t.Helper()
+	bodies := make(chan string, calls)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- string(b)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, reply)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, bodies
 }

@@ -2,8 +2,6 @@ package app_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -24,14 +22,7 @@ func TestWidgetThroughTheApp(t *testing.T) {
 	fake := providerfake.New("sk-test", "g-test")
 	providerSrv := httptest.NewServer(fake)
 	defer providerSrv.Close()
-	hooked := make(chan string, 1)
-	webhook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		hooked <- string(b)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"status":"shipped"}`)
-	}))
-	defer webhook.Close()
+	webhookURL, hooked := webhookTool(t, `{"status":"shipped"}`, 1)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{
 		"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": providerSrv.URL, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true",
 		"AGENTLINE_REDIS_URL": redistest.Start(t),
@@ -44,7 +35,7 @@ func TestWidgetThroughTheApp(t *testing.T) {
 	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Shop"}, &p)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
 	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", tok, map[string]any{"name": "lookup_order", "description": "Find an order",
-		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}}, "url": webhook.URL}, nil)
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}}, "url": webhookURL}, nil)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID}, &c)
 	s.Must(t, 201, "POST", "/api/channels/"+itoa(c.ID)+"/key", tok, map[string]any{"allowed_origins": []string{"https://shop.example.com"}}, &key)
 
