@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
-	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony/callsim"
 )
 
@@ -33,12 +32,7 @@ func drainingInstance(t *testing.T, ctx context.Context, drainTimeout string) (*
 // storedCall reads a call's record straight from the database.
 func storedCall(t *testing.T, ctx context.Context, dbURL string, projectID int64, sid string) agentline.Call {
 	t.Helper()
-	db, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	c, err := db.Call(ctx, projectID, sid)
+	c, err := openDB(t, ctx, dbURL).Call(ctx, projectID, sid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,12 +42,7 @@ func storedCall(t *testing.T, ctx context.Context, dbURL string, projectID int64
 // storedLead reads a lead straight from the database.
 func storedLead(t *testing.T, ctx context.Context, dbURL string, projectID, id int64) agentline.Lead {
 	t.Helper()
-	db, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	l, err := db.Lead(ctx, projectID, id)
+	l, err := openDB(t, ctx, dbURL).Lead(ctx, projectID, id)
 	if err != nil {
 		t.Fatal(err)
 	}

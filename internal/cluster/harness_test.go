@@ -268,12 +268,7 @@ func setup(t *testing.T, i *instance, databaseURL string) fixture {
 	f.number = "+14155550100"
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := store.Open(ctx, databaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: f.project.ID, PhoneNumber: f.number,
+	if _, err := openDB(t, ctx, databaseURL).CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: f.project.ID, PhoneNumber: f.number,
 		AgentID: &f.callAgent.ID, Status: agentline.NumberActive, CarrierSID: "PN" + itoa(f.project.ID)}); err != nil {
 		t.Fatal(err)
 	}
@@ -312,4 +307,16 @@ func (f fakes) env(databaseURL, redisURL string) map[string]string {
 		"GEMINI_API_KEY":         "gemini-test",
 		"GEMINI_BASE_URL":        f.tokens.URL,
 	}
+}
+
+// openDB opens the instances' database directly, to write or read behind
+// their backs; it is closed when the test ends.
+func openDB(t *testing.T, ctx context.Context, databaseURL string) *store.DB {
+	t.Helper()
+	db, err := store.Open(ctx, databaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
