@@ -412,7 +412,9 @@ func (a *App) sweep(ctx context.Context) {
 	}
 }
 
-// Close releases the database and any connection to Redis.
+// Close releases what New opened: the sandbox provider and fake carrier
+// (in sandbox mode), the lead notifier, any connection to Redis, and the
+// database, last.
 func (a *App) Close() error {
 	var errs []error
 	for _, c := range a.closers {
