@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -34,10 +35,7 @@ func call(ctx context.Context, args []string, stdout io.Writer) error {
 	if *to == "" || fs.NArg() > 0 {
 		return errors.New(callUsage)
 	}
-	audio := make([]byte, 2*8000) // 2 s of mu-law silence
-	for i := range audio {
-		audio[i] = 0xFF
-	}
+	audio := bytes.Repeat([]byte{0xFF}, 2*8000) // 2 s of mu-law silence
 	if *in != "" {
 		f, err := os.Open(*in)
 		if err != nil {

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/store/storetest"
 )
@@ -98,25 +98,12 @@ func TestBadCommandsAndFlags(t *testing.T) {
 	}
 }
 
-// syncBuffer lets the server log while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // With no subcommand, run serves until its context ends, then returns nil.
 func TestServeIsTheDefault(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	vars := map[string]string{"AGENTLINE_DATABASE_URL": storetest.URL(t, store.SQLite), "AGENTLINE_PASSWORD_COST": "4"}
-	var stdout, stderr syncBuffer
+	var stdout, stderr apptest.Buffer // the server logs while the test reads
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"--addr", "127.0.0.1:0"}, func(k string) string { return vars[k] }, &stdout, &stderr)

@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/g711"
+	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony/callsim"
 )
 
@@ -34,9 +34,9 @@ func TestSandboxPhoneCall(t *testing.T) {
 		io.WriteString(w, `{"status":"shipped on March 3"}`)
 	}))
 	defer webhook.Close()
-	s := apptest.Start(t, apptest.Config(t, "sqlite:"+filepath.Join(t.TempDir(), "test.db"), map[string]string{
+	s := apptest.StartFresh(t, store.SQLite, map[string]string{
 		"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": botHost, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true",
-	}))
+	})
 	_, tok := s.NewUser(t, "owner@example.com")
 	var p agentline.Project
 	var a agentline.Agent

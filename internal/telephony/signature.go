@@ -51,15 +51,21 @@ func (s *Signatures) Check(next httpx.HandlerFunc) httpx.HandlerFunc {
 // Valid reports whether r, whose form is parsed, carries the signature
 // the carrier computes for it.
 func (s *Signatures) Valid(r *http.Request) bool {
-	sig := r.Header.Get("X-Twilio-Signature")
-	if sig == "" || !s.keyed || s.botHost == "" {
-		return false
-	}
 	params := make(map[string]string, len(r.PostForm))
 	for k, v := range r.PostForm {
 		params[k] = v[0]
 	}
-	return s.validator.Validate("https://"+s.botHost+r.URL.RequestURI(), params, sig)
+	return s.valid(r, "https://", params)
+}
+
+// valid reports whether r carries the signature the carrier computes for
+// its URL under scheme at the bot host, with params.
+func (s *Signatures) valid(r *http.Request, scheme string, params map[string]string) bool {
+	sig := r.Header.Get("X-Twilio-Signature")
+	if sig == "" || !s.keyed || s.botHost == "" {
+		return false
+	}
+	return s.validator.Validate(scheme+s.botHost+r.URL.RequestURI(), params, sig)
 }
 
 // CheckUpgrade checks, when enforcing, the signature of a media stream's
@@ -70,8 +76,7 @@ func (s *Signatures) CheckUpgrade(r *http.Request) error {
 	if !s.enforce {
 		return nil
 	}
-	sig := r.Header.Get("X-Twilio-Signature")
-	if sig == "" || !s.keyed || s.botHost == "" || !s.validator.Validate("wss://"+s.botHost+r.URL.RequestURI(), map[string]string{}, sig) {
+	if !s.valid(r, "wss://", map[string]string{}) {
 		httpx.Logger(r.Context()).Warn("media stream upgrade with a bad signature", "path", r.URL.Path, "remote", r.RemoteAddr)
 		return agentline.Errorf(agentline.EForbidden, "the X-Twilio-Signature header does not match this request")
 	}

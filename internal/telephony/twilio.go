@@ -144,8 +144,7 @@ func (t *Twilio) FindNumber(ctx context.Context, phoneNumber string) (string, er
 // ReleaseNumber implements Carrier.
 func (t *Twilio) ReleaseNumber(ctx context.Context, sid string) error {
 	err := t.api(ctx).DeleteIncomingPhoneNumber(sid, nil)
-	var tre *client.TwilioRestError
-	if errors.As(err, &tre) && tre.Status == http.StatusNotFound {
+	if notFound(err) {
 		return ErrNumberGone
 	}
 	if err != nil {
@@ -172,8 +171,7 @@ func (t *Twilio) CreateCall(ctx context.Context, req CallRequest) (CarrierCall, 
 // HangUp implements Carrier: Status=completed ends the call in any state.
 func (t *Twilio) HangUp(ctx context.Context, callSID string) (string, error) {
 	c, err := t.api(ctx).UpdateCall(callSID, (&openapi.UpdateCallParams{}).SetStatus("completed"))
-	var tre *client.TwilioRestError
-	if errors.As(err, &tre) && tre.Status == http.StatusNotFound {
+	if notFound(err) {
 		return "", ErrCallGone
 	}
 	if err != nil {
@@ -185,8 +183,7 @@ func (t *Twilio) HangUp(ctx context.Context, callSID string) (string, error) {
 // CallStatus implements Carrier.
 func (t *Twilio) CallStatus(ctx context.Context, callSID string) (string, error) {
 	c, err := t.api(ctx).FetchCall(callSID, nil)
-	var tre *client.TwilioRestError
-	if errors.As(err, &tre) && tre.Status == http.StatusNotFound {
+	if notFound(err) {
 		return "", ErrCallGone
 	}
 	if err != nil {
@@ -199,14 +196,20 @@ func (t *Twilio) CallStatus(ctx context.Context, callSID string) (string, error)
 // which ends its media stream.
 func (t *Twilio) Redirect(ctx context.Context, callSID, twiml string) error {
 	_, err := t.api(ctx).UpdateCall(callSID, (&openapi.UpdateCallParams{}).SetTwiml(twiml))
-	var tre *client.TwilioRestError
-	if errors.As(err, &tre) && tre.Status == http.StatusNotFound {
+	if notFound(err) {
 		return ErrCallGone
 	}
 	if err != nil {
 		return carrierError("update call", err)
 	}
 	return nil
+}
+
+// notFound reports whether the carrier answered 404: it does not know the
+// number or call (any more).
+func notFound(err error) bool {
+	var tre *client.TwilioRestError
+	return errors.As(err, &tre) && tre.Status == http.StatusNotFound
 }
 
 // carrierError turns a twilio-go error into carrier_error: the carrier's
