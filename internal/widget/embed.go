@@ -188,7 +188,7 @@ func (h *Handler) getSnippets(w http.ResponseWriter, r *http.Request) error {
 // baseURL is AGENTLINE_PUBLIC_URL, or else the URL the request came to.
 func (h *Handler) baseURL(r *http.Request) string {
 	if h.publicURL != "" {
-		return strings.TrimRight(h.publicURL, "/")
+		return h.publicURL
 	}
 	scheme := "http"
 	if r.TLS != nil {
