@@ -62,7 +62,7 @@ func (h *Handler) embed(w http.ResponseWriter, r *http.Request) {
 	}
 	key, err := h.keys.get(r.Context(), hashKey(raw))
 	if err != nil || key.ChannelID != channelID {
-		if err != nil && agentline.ErrorCode(err) != agentline.EInvalidKey && !errors.Is(err, agentline.ErrNotFound) {
+		if err != nil && agentline.ErrorCode(err) != agentline.EInvalidKey { // keyCache.get turns not found into invalid_key
 			httpx.Logger(r.Context()).Error("embed page: key lookup", "channel_id", channelID, "err", err)
 			writeErrorPage(w, http.StatusServiceUnavailable, "The assistant is unavailable right now. Please try again later.")
 			return
