@@ -105,6 +105,7 @@ func NewMemory() *Memory { return &Memory{counters: map[string]counter{}, now: t
 func (m *Memory) Allow(_ context.Context, key string, windows []Window) (Result, error) {
 	now := m.now()
 	names := make([]string, len(windows))
+	next := make([]counter, len(windows))
 	counts := make([]int64, len(windows))
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -118,12 +119,11 @@ func (m *Memory) Allow(_ context.Context, key string, windows []Window) (Result,
 		if c.n >= w.Limit {
 			return refuse(w, now), nil
 		}
-		counts[i] = c.n
+		c.n++
+		next[i], counts[i] = c, c.n
 	}
-	for i, w := range windows {
-		idx, _ := w.at(now)
-		counts[i]++
-		m.counters[names[i]] = counter{index: idx, n: counts[i]}
+	for i, c := range next {
+		m.counters[names[i]] = c
 	}
 	return decide(windows, counts, now), nil
 }

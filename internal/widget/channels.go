@@ -2,6 +2,7 @@ package widget
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -61,7 +62,7 @@ func (in *formInput) apply(f *agentline.FormSettings) {
 
 // apply changes c by the input and validates the result, including that
 // the agent is one of the channel's project.
-func (h *Handler) apply(r *http.Request, in channelInput, c *agentline.Channel) error {
+func (h *Handler) apply(ctx context.Context, in channelInput, c *agentline.Channel) error {
 	if in.Type != nil {
 		if c.ID != 0 && *in.Type != c.Type {
 			return agentline.Invalid("type", "a channel's type cannot change; create another channel")
@@ -109,7 +110,7 @@ func (h *Handler) apply(r *http.Request, in channelInput, c *agentline.Channel) 
 		return err
 	}
 	if c.AgentID != nil {
-		if _, err := h.store.Agent(r.Context(), c.ProjectID, *c.AgentID); errors.Is(err, agentline.ErrNotFound) {
+		if _, err := h.store.Agent(ctx, c.ProjectID, *c.AgentID); errors.Is(err, agentline.ErrNotFound) {
 			return agentline.Invalid("agent_id", "agent %d is not an agent of this project", *c.AgentID)
 		} else if err != nil {
 			return err
@@ -147,7 +148,7 @@ func (h *Handler) createChannel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	c := agentline.Channel{ProjectID: projectID}
-	if err := h.apply(r, in, &c); err != nil {
+	if err := h.apply(r.Context(), in, &c); err != nil {
 		return err
 	}
 	if c, err = h.store.CreateChannel(r.Context(), c); err != nil {
@@ -183,7 +184,7 @@ func (h *Handler) updateChannel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.apply(r, in, &c); err != nil {
+	if err := h.apply(r.Context(), in, &c); err != nil {
 		return err
 	}
 	if c, err = h.store.UpdateChannel(r.Context(), c); err != nil {

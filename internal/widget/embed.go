@@ -62,7 +62,7 @@ func (h *Handler) embed(w http.ResponseWriter, r *http.Request) {
 	}
 	key, err := h.keys.get(r.Context(), hashKey(raw))
 	if err != nil || key.ChannelID != channelID {
-		if err != nil && agentline.ErrorCode(err) != agentline.EInvalidKey && !errors.Is(err, agentline.ErrNotFound) {
+		if err != nil && agentline.ErrorCode(err) != agentline.EInvalidKey { // keyCache.get turns not found into invalid_key
 			httpx.Logger(r.Context()).Error("embed page: key lookup", "channel_id", channelID, "err", err)
 			writeErrorPage(w, http.StatusServiceUnavailable, "The assistant is unavailable right now. Please try again later.")
 			return
@@ -188,7 +188,7 @@ func (h *Handler) getSnippets(w http.ResponseWriter, r *http.Request) error {
 // baseURL is AGENTLINE_PUBLIC_URL, or else the URL the request came to.
 func (h *Handler) baseURL(r *http.Request) string {
 	if h.publicURL != "" {
-		return strings.TrimRight(h.publicURL, "/")
+		return h.publicURL
 	}
 	scheme := "http"
 	if r.TLS != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -241,7 +242,7 @@ func (e *env) newKey(channelID int64) string {
 	return k.Key
 }
 
-func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // request sends one request: token is a bearer token, key an X-API-Key;
 // body is marshalled unless it is a string.

@@ -170,13 +170,11 @@ func newConfigCache(build func(context.Context, agentline.WidgetKey) ([]byte, er
 func (c *configCache) get(ctx context.Context, key agentline.WidgetKey) ([]byte, error) {
 	c.mu.RLock()
 	e, ok := c.entries[key.ChannelID]
+	gen := c.gen
 	c.mu.RUnlock()
 	if ok && c.now().Before(e.expires) {
 		return e.body, nil
 	}
-	c.mu.RLock()
-	gen := c.gen
-	c.mu.RUnlock()
 	body, err := c.build(ctx, key)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package widget
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -53,7 +54,7 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, key agen
 	}
 	var pending *agentline.WidgetSession
 	if in.SessionID != "" {
-		s, err := h.sessionOfChannel(r, key, in.SessionID)
+		s, err := h.sessionOfChannel(ctx, key, in.SessionID)
 		if err != nil {
 			return err
 		}
@@ -126,14 +127,14 @@ func NewSessionID() (string, error) {
 
 // sessionOfChannel loads a session of the key's channel; a session of any
 // other channel is not found.
-func (h *Handler) sessionOfChannel(r *http.Request, key agentline.WidgetKey, id string) (agentline.WidgetSession, error) {
+func (h *Handler) sessionOfChannel(ctx context.Context, key agentline.WidgetKey, id string) (agentline.WidgetSession, error) {
 	if id == "" {
 		return agentline.WidgetSession{}, agentline.Invalid("session_id", "session_id is required")
 	}
 	if len(id) > 100 {
 		return agentline.WidgetSession{}, agentline.NotFound("session")
 	}
-	s, err := h.store.WidgetSession(r.Context(), key.ProjectID, id)
+	s, err := h.store.WidgetSession(ctx, key.ProjectID, id)
 	if err != nil {
 		return s, err
 	}
@@ -166,7 +167,7 @@ func (h *Handler) executeTool(w http.ResponseWriter, r *http.Request, key agentl
 	if err != nil {
 		return err
 	}
-	s, err := h.sessionOfChannel(r, key, in.SessionID)
+	s, err := h.sessionOfChannel(r.Context(), key, in.SessionID)
 	if err != nil {
 		return err
 	}
@@ -248,7 +249,7 @@ func (h *Handler) reportEvents(w http.ResponseWriter, r *http.Request, key agent
 		}
 		events[i] = ev
 	}
-	s, err := h.sessionOfChannel(r, key, in.SessionID)
+	s, err := h.sessionOfChannel(r.Context(), key, in.SessionID)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ package widget
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -88,7 +89,8 @@ type Handler struct {
 	now      func() time.Time
 	// draining refuses new sessions while the instance shuts down.
 	draining atomic.Bool
-	// publicURL is the base URL of snippets; see Options.PublicURL.
+	// publicURL is the base URL of snippets, without a trailing slash;
+	// see Options.PublicURL.
 	publicURL string
 }
 
@@ -97,7 +99,8 @@ func New(o Options) *Handler {
 	if o.CacheTTL <= 0 {
 		o.CacheTTL = 3 * time.Second
 	}
-	h := &Handler{store: o.Store, auth: o.Auth, provider: o.Provider, limiter: o.Limiter, tools: o.Tools, now: time.Now, publicURL: o.PublicURL}
+	h := &Handler{store: o.Store, auth: o.Auth, provider: o.Provider, limiter: o.Limiter, tools: o.Tools, now: time.Now,
+		publicURL: strings.TrimRight(o.PublicURL, "/")}
 	h.keys = newKeyCache(o.Store.WidgetKeyByHash, o.CacheTTL)
 	h.configs = newConfigCache(h.buildConfig, o.CacheTTL)
 	h.touch = newToucher(o.Store.TouchWidgetKey, time.Minute)

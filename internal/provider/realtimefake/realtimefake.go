@@ -281,9 +281,6 @@ func (ss *Session) WaitAudio(ctx context.Context, n int) ([]string, error) {
 	}
 }
 
-// Done is closed when the client's socket is gone.
-func (ss *Session) Done() <-chan struct{} { return ss.done }
-
 // Close closes the session from the server side, as a failing service would.
 func (ss *Session) Close(code websocket.StatusCode, reason string) {
 	ss.conn.Close(code, reason)
