@@ -43,11 +43,8 @@ func (in agentInput) apply(a *agentline.Agent) error {
 }
 
 func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := httpx.PathID(r, "project_id")
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermView)
 	if err != nil {
-		return err
-	}
-	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermView); err != nil {
 		return err
 	}
 	list, err := h.store.Agents(r.Context(), projectID)
@@ -59,11 +56,8 @@ func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := httpx.PathID(r, "project_id")
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermCreate)
 	if err != nil {
-		return err
-	}
-	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermCreate); err != nil {
 		return err
 	}
 	var in agentInput

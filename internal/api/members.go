@@ -12,11 +12,8 @@ import (
 // PROJECT:DELETE, which only owners have.
 
 func (h *Handler) listMembers(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := httpx.PathID(r, "project_id")
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermView)
 	if err != nil {
-		return err
-	}
-	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermView); err != nil {
 		return err
 	}
 	list, err := h.store.Members(r.Context(), projectID)
@@ -28,11 +25,8 @@ func (h *Handler) listMembers(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) setMember(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := httpx.PathID(r, "project_id")
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermDelete)
 	if err != nil {
-		return err
-	}
-	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermDelete); err != nil {
 		return err
 	}
 	var in struct {

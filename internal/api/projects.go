@@ -77,11 +77,7 @@ func (h *Handler) createProject(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) getProject(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := httpx.PathID(r, "project_id")
-	if err != nil {
-		return err
-	}
-	role, err := h.auth.Authorize(r.Context(), projectID, agentline.PermView)
+	projectID, role, err := h.auth.AuthorizeProjectPath(r, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -95,11 +91,7 @@ func (h *Handler) getProject(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) updateProject(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := httpx.PathID(r, "project_id")
-	if err != nil {
-		return err
-	}
-	role, err := h.auth.Authorize(r.Context(), projectID, agentline.PermCreate)
+	projectID, role, err := h.auth.AuthorizeProjectPath(r, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -123,11 +115,8 @@ func (h *Handler) updateProject(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) deleteProject(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := httpx.PathID(r, "project_id")
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermDelete)
 	if err != nil {
-		return err
-	}
-	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermDelete); err != nil {
 		return err
 	}
 	if err := h.store.DeleteProject(r.Context(), projectID); err != nil {

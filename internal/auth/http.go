@@ -107,6 +107,19 @@ func (s *Service) AuthorizePath(r *http.Request, param string, kind store.Kind, 
 	return id, projectID, nil
 }
 
+// AuthorizeProjectPath is Authorize for the project whose id is the path's
+// {project_id}: it returns that id and the user's role there. A malformed id
+// is not_found, like a project the user is no member of.
+func (s *Service) AuthorizeProjectPath(r *http.Request, perm agentline.Permission) (projectID int64, role agentline.Role, err error) {
+	if projectID, err = httpx.PathID(r, "project_id"); err != nil {
+		return 0, "", err
+	}
+	if role, err = s.Authorize(r.Context(), projectID, perm); err != nil {
+		return 0, "", err
+	}
+	return projectID, role, nil
+}
+
 func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {

@@ -190,7 +190,7 @@ type callPage struct {
 
 // GET /api/projects/{project_id}/telephony/calls?agent_id=&status=&limit=&before=
 func (h *Handler) listCalls(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := h.authorizeProject(r, agentline.PermView)
+	projectID, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermView)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ var threeDigits = regexp.MustCompile(`^[0-9]{3}$`)
 
 // GET /api/projects/{project_id}/telephony/numbers/available?country=US&area_code=415
 func (h *Handler) availableNumbers(w http.ResponseWriter, r *http.Request) error {
-	if _, err := h.authorizeProject(r, agentline.PermView); err != nil {
+	if _, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermView); err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -41,7 +41,7 @@ func (h *Handler) availableNumbers(w http.ResponseWriter, r *http.Request) error
 
 // GET /api/projects/{project_id}/telephony/numbers
 func (h *Handler) listNumbers(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := h.authorizeProject(r, agentline.PermView)
+	projectID, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (h *Handler) listNumbers(w http.ResponseWriter, r *http.Request) error {
 // its webhooks pointing at this deployment, then stores it. If storing
 // fails, the number is released again so that nothing is billed for nothing.
 func (h *Handler) provisionNumber(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := h.authorizeProject(r, agentline.PermCreate)
+	projectID, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func (h *Handler) linkableAgent(ctx context.Context, projectID, agentID, numberI
 // agent_id links (or relinks) an agent and makes the number active unless
 // status says suspended.
 func (h *Handler) updateNumber(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := h.authorizeProject(r, agentline.PermCreate)
+	projectID, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -248,7 +248,7 @@ func (h *Handler) updateNumber(w http.ResponseWriter, r *http.Request) error {
 // Releases the number at the carrier, then deletes its record. A number the
 // carrier no longer has still loses its record.
 func (h *Handler) releaseNumber(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := h.authorizeProject(r, agentline.PermDelete)
+	projectID, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermDelete)
 	if err != nil {
 		return err
 	}

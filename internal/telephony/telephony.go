@@ -163,18 +163,6 @@ func (h *Handler) botHost() (string, error) {
 	return h.BotHost, nil
 }
 
-// authorizeProject reads {project_id} and authorizes perm on it.
-func (h *Handler) authorizeProject(r *http.Request, perm agentline.Permission) (int64, error) {
-	projectID, err := httpx.PathID(r, "project_id")
-	if err != nil {
-		return 0, err
-	}
-	if _, err := h.Auth.Authorize(r.Context(), projectID, perm); err != nil {
-		return 0, err
-	}
-	return projectID, nil
-}
-
 // callAgent checks that an agent can take calls: only the OpenAI-compatible
 // realtime kind speaks the carrier's mu-law audio natively.
 func callAgent(a agentline.Agent) error {

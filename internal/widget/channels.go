@@ -120,11 +120,8 @@ func (h *Handler) apply(ctx context.Context, in channelInput, c *agentline.Chann
 }
 
 func (h *Handler) listChannels(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := httpx.PathID(r, "project_id")
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermView)
 	if err != nil {
-		return err
-	}
-	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermView); err != nil {
 		return err
 	}
 	list, err := h.store.Channels(r.Context(), projectID)
@@ -136,11 +133,8 @@ func (h *Handler) listChannels(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) createChannel(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := httpx.PathID(r, "project_id")
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermCreate)
 	if err != nil {
-		return err
-	}
-	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermCreate); err != nil {
 		return err
 	}
 	var in channelInput

@@ -35,11 +35,8 @@ type transcriptLine struct {
 }
 
 func (h *Handler) listSessions(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := httpx.PathID(r, "project_id")
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermView)
 	if err != nil {
-		return err
-	}
-	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermView); err != nil {
 		return err
 	}
 	f, err := ListFilter(r.URL.Query())
@@ -155,11 +152,8 @@ func (t *analyticsTotals) add(r store.AnalyticsRow) {
 }
 
 func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := httpx.PathID(r, "project_id")
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermView)
 	if err != nil {
-		return err
-	}
-	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermView); err != nil {
 		return err
 	}
 	q := r.URL.Query()
