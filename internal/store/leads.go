@@ -99,21 +99,8 @@ func (db *DB) Leads(ctx context.Context, projectID int64, f SessionFilter) ([]ag
 		where, args = append(where, "created_at < ?"), append(args, f.To.UTC())
 	}
 	args = append(args, f.Limit, f.Offset)
-	rows, err := db.reader().query(ctx, `SELECT `+leadColumns+` FROM leads WHERE `+strings.Join(where, " AND ")+
+	return queryAll(ctx, db.reader(), scanLead, `SELECT `+leadColumns+` FROM leads WHERE `+strings.Join(where, " AND ")+
 		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []agentline.Lead{}
-	for rows.Next() {
-		l, err := scanLead(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
 }
 
 // DeleteLead deletes a lead of the project (its session stays, as history

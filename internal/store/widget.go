@@ -54,20 +54,7 @@ func (db *DB) CreateChannel(ctx context.Context, c agentline.Channel) (agentline
 
 // Channels lists a project's channels.
 func (db *DB) Channels(ctx context.Context, projectID int64) ([]agentline.Channel, error) {
-	rows, err := db.reader().query(ctx, `SELECT `+channelColumns+` FROM channels WHERE project_id = ? ORDER BY id`, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []agentline.Channel{}
-	for rows.Next() {
-		c, err := scanChannel(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db.reader(), scanChannel, `SELECT `+channelColumns+` FROM channels WHERE project_id = ? ORDER BY id`, projectID)
 }
 
 // Channel returns one channel of the project.
