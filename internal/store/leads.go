@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/agentline/agentline"
 )
@@ -84,22 +83,9 @@ func (db *DB) LeadBySession(ctx context.Context, projectID int64, sessionID stri
 // Leads lists the project's leads, newest first. The filter works as for
 // sessions, on created_at.
 func (db *DB) Leads(ctx context.Context, projectID int64, f SessionFilter) ([]agentline.Lead, error) {
-	where := []string{"project_id = ?"}
-	args := []any{projectID}
-	if f.ChannelID != 0 {
-		where, args = append(where, "channel_id = ?"), append(args, f.ChannelID)
-	}
-	if f.AgentID != 0 {
-		where, args = append(where, "agent_id = ?"), append(args, f.AgentID)
-	}
-	if !f.From.IsZero() {
-		where, args = append(where, "created_at >= ?"), append(args, f.From.UTC())
-	}
-	if !f.To.IsZero() {
-		where, args = append(where, "created_at < ?"), append(args, f.To.UTC())
-	}
+	where, args := f.where(projectID, "created_at")
 	args = append(args, f.Limit, f.Offset)
-	return queryAll(ctx, db.reader(), scanLead, `SELECT `+leadColumns+` FROM leads WHERE `+strings.Join(where, " AND ")+
+	return queryAll(ctx, db.reader(), scanLead, `SELECT `+leadColumns+` FROM leads WHERE `+where+
 		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, args...)
 }
 

@@ -326,6 +326,27 @@ type SessionFilter struct {
 	Offset    int
 }
 
+// where is the WHERE clause and its arguments for the filter's project,
+// channel, agent and [From, To) on the time column; ID is left to the
+// caller, as only sessions have it.
+func (f SessionFilter) where(projectID int64, timeColumn string) (string, []any) {
+	where := []string{"project_id = ?"}
+	args := []any{projectID}
+	if f.ChannelID != 0 {
+		where, args = append(where, "channel_id = ?"), append(args, f.ChannelID)
+	}
+	if f.AgentID != 0 {
+		where, args = append(where, "agent_id = ?"), append(args, f.AgentID)
+	}
+	if !f.From.IsZero() {
+		where, args = append(where, timeColumn+" >= ?"), append(args, f.From.UTC())
+	}
+	if !f.To.IsZero() {
+		where, args = append(where, timeColumn+" < ?"), append(args, f.To.UTC())
+	}
+	return strings.Join(where, " AND "), args
+}
+
 // SessionWithEvents is a session with everything recorded in it.
 type SessionWithEvents struct {
 	agentline.WidgetSession
@@ -335,25 +356,12 @@ type SessionWithEvents struct {
 // WidgetSessions lists the project's sessions, newest first, each with its
 // events in order.
 func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f SessionFilter) ([]SessionWithEvents, error) {
-	where := []string{"project_id = ?"}
-	args := []any{projectID}
+	where, args := f.where(projectID, "started_at")
 	if f.ID != "" {
-		where, args = append(where, "id = ?"), append(args, f.ID)
-	}
-	if f.ChannelID != 0 {
-		where, args = append(where, "channel_id = ?"), append(args, f.ChannelID)
-	}
-	if f.AgentID != 0 {
-		where, args = append(where, "agent_id = ?"), append(args, f.AgentID)
-	}
-	if !f.From.IsZero() {
-		where, args = append(where, "started_at >= ?"), append(args, f.From.UTC())
-	}
-	if !f.To.IsZero() {
-		where, args = append(where, "started_at < ?"), append(args, f.To.UTC())
+		where, args = where+" AND id = ?", append(args, f.ID)
 	}
 	args = append(args, f.Limit, f.Offset)
-	rows, err := db.reader().query(ctx, `SELECT `+sessionColumns+` FROM widget_sessions WHERE `+strings.Join(where, " AND ")+
+	rows, err := db.reader().query(ctx, `SELECT `+sessionColumns+` FROM widget_sessions WHERE `+where+
 		` ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`, args...)
 	if err != nil {
 		return nil, err
