@@ -86,13 +86,6 @@ func (db *DB) KnowledgeDocuments(ctx context.Context, projectID, agentID int64) 
 		`SELECT `+knowledgeColumns+` FROM knowledge_documents WHERE project_id = ? AND agent_id = ? ORDER BY id`, projectID, agentID)
 }
 
-// KnowledgeDocument returns one document of the project.
-func (db *DB) KnowledgeDocument(ctx context.Context, projectID, documentID int64) (agentline.KnowledgeDocument, error) {
-	d, err := scanKnowledgeDocument(db.reader().queryRow(ctx,
-		`SELECT `+knowledgeColumns+` FROM knowledge_documents WHERE project_id = ? AND id = ?`, projectID, documentID))
-	return d, notFound(err, "knowledge document")
-}
-
 // DeleteKnowledgeDocument deletes a document of the project and its chunks.
 func (db *DB) DeleteKnowledgeDocument(ctx context.Context, projectID, documentID int64) error {
 	res, err := db.writer().exec(ctx, `DELETE FROM knowledge_documents WHERE project_id = ? AND id = ?`, projectID, documentID)
