@@ -45,8 +45,7 @@ func (db *DB) CreateLead(ctx context.Context, l agentline.Lead, s *agentline.Wid
 	l.CreatedAt = db.now()
 	err = db.tx(ctx, func(c conn) error {
 		if s != nil {
-			if _, err := c.exec(ctx, `INSERT INTO widget_sessions (id, project_id, channel_id, agent_id, origin, provider, model, started_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, s.ID, s.ProjectID, s.ChannelID, s.AgentID, s.Origin, s.Provider, s.Model, l.CreatedAt); err != nil {
+			if err := insertSession(ctx, c, *s, l.CreatedAt); err != nil {
 				return err
 			}
 			l.SessionID, l.AgentID = &s.ID, &s.AgentID

@@ -232,10 +232,7 @@ func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession
 	if s.StartedAt.IsZero() {
 		s.StartedAt = db.now()
 	}
-	_, err := db.writer().exec(ctx,
-		`INSERT INTO widget_sessions (id, project_id, channel_id, agent_id, origin, provider, model, started_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		s.ID, s.ProjectID, s.ChannelID, s.AgentID, s.Origin, s.Provider, s.Model, s.StartedAt)
+	err := insertSession(ctx, db.writer(), s, s.StartedAt)
 	if isUniqueViolation(err) {
 		return s, agentline.Errorf(agentline.EConflict, "session %s exists already", s.ID)
 	}
@@ -246,6 +243,15 @@ func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession
 		return s, fmt.Errorf("create widget session: %w", err)
 	}
 	return s, nil
+}
+
+// insertSession writes a new session record that started at startedAt.
+func insertSession(ctx context.Context, c conn, s agentline.WidgetSession, startedAt time.Time) error {
+	_, err := c.exec(ctx,
+		`INSERT INTO widget_sessions (id, project_id, channel_id, agent_id, origin, provider, model, started_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, s.ProjectID, s.ChannelID, s.AgentID, s.Origin, s.Provider, s.Model, startedAt)
+	return err
 }
 
 // WidgetSession returns one session of the project.
