@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/httpx"
@@ -24,7 +25,7 @@ import (
 type direct struct {
 	mux     *http.ServeMux
 	channel agentline.Channel
-	logs    *syncBuffer
+	logs    *apptest.Buffer
 }
 
 func newDirect(t testing.TB, perMinute int64) direct {
@@ -51,7 +52,7 @@ func newDirect(t testing.TB, perMinute int64) direct {
 	if ch, err = db.CreateChannel(ctx, ch); err != nil {
 		t.Fatal(err)
 	}
-	d := direct{mux: http.NewServeMux(), channel: ch, logs: &syncBuffer{}}
+	d := direct{mux: http.NewServeMux(), channel: ch, logs: &apptest.Buffer{}}
 	h := form.New(form.Options{Store: db, Auth: auth.New(db, time.Hour), Limiter: ratelimit.NewMemory(), SubmitsPerMinute: perMinute})
 	for _, r := range h.Routes() {
 		d.mux.Handle(r.Method+" "+r.Pattern, r.Handler)

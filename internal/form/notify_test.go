@@ -1,7 +1,6 @@
 package form_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/tools"
 )
@@ -24,30 +24,13 @@ func httptestServer(t *testing.T, h http.Handler) *httptest.Server {
 	return srv
 }
 
-// syncBuffer is a log destination safe for the notifier's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) waitFor(t *testing.T, text string) {
+// waitForLog waits until the log holds text.
+func waitForLog(t *testing.T, logs *apptest.Buffer, text string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(s.String(), text) {
+	for !strings.Contains(logs.String(), text) {
 		if time.Now().After(deadline) {
-			t.Fatalf("log lacks %q:\n%s", text, s.String())
+			t.Fatalf("log lacks %q:\n%s", text, logs.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -64,11 +47,11 @@ func channelTo(url string) agentline.Channel {
 func TestNotifyGuard(t *testing.T) {
 	rc := newReceiver(0)
 	srv := httptestServer(t, rc)
-	var logs syncBuffer
+	var logs apptest.Buffer
 	n := form.NewNotifier(form.NotifierOptions{Client: tools.New(nil, tools.Options{}).Client(),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Backoff: []time.Duration{time.Millisecond}})
 	n.Send(channelTo(srv.URL), agentline.Lead{ID: 41, ChannelID: 7})
-	logs.waitFor(t, `msg="notify: lead not delivered" lead_id=41`)
+	waitForLog(t, &logs, `msg="notify: lead not delivered" lead_id=41`)
 	n.Close()
 	if !strings.Contains(logs.String(), "loopback address") || !strings.Contains(logs.String(), "attempts=2") {
 		t.Errorf("log:\n%s", logs.String())
@@ -94,21 +77,21 @@ func TestNotifyGuard(t *testing.T) {
 func TestNotifierGivesUpAndCloses(t *testing.T) {
 	rc := newReceiver(1000)
 	srv := httptestServer(t, rc)
-	var logs syncBuffer
+	var logs apptest.Buffer
 	client := tools.New(nil, tools.Options{AllowPrivateWebhooks: true}).Client()
 	n := form.NewNotifier(form.NotifierOptions{Client: client, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Backoff: []time.Duration{time.Millisecond, time.Millisecond}})
 	n.Send(channelTo(srv.URL), agentline.Lead{ID: 1})
-	logs.waitFor(t, `msg="notify: lead not delivered" lead_id=1`)
+	waitForLog(t, &logs, `msg="notify: lead not delivered" lead_id=1`)
 	if a, _ := rc.snapshot(); len(a) != 3 {
 		t.Errorf("%d attempts, want 3 (1 + 2 retries)", len(a))
 	}
 	n.Close()
 
-	logs = syncBuffer{}
+	logs = apptest.Buffer{}
 	slow := form.NewNotifier(form.NotifierOptions{Client: client, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Backoff: []time.Duration{time.Hour}})
 	slow.Send(channelTo(srv.URL), agentline.Lead{ID: 2})
-	logs.waitFor(t, "retrying")
+	waitForLog(t, &logs, "retrying")
 	start := time.Now()
 	slow.Close()
 	if d := time.Since(start); d > 5*time.Second {

@@ -185,6 +185,14 @@ var messagePage = template.Must(template.New("message").Parse(`<!doctype html>
 </body></html>
 `))
 
+// setRetryAfter sets Retry-After when err asks the client to wait.
+func setRetryAfter(w http.ResponseWriter, err error) {
+	var e *agentline.Error
+	if errors.As(err, &e) && e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+}
+
 func writeMessage(w http.ResponseWriter, status int, sentence string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -207,10 +215,7 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		httpx.Logger(r.Context()).Error("form page", "channel_id", channelID, "err", err)
-		var e *agentline.Error
-		if errors.As(httpx.Classify(err), &e) && e.RetryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
-		}
+		setRetryAfter(w, httpx.Classify(err))
 		writeMessage(w, http.StatusServiceUnavailable, "The form is unavailable right now. Please try again in a minute.")
 		return
 	}

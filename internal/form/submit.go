@@ -4,7 +4,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/agentline/agentline"
@@ -60,16 +59,12 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		}
 		renderPage(w, http.StatusBadRequest, ch, sub, fe, false)
 	case code == agentline.ERateLimited:
-		if e != nil && e.RetryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
-		}
+		setRetryAfter(w, err)
 		writeMessage(w, http.StatusTooManyRequests, "Too many forms were sent from your connection. Please wait a minute and try again.")
 	case code == agentline.EUnavailable:
 		// The database is down (or the instance refuses work): the visitor
 		// goes back to the page, where the browser kept the answers.
-		if e != nil && e.RetryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
-		}
+		setRetryAfter(w, err)
 		writeMessage(w, http.StatusServiceUnavailable, "The form could not be sent right now, and nothing was saved. Please go back and send it again in a minute.")
 	case code == agentline.EInternal || httpx.Status(code) >= 500:
 		writeMessage(w, http.StatusServiceUnavailable, "The form could not be sent right now. Please try again later.")

@@ -35,20 +35,7 @@ func (db *DB) CreateAgent(ctx context.Context, a agentline.Agent) (agentline.Age
 
 // Agents lists a project's agents.
 func (db *DB) Agents(ctx context.Context, projectID int64) ([]agentline.Agent, error) {
-	rows, err := db.reader().query(ctx, `SELECT `+agentColumns+` FROM agents WHERE project_id = ? ORDER BY id`, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []agentline.Agent{}
-	for rows.Next() {
-		a, err := scanAgent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db.reader(), scanAgent, `SELECT `+agentColumns+` FROM agents WHERE project_id = ? ORDER BY id`, projectID)
 }
 
 // Agent returns one agent of the project.

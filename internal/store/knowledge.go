@@ -82,28 +82,8 @@ func (db *DB) CreateKnowledgeDocument(ctx context.Context, doc agentline.Knowled
 // KnowledgeDocuments lists the documents of an agent of the project, oldest
 // first.
 func (db *DB) KnowledgeDocuments(ctx context.Context, projectID, agentID int64) ([]agentline.KnowledgeDocument, error) {
-	rows, err := db.reader().query(ctx,
+	return queryAll(ctx, db.reader(), scanKnowledgeDocument,
 		`SELECT `+knowledgeColumns+` FROM knowledge_documents WHERE project_id = ? AND agent_id = ? ORDER BY id`, projectID, agentID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []agentline.KnowledgeDocument{}
-	for rows.Next() {
-		d, err := scanKnowledgeDocument(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
-}
-
-// KnowledgeDocument returns one document of the project.
-func (db *DB) KnowledgeDocument(ctx context.Context, projectID, documentID int64) (agentline.KnowledgeDocument, error) {
-	d, err := scanKnowledgeDocument(db.reader().queryRow(ctx,
-		`SELECT `+knowledgeColumns+` FROM knowledge_documents WHERE project_id = ? AND id = ?`, projectID, documentID))
-	return d, notFound(err, "knowledge document")
 }
 
 // DeleteKnowledgeDocument deletes a document of the project and its chunks.

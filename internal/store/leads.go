@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/agentline/agentline"
 )
@@ -46,8 +45,7 @@ func (db *DB) CreateLead(ctx context.Context, l agentline.Lead, s *agentline.Wid
 	l.CreatedAt = db.now()
 	err = db.tx(ctx, func(c conn) error {
 		if s != nil {
-			if _, err := c.exec(ctx, `INSERT INTO widget_sessions (id, project_id, channel_id, agent_id, origin, provider, model, started_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, s.ID, s.ProjectID, s.ChannelID, s.AgentID, s.Origin, s.Provider, s.Model, l.CreatedAt); err != nil {
+			if err := insertSession(ctx, c, *s, l.CreatedAt); err != nil {
 				return err
 			}
 			l.SessionID, l.AgentID = &s.ID, &s.AgentID
@@ -84,36 +82,10 @@ func (db *DB) LeadBySession(ctx context.Context, projectID int64, sessionID stri
 // Leads lists the project's leads, newest first. The filter works as for
 // sessions, on created_at.
 func (db *DB) Leads(ctx context.Context, projectID int64, f SessionFilter) ([]agentline.Lead, error) {
-	where := []string{"project_id = ?"}
-	args := []any{projectID}
-	if f.ChannelID != 0 {
-		where, args = append(where, "channel_id = ?"), append(args, f.ChannelID)
-	}
-	if f.AgentID != 0 {
-		where, args = append(where, "agent_id = ?"), append(args, f.AgentID)
-	}
-	if !f.From.IsZero() {
-		where, args = append(where, "created_at >= ?"), append(args, f.From.UTC())
-	}
-	if !f.To.IsZero() {
-		where, args = append(where, "created_at < ?"), append(args, f.To.UTC())
-	}
+	where, args := f.where(projectID, "created_at")
 	args = append(args, f.Limit, f.Offset)
-	rows, err := db.reader().query(ctx, `SELECT `+leadColumns+` FROM leads WHERE `+strings.Join(where, " AND ")+
+	return queryAll(ctx, db.reader(), scanLead, `SELECT `+leadColumns+` FROM leads WHERE `+where+
 		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []agentline.Lead{}
-	for rows.Next() {
-		l, err := scanLead(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
 }
 
 // DeleteLead deletes a lead of the project (its session stays, as history

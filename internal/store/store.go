@@ -244,6 +244,25 @@ func (c conn) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return c.q.QueryRowContext(ctx, c.db.rebind(q), args...)
 }
 
+// queryAll runs q and scans every row with scan; an empty result is an
+// empty, non-nil slice.
+func queryAll[T any](ctx context.Context, c conn, scan func(interface{ Scan(...any) error }) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := c.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 func (db *DB) reader() conn { return conn{db, db.read} }
 func (db *DB) writer() conn { return conn{db, db.write} }
 

@@ -91,20 +91,7 @@ var errUniqueNumber = errors.New("unique violation on phone_numbers")
 
 // PhoneNumbers lists a project's numbers.
 func (db *DB) PhoneNumbers(ctx context.Context, projectID int64) ([]agentline.PhoneNumber, error) {
-	rows, err := db.reader().query(ctx, `SELECT `+numberColumns+` FROM phone_numbers WHERE project_id = ? ORDER BY id`, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []agentline.PhoneNumber{}
-	for rows.Next() {
-		n, err := scanNumber(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db.reader(), scanNumber, `SELECT `+numberColumns+` FROM phone_numbers WHERE project_id = ? ORDER BY id`, projectID)
 }
 
 // PhoneNumber returns one number of the project.
@@ -311,20 +298,7 @@ func (db *DB) Calls(ctx context.Context, projectID int64, f CallFilter) ([]agent
 	}
 	q += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, f.Limit)
-	rows, err := db.reader().query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []agentline.Call{}
-	for rows.Next() {
-		c, err := scanCall(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db.reader(), scanCall, q, args...)
 }
 
 // CallEvent is one status report about a call, from the carrier's status

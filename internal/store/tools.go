@@ -68,21 +68,8 @@ func (db *DB) CreateTool(ctx context.Context, t agentline.WebhookTool) (agentlin
 
 // Tools lists the webhook tools of an agent of the project, oldest first.
 func (db *DB) Tools(ctx context.Context, projectID, agentID int64) ([]agentline.WebhookTool, error) {
-	rows, err := db.reader().query(ctx,
+	return queryAll(ctx, db.reader(), scanTool,
 		`SELECT `+toolColumns+` FROM agent_tools WHERE project_id = ? AND agent_id = ? ORDER BY id`, projectID, agentID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []agentline.WebhookTool{}
-	for rows.Next() {
-		t, err := scanTool(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
 }
 
 // Tool returns one webhook tool of the project.

@@ -54,20 +54,7 @@ func (db *DB) CreateChannel(ctx context.Context, c agentline.Channel) (agentline
 
 // Channels lists a project's channels.
 func (db *DB) Channels(ctx context.Context, projectID int64) ([]agentline.Channel, error) {
-	rows, err := db.reader().query(ctx, `SELECT `+channelColumns+` FROM channels WHERE project_id = ? ORDER BY id`, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []agentline.Channel{}
-	for rows.Next() {
-		c, err := scanChannel(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db.reader(), scanChannel, `SELECT `+channelColumns+` FROM channels WHERE project_id = ? ORDER BY id`, projectID)
 }
 
 // Channel returns one channel of the project.
@@ -245,10 +232,7 @@ func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession
 	if s.StartedAt.IsZero() {
 		s.StartedAt = db.now()
 	}
-	_, err := db.writer().exec(ctx,
-		`INSERT INTO widget_sessions (id, project_id, channel_id, agent_id, origin, provider, model, started_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		s.ID, s.ProjectID, s.ChannelID, s.AgentID, s.Origin, s.Provider, s.Model, s.StartedAt)
+	err := insertSession(ctx, db.writer(), s, s.StartedAt)
 	if isUniqueViolation(err) {
 		return s, agentline.Errorf(agentline.EConflict, "session %s exists already", s.ID)
 	}
@@ -259,6 +243,15 @@ func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession
 		return s, fmt.Errorf("create widget session: %w", err)
 	}
 	return s, nil
+}
+
+// insertSession writes a new session record that started at startedAt.
+func insertSession(ctx context.Context, c conn, s agentline.WidgetSession, startedAt time.Time) error {
+	_, err := c.exec(ctx,
+		`INSERT INTO widget_sessions (id, project_id, channel_id, agent_id, origin, provider, model, started_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, s.ProjectID, s.ChannelID, s.AgentID, s.Origin, s.Provider, s.Model, startedAt)
+	return err
 }
 
 // WidgetSession returns one session of the project.
@@ -339,6 +332,27 @@ type SessionFilter struct {
 	Offset    int
 }
 
+// where is the WHERE clause and its arguments for the filter's project,
+// channel, agent and [From, To) on the time column; ID is left to the
+// caller, as only sessions have it.
+func (f SessionFilter) where(projectID int64, timeColumn string) (string, []any) {
+	where := []string{"project_id = ?"}
+	args := []any{projectID}
+	if f.ChannelID != 0 {
+		where, args = append(where, "channel_id = ?"), append(args, f.ChannelID)
+	}
+	if f.AgentID != 0 {
+		where, args = append(where, "agent_id = ?"), append(args, f.AgentID)
+	}
+	if !f.From.IsZero() {
+		where, args = append(where, timeColumn+" >= ?"), append(args, f.From.UTC())
+	}
+	if !f.To.IsZero() {
+		where, args = append(where, timeColumn+" < ?"), append(args, f.To.UTC())
+	}
+	return strings.Join(where, " AND "), args
+}
+
 // SessionWithEvents is a session with everything recorded in it.
 type SessionWithEvents struct {
 	agentline.WidgetSession
@@ -348,25 +362,12 @@ type SessionWithEvents struct {
 // WidgetSessions lists the project's sessions, newest first, each with its
 // events in order.
 func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f SessionFilter) ([]SessionWithEvents, error) {
-	where := []string{"project_id = ?"}
-	args := []any{projectID}
+	where, args := f.where(projectID, "started_at")
 	if f.ID != "" {
-		where, args = append(where, "id = ?"), append(args, f.ID)
-	}
-	if f.ChannelID != 0 {
-		where, args = append(where, "channel_id = ?"), append(args, f.ChannelID)
-	}
-	if f.AgentID != 0 {
-		where, args = append(where, "agent_id = ?"), append(args, f.AgentID)
-	}
-	if !f.From.IsZero() {
-		where, args = append(where, "started_at >= ?"), append(args, f.From.UTC())
-	}
-	if !f.To.IsZero() {
-		where, args = append(where, "started_at < ?"), append(args, f.To.UTC())
+		where, args = where+" AND id = ?", append(args, f.ID)
 	}
 	args = append(args, f.Limit, f.Offset)
-	rows, err := db.reader().query(ctx, `SELECT `+sessionColumns+` FROM widget_sessions WHERE `+strings.Join(where, " AND ")+
+	rows, err := db.reader().query(ctx, `SELECT `+sessionColumns+` FROM widget_sessions WHERE `+where+
 		` ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`, args...)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 )
@@ -149,7 +150,7 @@ func splitLong(p string, max int) []string {
 		}
 		if cut <= 0 {
 			cut = max
-			for cut > 0 && !isRuneStart(p[cut]) {
+			for cut > 0 && !utf8.RuneStart(p[cut]) {
 				cut--
 			}
 		}
@@ -161,8 +162,6 @@ func splitLong(p string, max int) []string {
 	}
 	return out
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // blockTags end a paragraph in HTML; skipTags hold no readable text.
 var (

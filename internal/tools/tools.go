@@ -68,9 +68,13 @@ type Facility struct {
 
 // New returns a Facility over store.
 func New(store Store, opts Options) *Facility {
+	control := guardControl
+	if opts.AllowPrivateWebhooks {
+		control = nil
+	}
 	f := &Facility{
 		store:  store,
-		client: newWebhookClient(guardControl, opts.Resolver),
+		client: newWebhookClient(control, opts.Resolver),
 		logger: opts.Logger,
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentline_tool_calls_total",
@@ -81,9 +85,6 @@ func New(store Store, opts Options) *Facility {
 			Help:    "Tool call duration by tool name.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"tool"}),
-	}
-	if opts.AllowPrivateWebhooks {
-		f.client = newWebhookClient(nil, opts.Resolver)
 	}
 	if f.logger == nil {
 		f.logger = slog.Default()
