@@ -21,11 +21,8 @@ const maxExportRows = 100_000
 // leadFilter reads the project of a leads list or export, which needs
 // PROJECT:VIEW, and its filters.
 func (h *Handler) leadFilter(r *http.Request) (int64, store.SessionFilter, error) {
-	projectID, err := httpx.PathID(r, "project_id")
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermView)
 	if err != nil {
-		return 0, store.SessionFilter{}, err
-	}
-	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermView); err != nil {
 		return 0, store.SessionFilter{}, err
 	}
 	f, err := widget.ListFilter(r.URL.Query())
