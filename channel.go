@@ -165,3 +165,30 @@ const (
 	EventToolCall       = "tool_call"
 	EventError          = "error"
 )
+
+// SessionFilter narrows a listing of sessions. Zero fields do not filter.
+type SessionFilter struct {
+	// ID picks one session.
+	ID        string
+	ChannelID int64
+	AgentID   int64
+	From, To  time.Time // started_at in [From, To)
+	Limit     int
+	Offset    int
+}
+
+// SessionWithEvents is a session with everything recorded in it.
+type SessionWithEvents struct {
+	WidgetSession
+	Events []SessionEvent
+}
+
+// AnalyticsRow is one day of one channel's sessions.
+type AnalyticsRow struct {
+	Day       string  `json:"day"` // YYYY-MM-DD, UTC
+	ChannelID int64   `json:"channel_id"`
+	Sessions  int64   `json:"sessions"`
+	Minutes   float64 `json:"minutes"`
+	ToolCalls int64   `json:"tool_calls"`
+	Errors    int64   `json:"errors"`
+}

@@ -122,3 +122,31 @@ type CallLogEntry struct {
 	Data json.RawMessage `json:"data,omitempty"`
 	At   time.Time       `json:"at"`
 }
+
+// CallFilter selects calls of a project, newest first. Before is an id
+// cursor: only calls with a smaller id are listed.
+type CallFilter struct {
+	AgentID int64
+	Status  string
+	Before  int64
+	Limit   int
+}
+
+// CallEvent is one status report about a call, from the carrier's status
+// callback or from the answer to a hang-up.
+type CallEvent struct {
+	CallSID   string
+	Status    string
+	Direction string // inbound or outbound; used when the record is new
+	From, To  string
+	At        time.Time // when the carrier says it happened
+	DurationS *int      // with final statuses
+	EndReason string    // why it ends, when we know more than the status; kept once set
+	// Log is appended to the call's log in the same transaction (the
+	// relay's transcript and tool calls, when it ends).
+	Log []CallLogEntry
+}
+
+// PendingCallSID is the placeholder SID a reserved call has until the
+// carrier's SID is attached. The colon keeps it apart from any carrier SID.
+func PendingCallSID(streamRef string) string { return "pending:" + streamRef }

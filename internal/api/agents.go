@@ -5,7 +5,6 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
-	"github.com/agentline/agentline/internal/store"
 )
 
 // agentInput is the writable part of an agent; nil fields keep their value.
@@ -76,7 +75,7 @@ func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) getAgent(w http.ResponseWriter, r *http.Request) error {
-	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermView)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -89,7 +88,7 @@ func (h *Handler) getAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
-	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermCreate)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -112,7 +111,7 @@ func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) deleteAgent(w http.ResponseWriter, r *http.Request) error {
-	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermDelete)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermDelete)
 	if err != nil {
 		return err
 	}

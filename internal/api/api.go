@@ -10,7 +10,6 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/httpx"
-	"github.com/agentline/agentline/internal/store"
 )
 
 // Store is what the management API needs from storage.
@@ -31,7 +30,7 @@ type Store interface {
 	UpdateAgent(ctx context.Context, a agentline.Agent) (agentline.Agent, error)
 	DeleteAgent(ctx context.Context, projectID, agentID int64) error
 
-	ProjectOf(ctx context.Context, kind store.Kind, id int64) (int64, error)
+	ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error)
 }
 
 // Handler serves the management API.

@@ -19,7 +19,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/agentline/agentline"
-	"github.com/agentline/agentline/internal/store"
 )
 
 // Store is what auth needs from storage.
@@ -30,7 +29,7 @@ type Store interface {
 	UserByTokenHash(ctx context.Context, tokenHash string) (agentline.User, error)
 	DeleteAuthSession(ctx context.Context, tokenHash string) error
 	MemberRole(ctx context.Context, projectID, userID int64) (agentline.Role, error)
-	ProjectOf(ctx context.Context, kind store.Kind, id int64) (int64, error)
+	ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error)
 }
 
 // Service signs users in and authorizes their requests.
@@ -189,7 +188,7 @@ func (s *Service) Authorize(ctx context.Context, projectID int64, perm agentline
 // no member of that project gets the very same not_found as for an object
 // that does not exist ("agent not found"), so that the answer never tells
 // that another tenant's object exists.
-func (s *Service) AuthorizeOwned(ctx context.Context, kind store.Kind, id int64, perm agentline.Permission) (int64, error) {
+func (s *Service) AuthorizeOwned(ctx context.Context, kind agentline.Kind, id int64, perm agentline.Permission) (int64, error) {
 	projectID, err := s.store.ProjectOf(ctx, kind, id)
 	if err != nil {
 		return 0, err

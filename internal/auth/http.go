@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
-	"github.com/agentline/agentline/internal/store"
 )
 
 // Features tells the console what this deployment offers.
@@ -97,7 +96,7 @@ func (s *Service) Require(fn httpx.HandlerFunc) http.Handler {
 // AuthorizePath is AuthorizeOwned for the object whose id is in the path
 // segment param: it returns that id and its project's id. A malformed id is
 // not_found, like a missing object.
-func (s *Service) AuthorizePath(r *http.Request, param string, kind store.Kind, perm agentline.Permission) (id, projectID int64, err error) {
+func (s *Service) AuthorizePath(r *http.Request, param string, kind agentline.Kind, perm agentline.Permission) (id, projectID int64, err error) {
 	if id, err = httpx.PathID(r, param); err != nil {
 		return 0, 0, err
 	}

@@ -16,18 +16,17 @@ import (
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/ratelimit"
-	"github.com/agentline/agentline/internal/store"
 )
 
 // Store is what the form channel needs from storage.
 type Store interface {
-	ProjectOf(ctx context.Context, kind store.Kind, id int64) (int64, error)
+	ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error)
 	Channel(ctx context.Context, projectID, channelID int64) (agentline.Channel, error)
 	CreateLead(ctx context.Context, l agentline.Lead, s *agentline.WidgetSession) (agentline.Lead, error)
 	Lead(ctx context.Context, projectID, id int64) (agentline.Lead, error)
-	Leads(ctx context.Context, projectID int64, f store.SessionFilter) ([]agentline.Lead, error)
+	Leads(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.Lead, error)
 	DeleteLead(ctx context.Context, projectID, id int64) error
-	WidgetSessions(ctx context.Context, projectID int64, f store.SessionFilter) ([]store.SessionWithEvents, error)
+	WidgetSessions(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.SessionWithEvents, error)
 }
 
 // Options configures a Handler.
@@ -86,7 +85,7 @@ func (h *Handler) Routes() []httpx.Route {
 // formChannel loads a form channel by its id alone (the public routes have
 // no project); anything else is not found.
 func (h *Handler) formChannel(ctx context.Context, channelID int64) (agentline.Channel, error) {
-	projectID, err := h.store.ProjectOf(ctx, store.KindChannel, channelID)
+	projectID, err := h.store.ProjectOf(ctx, agentline.KindChannel, channelID)
 	if err != nil {
 		return agentline.Channel{}, err
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
-	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/widget"
 )
 
@@ -20,10 +19,10 @@ const maxExportRows = 100_000
 
 // leadFilter reads the project of a leads list or export, which needs
 // PROJECT:VIEW, and its filters.
-func (h *Handler) leadFilter(r *http.Request) (int64, store.SessionFilter, error) {
+func (h *Handler) leadFilter(r *http.Request) (int64, agentline.SessionFilter, error) {
 	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermView)
 	if err != nil {
-		return 0, store.SessionFilter{}, err
+		return 0, agentline.SessionFilter{}, err
 	}
 	f, err := widget.ListFilter(r.URL.Query())
 	return projectID, f, err
@@ -54,7 +53,7 @@ type leadView struct {
 }
 
 func (h *Handler) getLead(w http.ResponseWriter, r *http.Request) error {
-	id, projectID, err := h.auth.AuthorizePath(r, "lead_id", store.KindLead, agentline.PermView)
+	id, projectID, err := h.auth.AuthorizePath(r, "lead_id", agentline.KindLead, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -64,7 +63,7 @@ func (h *Handler) getLead(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := leadView{Lead: l}
 	if l.SessionID != nil {
-		list, err := h.store.WidgetSessions(r.Context(), projectID, store.SessionFilter{ID: *l.SessionID, Limit: 1})
+		list, err := h.store.WidgetSessions(r.Context(), projectID, agentline.SessionFilter{ID: *l.SessionID, Limit: 1})
 		if err != nil {
 			return err
 		}
@@ -78,7 +77,7 @@ func (h *Handler) getLead(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) deleteLead(w http.ResponseWriter, r *http.Request) error {
-	id, projectID, err := h.auth.AuthorizePath(r, "lead_id", store.KindLead, agentline.PermDelete)
+	id, projectID, err := h.auth.AuthorizePath(r, "lead_id", agentline.KindLead, agentline.PermDelete)
 	if err != nil {
 		return err
 	}

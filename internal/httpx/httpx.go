@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/agentline/agentline"
-	"github.com/agentline/agentline/internal/store"
 )
 
 // Route is one method and path pattern served by a package.
@@ -77,10 +76,6 @@ type ErrorDetail struct {
 	Fields map[string]string `json:"fields,omitempty"`
 }
 
-// unavailableRetry is the Retry-After, in seconds, of an answer given while
-// the database is unreachable.
-const unavailableRetry = 5
-
 // WriteError answers with err in the JSON error shape. Internal errors are
 // logged with the request's logger and answered with a generic message;
 // errors that mean the database is unreachable answer 503 unavailable with
@@ -106,17 +101,13 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // Classify returns err as WriteError answers it: a body over the limit is
-// too_large, and an internal error that means the database is unreachable
-// is unavailable with Retry-After. Handlers that answer with HTML pages use
+// too_large. (An unreachable database already arrives as unavailable: the
+// store classifies its own errors.) Handlers that answer with HTML pages use
 // it to pick their page.
 func Classify(err error) error {
 	var maxErr *http.MaxBytesError
 	if errors.As(err, &maxErr) {
 		return &agentline.Error{Code: agentline.ETooLarge, Message: fmt.Sprintf("request body is larger than %d bytes", maxErr.Limit), Err: err}
-	}
-	if agentline.ErrorCode(err) == agentline.EInternal && store.Unreachable(err) {
-		return &agentline.Error{Code: agentline.EUnavailable, RetryAfter: unavailableRetry, Err: err,
-			Message: "the database is not reachable right now; nothing was changed, retry in a few seconds"}
 	}
 	return err
 }

@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentline/agentline"
@@ -95,10 +94,11 @@ func TestErrorCodesAndStatuses(t *testing.T) {
 		{agentline.Errorf(agentline.EProvider, "upstream"), 502, agentline.EProvider, ""},
 		{agentline.Errorf(agentline.ENotConfigured, "off"), 503, agentline.ENotConfigured, ""},
 		{agentline.Errorf(agentline.EUnavailable, "draining"), 503, agentline.EUnavailable, ""},
-		// A database that cannot be reached: the store's error as it comes.
-		{fmt.Errorf("get agent: %w", &net.OpError{Op: "dial", Net: "unix", Err: syscall.ECONNREFUSED}), 503, agentline.EUnavailable, "5"},
-		{fmt.Errorf("get agent: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}), 503, agentline.EUnavailable, "5"},
-		{fmt.Errorf("get agent: %w", &pgconn.PgError{Code: "23505", Message: "duplicate key"}), 500, agentline.EInternal, ""},
+		// A database that cannot be reached: the store classifies it as
+		// unavailable with a Retry-After (store's TestClassify), and the edge
+		// answers it wrapped as it comes.
+		{fmt.Errorf("get agent: %w", &agentline.Error{Code: agentline.EUnavailable, RetryAfter: 5, Err: syscall.ECONNREFUSED}), 503, agentline.EUnavailable, "5"},
+		{fmt.Errorf("get agent: %w", syscall.ECONNREFUSED), 500, agentline.EInternal, ""},
 		{&agentline.Error{Code: "no_such_code", Message: "x"}, 500, "no_such_code", ""},
 	} {
 		h := httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error { return tc.err })

@@ -14,9 +14,6 @@ import (
 	"github.com/agentline/agentline"
 )
 
-// KindKnowledgeDocument is the table of agents' knowledge documents.
-const KindKnowledgeDocument Kind = "knowledge_documents"
-
 const knowledgeColumns = `id, project_id, agent_id, title, content_type, bytes, chunks, created_at`
 
 func scanKnowledgeDocument(row interface{ Scan(...any) error }) (agentline.KnowledgeDocument, error) {

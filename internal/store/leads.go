@@ -9,9 +9,6 @@ import (
 	"github.com/agentline/agentline"
 )
 
-// KindLead is the leads table.
-const KindLead Kind = "leads"
-
 const leadColumns = `id, project_id, channel_id, mode, answers, session_id, agent_id, created_at`
 
 func scanLead(row interface{ Scan(...any) error }) (agentline.Lead, error) {
@@ -81,8 +78,8 @@ func (db *DB) LeadBySession(ctx context.Context, projectID int64, sessionID stri
 
 // Leads lists the project's leads, newest first. The filter works as for
 // sessions, on created_at.
-func (db *DB) Leads(ctx context.Context, projectID int64, f SessionFilter) ([]agentline.Lead, error) {
-	where, args := f.where(projectID, "created_at")
+func (db *DB) Leads(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.Lead, error) {
+	where, args := sessionWhere(f, projectID, "created_at")
 	args = append(args, f.Limit, f.Offset)
 	return queryAll(ctx, db.reader(), scanLead, `SELECT `+leadColumns+` FROM leads WHERE `+where+
 		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, args...)

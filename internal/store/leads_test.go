@@ -53,23 +53,23 @@ func TestLeads(t *testing.T) {
 		if err := db.DeleteLead(ctx, f.p2.ID, capture.ID); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("cross-project DeleteLead: %v", err)
 		}
-		if pid, err := db.ProjectOf(ctx, store.KindLead, chat.ID); err != nil || pid != f.p1.ID {
+		if pid, err := db.ProjectOf(ctx, agentline.KindLead, chat.ID); err != nil || pid != f.p1.ID {
 			t.Fatalf("ProjectOf = %d %v", pid, err)
 		}
-		list, err := db.Leads(ctx, f.p1.ID, store.SessionFilter{Limit: 10})
+		list, err := db.Leads(ctx, f.p1.ID, agentline.SessionFilter{Limit: 10})
 		if err != nil || len(list) != 2 || list[0].ID != chat.ID {
 			t.Fatalf("Leads = %+v %v", list, err)
 		}
 		for _, c := range []struct {
 			name string
-			f    store.SessionFilter
+			f    agentline.SessionFilter
 			want int
 		}{
-			{"page", store.SessionFilter{Limit: 1, Offset: 1}, 1},
-			{"other channel", store.SessionFilter{ChannelID: f.c2.ID, Limit: 10}, 0},
-			{"agent", store.SessionFilter{AgentID: f.a1.ID, Limit: 10}, 1},
-			{"future", store.SessionFilter{From: time.Now().Add(time.Hour), Limit: 10}, 0},
-			{"past", store.SessionFilter{To: time.Now().Add(-time.Hour), Limit: 10}, 0},
+			{"page", agentline.SessionFilter{Limit: 1, Offset: 1}, 1},
+			{"other channel", agentline.SessionFilter{ChannelID: f.c2.ID, Limit: 10}, 0},
+			{"agent", agentline.SessionFilter{AgentID: f.a1.ID, Limit: 10}, 1},
+			{"future", agentline.SessionFilter{From: time.Now().Add(time.Hour), Limit: 10}, 0},
+			{"past", agentline.SessionFilter{To: time.Now().Add(-time.Hour), Limit: 10}, 0},
 		} {
 			if list, err := db.Leads(ctx, f.p1.ID, c.f); err != nil || len(list) != c.want {
 				t.Errorf("%s: %d leads %v, want %d", c.name, len(list), err, c.want)
@@ -81,7 +81,7 @@ func TestLeads(t *testing.T) {
 		if _, err := db.WidgetSession(ctx, f.p1.ID, "ses_lead1"); err != nil {
 			t.Fatalf("deleting the lead took its session: %v", err)
 		}
-		one, err := db.WidgetSessions(ctx, f.p1.ID, store.SessionFilter{ID: "ses_lead1", Limit: 2})
+		one, err := db.WidgetSessions(ctx, f.p1.ID, agentline.SessionFilter{ID: "ses_lead1", Limit: 2})
 		if err != nil || len(one) != 1 {
 			t.Fatalf("WidgetSessions by id = %d %v", len(one), err)
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/agentline/agentline"
 )
@@ -194,29 +193,16 @@ func lastOwnerCheck(ctx context.Context, c conn, projectID int64) error {
 	return nil
 }
 
-// Kind names a table whose rows belong to a project (it has id and
-// project_id columns), for ProjectOf. Each domain's store file declares its
-// kinds as constants; no other value is ever passed.
-type Kind string
-
-// KindAgent is the agents table.
-const KindAgent Kind = "agents"
-
 // ProjectOf returns the id of the project that owns the row id of kind. It
 // lets handlers addressed by an object's own id authorize the caller before
 // loading the object scoped to that project.
-func (db *DB) ProjectOf(ctx context.Context, kind Kind, id int64) (int64, error) {
+func (db *DB) ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error) {
 	if !validKind.MatchString(string(kind)) {
 		return 0, fmt.Errorf("ProjectOf: bad kind %q", kind)
 	}
 	var projectID int64
 	err := db.reader().queryRow(ctx, `SELECT project_id FROM `+string(kind)+` WHERE id = ?`, id).Scan(&projectID)
 	return projectID, notFound(err, kind.Noun())
-}
-
-// Noun names one row of the kind in messages: "agent" for agents.
-func (k Kind) Noun() string {
-	return strings.TrimSuffix(strings.ReplaceAll(string(k), "_", " "), "s")
 }
 
 var validKind = regexp.MustCompile(`^[a-z_]+$`)

@@ -130,7 +130,7 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 // nothing about readiness.
 func (db *DB) Ping(ctx context.Context) error {
 	if err := db.read.PingContext(ctx); err != nil {
-		return fmt.Errorf("ping %s: %w", db.dialect, err)
+		return fmt.Errorf("ping %s: %w", db.dialect, classify(err))
 	}
 	return nil
 }
@@ -233,16 +233,24 @@ type conn struct {
 }
 
 func (c conn) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return c.q.ExecContext(ctx, c.db.rebind(q), args...)
+	res, err := c.q.ExecContext(ctx, c.db.rebind(q), args...)
+	return res, classify(err)
 }
 
 func (c conn) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return c.q.QueryContext(ctx, c.db.rebind(q), args...)
+	rows, err := c.q.QueryContext(ctx, c.db.rebind(q), args...)
+	return rows, classify(err)
 }
 
-func (c conn) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	return c.q.QueryRowContext(ctx, c.db.rebind(q), args...)
+func (c conn) queryRow(ctx context.Context, q string, args ...any) row {
+	return row{c.q.QueryRowContext(ctx, c.db.rebind(q), args...)}
 }
+
+// row is a *sql.Row whose Scan classifies the error like every other
+// store call, so an unreachable server is unavailable wherever it shows.
+type row struct{ r *sql.Row }
+
+func (r row) Scan(dest ...any) error { return classify(r.r.Scan(dest...)) }
 
 // queryAll runs q and scans every row with scan; an empty result is an
 // empty, non-nil slice.
@@ -260,7 +268,7 @@ func queryAll[T any](ctx context.Context, c conn, scan func(interface{ Scan(...a
 		}
 		out = append(out, v)
 	}
-	return out, rows.Err()
+	return out, classify(rows.Err())
 }
 
 func (db *DB) reader() conn { return conn{db, db.read} }
@@ -270,14 +278,14 @@ func (db *DB) writer() conn { return conn{db, db.write} }
 func (db *DB) tx(ctx context.Context, fn func(c conn) error) error {
 	t, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin: %w", err)
+		return fmt.Errorf("begin: %w", classify(err))
 	}
 	if err := fn(conn{db, t}); err != nil {
 		t.Rollback()
 		return err
 	}
 	if err := t.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return fmt.Errorf("commit: %w", classify(err))
 	}
 	return nil
 }

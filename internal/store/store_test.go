@@ -156,10 +156,10 @@ func TestAgentsAreScopedToTheirProject(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pid, err := db.ProjectOf(ctx, store.KindAgent, a.ID); err != nil || pid != p1.ID {
+		if pid, err := db.ProjectOf(ctx, agentline.KindAgent, a.ID); err != nil || pid != p1.ID {
 			t.Fatalf("ProjectOf = %d %v", pid, err)
 		}
-		if _, err := db.ProjectOf(ctx, store.KindAgent, a.ID+100); !errors.Is(err, agentline.ErrNotFound) {
+		if _, err := db.ProjectOf(ctx, agentline.KindAgent, a.ID+100); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("ProjectOf missing: %v", err)
 		}
 		// Cross-tenant probes: every call scoped to p2 misses p1's agent.
@@ -187,7 +187,7 @@ func TestAgentsAreScopedToTheirProject(t *testing.T) {
 		}
 		// Deleting the project takes its agents with it.
 		db.DeleteProject(ctx, p1.ID)
-		if _, err := db.ProjectOf(ctx, store.KindAgent, a.ID); !errors.Is(err, agentline.ErrNotFound) {
+		if _, err := db.ProjectOf(ctx, agentline.KindAgent, a.ID); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("agent outlived its project: %v", err)
 		}
 	})

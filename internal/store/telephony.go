@@ -10,12 +10,6 @@ import (
 	"github.com/agentline/agentline"
 )
 
-// Kinds of the telephony tables, for ProjectOf.
-const (
-	KindPhoneNumber Kind = "phone_numbers"
-	KindCall        Kind = "calls"
-)
-
 const numberColumns = `id, project_id, phone_number, agent_id, status, carrier_sid, created_at, updated_at`
 
 func scanNumber(row interface{ Scan(...any) error }) (agentline.PhoneNumber, error) {
@@ -268,17 +262,8 @@ func (db *DB) ProjectOfCall(ctx context.Context, callSID string) (int64, error) 
 	return projectID, notFound(err, "call")
 }
 
-// CallFilter selects calls of a project, newest first. Before is an id
-// cursor: only calls with a smaller id are listed.
-type CallFilter struct {
-	AgentID int64
-	Status  string
-	Before  int64
-	Limit   int
-}
-
 // Calls lists a project's calls, newest first.
-func (db *DB) Calls(ctx context.Context, projectID int64, f CallFilter) ([]agentline.Call, error) {
+func (db *DB) Calls(ctx context.Context, projectID int64, f agentline.CallFilter) ([]agentline.Call, error) {
 	q := `SELECT ` + callColumns + ` FROM calls WHERE project_id = ?`
 	args := []any{projectID}
 	if f.AgentID > 0 {
@@ -301,27 +286,12 @@ func (db *DB) Calls(ctx context.Context, projectID int64, f CallFilter) ([]agent
 	return queryAll(ctx, db.reader(), scanCall, q, args...)
 }
 
-// CallEvent is one status report about a call, from the carrier's status
-// callback or from the answer to a hang-up.
-type CallEvent struct {
-	CallSID   string
-	Status    string
-	Direction string // inbound or outbound; used when the record is new
-	From, To  string
-	At        time.Time // when the carrier says it happened
-	DurationS *int      // with final statuses
-	EndReason string    // why it ends, when we know more than the status; kept once set
-	// Log is appended to the call's log in the same transaction (the
-	// relay's transcript and tool calls, when it ends).
-	Log []agentline.CallLogEntry
-}
-
 // ApplyCallEvent records a status report. Statuses only move forward
 // (queued, ringing, in-progress, then one final status), so reports that
 // arrive out of order never revive an ended call. A report about an
 // unknown call to one of our numbers (an inbound call) creates its record
 // in the number's project; any other unknown call is not found.
-func (db *DB) ApplyCallEvent(ctx context.Context, e CallEvent) (agentline.Call, error) {
+func (db *DB) ApplyCallEvent(ctx context.Context, e agentline.CallEvent) (agentline.Call, error) {
 	if e.At.IsZero() {
 		e.At = db.now()
 	}
@@ -366,7 +336,7 @@ func (db *DB) ApplyCallEvent(ctx context.Context, e CallEvent) (agentline.Call, 
 
 // newInboundCall inserts the record of a call the carrier reports to one of
 // our numbers that has an agent.
-func newInboundCall(ctx context.Context, c conn, e CallEvent, now time.Time) (agentline.Call, error) {
+func newInboundCall(ctx context.Context, c conn, e agentline.CallEvent, now time.Time) (agentline.Call, error) {
 	if e.Direction != agentline.CallInbound || e.To == "" {
 		return agentline.Call{}, agentline.NotFound("call")
 	}
@@ -387,7 +357,3 @@ func newInboundCall(ctx context.Context, c conn, e CallEvent, now time.Time) (ag
 	}
 	return call, nil
 }
-
-// PendingCallSID is the placeholder SID a reserved call has until the
-// carrier's SID is attached. The colon keeps it apart from any carrier SID.
-func PendingCallSID(streamRef string) string { return "pending:" + streamRef }

@@ -50,7 +50,7 @@ func TestPhoneNumbers(t *testing.T) {
 				t.Errorf("%s: err = %v, want %s", c.name, err, c.code)
 			}
 		}
-		if pid, err := db.ProjectOf(ctx, store.KindPhoneNumber, n.ID); err != nil || pid != p1.ID {
+		if pid, err := db.ProjectOf(ctx, agentline.KindPhoneNumber, n.ID); err != nil || pid != p1.ID {
 			t.Fatalf("ProjectOf = %d %v", pid, err)
 		}
 		// Cross-tenant probes: everything scoped to p2 misses p1's number.
@@ -130,7 +130,7 @@ func TestCalls(t *testing.T) {
 
 		// Outbound: reserve, attach, then the cap.
 		reserve := func(ref string) (agentline.Call, error) {
-			return db.ReserveCall(ctx, agentline.Call{ProjectID: p1.ID, AgentID: ada.ID, NumberID: &n.ID, CallSID: store.PendingCallSID(ref),
+			return db.ReserveCall(ctx, agentline.Call{ProjectID: p1.ID, AgentID: ada.ID, NumberID: &n.ID, CallSID: agentline.PendingCallSID(ref),
 				Direction: agentline.CallOutbound, From: n.PhoneNumber, To: "+14155550111", Status: agentline.CallQueued, StreamRef: ref}, 2)
 		}
 		c1, err := reserve("ref1")
@@ -166,7 +166,7 @@ func TestCalls(t *testing.T) {
 			{agentline.CallFailed, agentline.CallCompleted},     // first final status stays
 		}
 		for i, s := range steps {
-			e := store.CallEvent{CallSID: "CA1", Status: s.status, At: at.Add(time.Duration(i) * time.Second)}
+			e := agentline.CallEvent{CallSID: "CA1", Status: s.status, At: at.Add(time.Duration(i) * time.Second)}
 			if s.status == agentline.CallCompleted {
 				e.DurationS = ptr(42)
 			}
@@ -181,11 +181,11 @@ func TestCalls(t *testing.T) {
 		}
 
 		// An unknown call to one of our numbers is an inbound call.
-		in, err := db.ApplyCallEvent(ctx, store.CallEvent{CallSID: "CA2", Status: agentline.CallRinging, Direction: agentline.CallInbound, From: "+14155550123", To: n.PhoneNumber})
+		in, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA2", Status: agentline.CallRinging, Direction: agentline.CallInbound, From: "+14155550123", To: n.PhoneNumber})
 		if err != nil || in.ProjectID != p1.ID || in.AgentID != ada.ID || in.Direction != agentline.CallInbound || in.Status != agentline.CallRinging {
 			t.Fatalf("inbound = %+v %v", in, err)
 		}
-		for _, e := range []store.CallEvent{
+		for _, e := range []agentline.CallEvent{
 			{CallSID: "CA3", Status: agentline.CallRinging, Direction: agentline.CallInbound, From: "+1", To: "+19995550000"},
 			{CallSID: "CA4", Status: agentline.CallRinging, Direction: agentline.CallOutbound, From: n.PhoneNumber, To: "+14155550111"},
 		} {
@@ -195,18 +195,18 @@ func TestCalls(t *testing.T) {
 		}
 
 		// Listing, filters, paging and cross-tenant probes.
-		all, err := db.Calls(ctx, p1.ID, store.CallFilter{})
+		all, err := db.Calls(ctx, p1.ID, agentline.CallFilter{})
 		if err != nil || len(all) != 2 || all[0].CallSID != "CA2" {
 			t.Fatalf("Calls = %+v %v", all, err)
 		}
-		page, _ := db.Calls(ctx, p1.ID, store.CallFilter{Limit: 1, Before: all[0].ID})
+		page, _ := db.Calls(ctx, p1.ID, agentline.CallFilter{Limit: 1, Before: all[0].ID})
 		if len(page) != 1 || page[0].CallSID != "CA1" {
 			t.Fatalf("page = %+v", page)
 		}
-		if done, _ := db.Calls(ctx, p1.ID, store.CallFilter{Status: agentline.CallCompleted, AgentID: ada.ID}); len(done) != 1 {
+		if done, _ := db.Calls(ctx, p1.ID, agentline.CallFilter{Status: agentline.CallCompleted, AgentID: ada.ID}); len(done) != 1 {
 			t.Fatalf("completed = %+v", done)
 		}
-		if other, _ := db.Calls(ctx, p2.ID, store.CallFilter{}); len(other) != 0 {
+		if other, _ := db.Calls(ctx, p2.ID, agentline.CallFilter{}); len(other) != 0 {
 			t.Fatalf("p2 calls = %+v", other)
 		}
 		if _, err := db.Call(ctx, p2.ID, "CA1"); !errors.Is(err, agentline.ErrNotFound) {

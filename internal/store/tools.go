@@ -10,9 +10,6 @@ import (
 	"github.com/agentline/agentline"
 )
 
-// KindTool is the table of agents' webhook tools.
-const KindTool Kind = "agent_tools"
-
 const toolColumns = `id, project_id, agent_id, name, description, parameters, url, method, headers, timeout_ms, created_at, updated_at`
 
 func scanTool(row interface{ Scan(...any) error }) (agentline.WebhookTool, error) {

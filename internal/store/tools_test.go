@@ -61,7 +61,7 @@ func TestToolsAreScopedToTheirProject(t *testing.T) {
 		if err != nil || got.ID != tool.ID || got.Headers["Authorization"] != "Bearer secret" || string(got.Parameters) != `{"type":"object"}` || got.TimeoutMS != 5000 {
 			t.Fatalf("ToolByName = %+v %v", got, err)
 		}
-		if pid, err := db.ProjectOf(ctx, store.KindTool, tool.ID); err != nil || pid != a1.ProjectID {
+		if pid, err := db.ProjectOf(ctx, agentline.KindTool, tool.ID); err != nil || pid != a1.ProjectID {
 			t.Fatalf("ProjectOf = %d %v", pid, err)
 		}
 		// Cross-tenant probes.
@@ -98,7 +98,7 @@ func TestToolsAreScopedToTheirProject(t *testing.T) {
 		}
 		// Deleting the agent takes its tools with it.
 		db.DeleteAgent(ctx, a1.ProjectID, a1.ID)
-		if _, err := db.ProjectOf(ctx, store.KindTool, second.ID); !errors.Is(err, agentline.ErrNotFound) {
+		if _, err := db.ProjectOf(ctx, agentline.KindTool, second.ID); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("tool outlived its agent: %v", err)
 		}
 	})

@@ -9,14 +9,31 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/agentline/agentline"
+
 	"github.com/jackc/pgx/v5/pgconn"
 )
+
+// unavailableRetry is the Retry-After, in seconds, that an unreachable
+// database suggests: PostgreSQL restarts or fails over in a few seconds.
+const unavailableRetry = 5
+
+// classify turns an error that means the database is unreachable into
+// agentline's unavailable error, which the HTTP edge answers 503 with
+// Retry-After: the request may succeed when retried, and nothing of it was
+// committed. Every other error is returned as it is.
+func classify(err error) error {
+	if err == nil || !Unreachable(err) || agentline.ErrorCode(err) == agentline.EUnavailable {
+		return err
+	}
+	return &agentline.Error{Code: agentline.EUnavailable, RetryAfter: unavailableRetry, Err: err,
+		Message: "the database is not reachable right now; nothing was changed, retry in a few seconds"}
+}
 
 // Unreachable reports whether err means the database server could not be
 // reached or went away (refused or cut connections, a failed connect, a
 // server shutting down or starting up) rather than that a query or its data
-// was wrong. The HTTP edge answers such errors 503 unavailable: the request
-// may succeed when retried, and nothing of it was committed.
+// was wrong.
 func Unreachable(err error) bool {
 	if err == nil {
 		return false

@@ -36,6 +36,9 @@ func TestPostgresDownAndBack(t *testing.T) {
 		if err == nil || !store.Unreachable(err) {
 			t.Fatalf("read %d with the server down: %v (Unreachable = false)", i, err)
 		}
+		if code := agentline.ErrorCode(err); code != agentline.EUnavailable {
+			t.Fatalf("read %d with the server down: code %q, want %q", i, code, agentline.EUnavailable)
+		}
 		t.Logf("read %d: %v after %v", i, err, time.Since(start))
 		if d := time.Since(start); d > 5*time.Second {
 			t.Fatalf("read %d took %v with the server down", i, d)
@@ -43,6 +46,9 @@ func TestPostgresDownAndBack(t *testing.T) {
 		_, err = db.CreateProject(ctx, agentline.Project{Name: "Lost"}, u.ID)
 		if err == nil || !store.Unreachable(err) {
 			t.Fatalf("write %d with the server down: %v", i, err)
+		}
+		if code := agentline.ErrorCode(err); code != agentline.EUnavailable {
+			t.Fatalf("write %d with the server down: code %q, want %q", i, code, agentline.EUnavailable)
 		}
 	}
 	pg.Start(t)

@@ -11,9 +11,6 @@ import (
 	"github.com/agentline/agentline"
 )
 
-// KindChannel is the channels table.
-const KindChannel Kind = "channels"
-
 const channelColumns = `id, project_id, agent_id, type, name, settings, created_at, updated_at`
 
 func scanChannel(row interface{ Scan(...any) error }) (agentline.Channel, error) {
@@ -321,21 +318,10 @@ func (db *DB) AddSessionEvents(ctx context.Context, projectID int64, sessionID s
 	})
 }
 
-// SessionFilter narrows a listing of sessions. Zero fields do not filter.
-type SessionFilter struct {
-	// ID picks one session.
-	ID        string
-	ChannelID int64
-	AgentID   int64
-	From, To  time.Time // started_at in [From, To)
-	Limit     int
-	Offset    int
-}
-
 // where is the WHERE clause and its arguments for the filter's project,
 // channel, agent and [From, To) on the time column; ID is left to the
 // caller, as only sessions have it.
-func (f SessionFilter) where(projectID int64, timeColumn string) (string, []any) {
+func sessionWhere(f agentline.SessionFilter, projectID int64, timeColumn string) (string, []any) {
 	where := []string{"project_id = ?"}
 	args := []any{projectID}
 	if f.ChannelID != 0 {
@@ -353,16 +339,10 @@ func (f SessionFilter) where(projectID int64, timeColumn string) (string, []any)
 	return strings.Join(where, " AND "), args
 }
 
-// SessionWithEvents is a session with everything recorded in it.
-type SessionWithEvents struct {
-	agentline.WidgetSession
-	Events []agentline.SessionEvent
-}
-
 // WidgetSessions lists the project's sessions, newest first, each with its
 // events in order.
-func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f SessionFilter) ([]SessionWithEvents, error) {
-	where, args := f.where(projectID, "started_at")
+func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.SessionWithEvents, error) {
+	where, args := sessionWhere(f, projectID, "started_at")
 	if f.ID != "" {
 		where, args = where+" AND id = ?", append(args, f.ID)
 	}
@@ -372,7 +352,7 @@ func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f SessionFilt
 	if err != nil {
 		return nil, err
 	}
-	out := []SessionWithEvents{}
+	out := []agentline.SessionWithEvents{}
 	index := map[string]int{}
 	for rows.Next() {
 		s, err := scanSession(rows)
@@ -381,7 +361,7 @@ func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f SessionFilt
 			return nil, err
 		}
 		index[s.ID] = len(out)
-		out = append(out, SessionWithEvents{WidgetSession: s, Events: []agentline.SessionEvent{}})
+		out = append(out, agentline.SessionWithEvents{WidgetSession: s, Events: []agentline.SessionEvent{}})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil || len(out) == 0 {
@@ -409,19 +389,9 @@ func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f SessionFilt
 	return out, erows.Err()
 }
 
-// AnalyticsRow is one day of one channel's sessions.
-type AnalyticsRow struct {
-	Day       string  `json:"day"` // YYYY-MM-DD, UTC
-	ChannelID int64   `json:"channel_id"`
-	Sessions  int64   `json:"sessions"`
-	Minutes   float64 `json:"minutes"`
-	ToolCalls int64   `json:"tool_calls"`
-	Errors    int64   `json:"errors"`
-}
-
 // SessionAnalytics sums the project's sessions started in [from, to) per
 // UTC day and channel.
-func (db *DB) SessionAnalytics(ctx context.Context, projectID int64, from, to time.Time) ([]AnalyticsRow, error) {
+func (db *DB) SessionAnalytics(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.AnalyticsRow, error) {
 	day := `substr(started_at, 1, 10)`
 	if db.dialect == Postgres {
 		day = `to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`
@@ -434,9 +404,9 @@ func (db *DB) SessionAnalytics(ctx context.Context, projectID int64, from, to ti
 		return nil, err
 	}
 	defer rows.Close()
-	out := []AnalyticsRow{}
+	out := []agentline.AnalyticsRow{}
 	for rows.Next() {
-		var r AnalyticsRow
+		var r agentline.AnalyticsRow
 		var ms int64
 		if err := rows.Scan(&r.Day, &r.ChannelID, &r.Sessions, &ms, &r.ToolCalls, &r.Errors); err != nil {
 			return nil, err

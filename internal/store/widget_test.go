@@ -55,7 +55,7 @@ func TestChannelsAreScopedToTheirProject(t *testing.T) {
 		if err != nil || got.Name != "site" || *got.AgentID != f.a1.ID || got.Settings.Position != "bottom-right" {
 			t.Fatalf("Channel = %+v %v", got, err)
 		}
-		if pid, err := db.ProjectOf(ctx, store.KindChannel, f.c1.ID); err != nil || pid != f.p1.ID {
+		if pid, err := db.ProjectOf(ctx, agentline.KindChannel, f.c1.ID); err != nil || pid != f.p1.ID {
 			t.Fatalf("ProjectOf = %d %v", pid, err)
 		}
 		// Cross-tenant probes.
@@ -195,20 +195,20 @@ func TestWidgetSessionsAndAnalytics(t *testing.T) {
 			t.Fatalf("session = %+v %v", got, err)
 		}
 
-		list, err := db.WidgetSessions(ctx, f.p1.ID, store.SessionFilter{Limit: 10})
+		list, err := db.WidgetSessions(ctx, f.p1.ID, agentline.SessionFilter{Limit: 10})
 		if err != nil || len(list) != 2 || list[0].ID != "ses_2" || list[1].ID != "ses_1" || len(list[1].Events) != 5 || len(list[0].Events) != 0 {
 			t.Fatalf("WidgetSessions = %+v %v", list, err)
 		}
 		if string(list[1].Events[0].Data) != `{"role":"user","text":"hi"}` || list[1].Events[3].Type != agentline.EventSessionEnded {
 			t.Fatalf("events = %+v", list[1].Events)
 		}
-		if list, _ := db.WidgetSessions(ctx, f.p1.ID, store.SessionFilter{Limit: 1, Offset: 1}); len(list) != 1 || list[0].ID != "ses_1" {
+		if list, _ := db.WidgetSessions(ctx, f.p1.ID, agentline.SessionFilter{Limit: 1, Offset: 1}); len(list) != 1 || list[0].ID != "ses_1" {
 			t.Fatalf("page 2 = %+v", list)
 		}
-		if list, _ := db.WidgetSessions(ctx, f.p1.ID, store.SessionFilter{Limit: 10, From: day1.Add(time.Minute)}); len(list) != 1 || list[0].ID != "ses_2" {
+		if list, _ := db.WidgetSessions(ctx, f.p1.ID, agentline.SessionFilter{Limit: 10, From: day1.Add(time.Minute)}); len(list) != 1 || list[0].ID != "ses_2" {
 			t.Fatalf("from filter = %+v", list)
 		}
-		if list, _ := db.WidgetSessions(ctx, f.p1.ID, store.SessionFilter{Limit: 10, ChannelID: f.c2.ID}); len(list) != 0 {
+		if list, _ := db.WidgetSessions(ctx, f.p1.ID, agentline.SessionFilter{Limit: 10, ChannelID: f.c2.ID}); len(list) != 0 {
 			t.Fatalf("channel filter = %+v", list)
 		}
 
@@ -216,7 +216,7 @@ func TestWidgetSessionsAndAnalytics(t *testing.T) {
 		if err != nil || len(rows) != 2 {
 			t.Fatalf("SessionAnalytics = %+v %v", rows, err)
 		}
-		want := []store.AnalyticsRow{
+		want := []agentline.AnalyticsRow{
 			{Day: "2026-03-01", ChannelID: f.c1.ID, Sessions: 1, Minutes: 1.5, ToolCalls: 1, Errors: 1},
 			{Day: "2026-03-02", ChannelID: f.c1.ID, Sessions: 1},
 		}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
-	"github.com/agentline/agentline/internal/store"
 )
 
 // POST /api/agents/{agent_id}/telephony/outbound {to_number}
@@ -23,7 +22,7 @@ import (
 // speaks first, with a signed stream token and the record's stream_ref.
 func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	agentID, projectID, err := h.Auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermCreate)
+	agentID, projectID, err := h.Auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -78,7 +77,7 @@ func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	call, err := h.Store.ReserveCall(ctx, agentline.Call{
-		ProjectID: projectID, AgentID: agentID, NumberID: &number.ID, CallSID: store.PendingCallSID(ref),
+		ProjectID: projectID, AgentID: agentID, NumberID: &number.ID, CallSID: agentline.PendingCallSID(ref),
 		Direction: agentline.CallOutbound, From: number.PhoneNumber, To: in.ToNumber,
 		Status: agentline.CallQueued, StreamRef: ref,
 	}, h.MaxConcurrentCalls)
@@ -130,7 +129,7 @@ func newStreamRef() (string, error) {
 // Hangs up a call of the agent, inbound or outbound, that has not ended.
 func (h *Handler) endCall(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	agentID, projectID, err := h.Auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermDelete)
+	agentID, projectID, err := h.Auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermDelete)
 	if err != nil {
 		return err
 	}
@@ -156,7 +155,7 @@ func (h *Handler) endCall(w http.ResponseWriter, r *http.Request) error {
 	status, err := carrier.HangUp(ctx, sid)
 	if errors.Is(err, ErrCallGone) {
 		// Our record missed the end (a lost status callback): close it.
-		if _, err := h.Store.ApplyCallEvent(ctx, store.CallEvent{CallSID: sid, Status: agentline.CallCompleted, EndReason: "unknown to the carrier"}); err != nil {
+		if _, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallCompleted, EndReason: "unknown to the carrier"}); err != nil {
 			return err
 		}
 		return agentline.Errorf(agentline.EConflict, "call %s has already ended: the carrier no longer knows it", sid)
@@ -164,7 +163,7 @@ func (h *Handler) endCall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.Store.ApplyCallEvent(ctx, store.CallEvent{CallSID: sid, Status: status, EndReason: errEndedByAPI.Error()}); err != nil {
+	if _, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, EndReason: errEndedByAPI.Error()}); err != nil {
 		return err
 	}
 	// The carrier ends the stream too; if this instance relays the call, it
@@ -195,7 +194,7 @@ func (h *Handler) listCalls(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.CallFilter{Limit: 50, Status: q.Get("status")}
+	f := agentline.CallFilter{Limit: 50, Status: q.Get("status")}
 	if f.Status != "" && !agentline.ValidCallStatus(f.Status) {
 		return agentline.Invalid("status", "status %q is not a call status: use queued, initiated, ringing, in-progress, completed, busy, failed, no-answer or canceled", f.Status)
 	}
@@ -273,7 +272,7 @@ type callWithLog struct {
 // we do not know, so the carrier does not log errors for it.
 func (h *Handler) statusCallback(w http.ResponseWriter, r *http.Request) error {
 	f := r.PostForm
-	e := store.CallEvent{CallSID: f.Get("CallSid"), Status: f.Get("CallStatus"), From: f.Get("From"), To: f.Get("To")}
+	e := agentline.CallEvent{CallSID: f.Get("CallSid"), Status: f.Get("CallStatus"), From: f.Get("From"), To: f.Get("To")}
 	if !validCallSID(e.CallSID) {
 		return agentline.Invalid("CallSid", "CallSid is missing or malformed")
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
-	"github.com/agentline/agentline/internal/store"
 )
 
 // notInService is what a caller hears when the dialed number takes no calls.
@@ -66,7 +65,7 @@ func (h *Handler) inboundCall(w http.ResponseWriter, r *http.Request) error {
 	if !agentline.ValidCallStatus(status) {
 		status = agentline.CallRinging
 	}
-	call, err := h.Store.ApplyCallEvent(ctx, store.CallEvent{CallSID: sid, Status: status, Direction: agentline.CallInbound, From: from, To: to})
+	call, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, Direction: agentline.CallInbound, From: from, To: to})
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
-	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony/relay"
 )
 
@@ -127,7 +126,7 @@ func (h *Handler) admit(ctx context.Context, carrier *websocket.Conn, agentID in
 		return nil, err
 	}
 	h.live.settle(claims.Ref)
-	projectID, err := h.Store.ProjectOf(ctx, store.KindAgent, agentID)
+	projectID, err := h.Store.ProjectOf(ctx, agentline.KindAgent, agentID)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +143,7 @@ func (h *Handler) admit(ctx context.Context, carrier *websocket.Conn, agentID in
 		}
 		call, err = h.Store.CallByStreamRef(ctx, projectID, claims.Ref)
 		if err == nil && call.CallSID != start.CallSID {
-			if call.CallSID != store.PendingCallSID(claims.Ref) {
+			if call.CallSID != agentline.PendingCallSID(claims.Ref) {
 				return nil, errors.New("stream token issued for another call")
 			}
 			// The stream came before the carrier's answer to the call request.
@@ -173,7 +172,7 @@ func (h *Handler) admit(ctx context.Context, carrier *websocket.Conn, agentID in
 	}
 	// A streaming call is answered, whatever status callbacks are still on
 	// their way.
-	if call, err = h.Store.ApplyCallEvent(ctx, store.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress}); err != nil {
+	if call, err = h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress}); err != nil {
 		return nil, err
 	}
 	return &streamCall{start: start, claims: claims, call: call, agent: agent, started: h.Now()}, nil
@@ -349,7 +348,7 @@ func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, en
 	d := h.Now().Sub(sc.started)
 	secs := int(d.Round(time.Second) / time.Second)
 	h.metrics.duration.Observe(d.Seconds())
-	end := store.CallEvent{CallSID: sc.start.CallSID, Status: agentline.CallCompleted, DurationS: &secs, EndReason: reason, Log: entries}
+	end := agentline.CallEvent{CallSID: sc.start.CallSID, Status: agentline.CallCompleted, DurationS: &secs, EndReason: reason, Log: entries}
 	if reason == reasonTransferred {
 		// The call goes on with the person dialed; the carrier's status
 		// callback will say when it ends, and how long it lasted.

@@ -16,12 +16,11 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/httpx"
-	"github.com/agentline/agentline/internal/store"
 )
 
 // Store is what the phone channel needs from storage.
 type Store interface {
-	ProjectOf(ctx context.Context, kind store.Kind, id int64) (int64, error)
+	ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error)
 	Agent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
 
 	CreatePhoneNumber(ctx context.Context, n agentline.PhoneNumber) (agentline.PhoneNumber, error)
@@ -37,8 +36,8 @@ type Store interface {
 	DeleteCall(ctx context.Context, projectID, callID int64) error
 	Call(ctx context.Context, projectID int64, callSID string) (agentline.Call, error)
 	ProjectOfCall(ctx context.Context, callSID string) (int64, error)
-	Calls(ctx context.Context, projectID int64, f store.CallFilter) ([]agentline.Call, error)
-	ApplyCallEvent(ctx context.Context, e store.CallEvent) (agentline.Call, error)
+	Calls(ctx context.Context, projectID int64, f agentline.CallFilter) ([]agentline.Call, error)
+	ApplyCallEvent(ctx context.Context, e agentline.CallEvent) (agentline.Call, error)
 	CallByStreamRef(ctx context.Context, projectID int64, ref string) (agentline.Call, error)
 	CallLog(ctx context.Context, projectID, callID int64) ([]agentline.CallLogEntry, error)
 	AppendCallLog(ctx context.Context, projectID, callID int64, entries []agentline.CallLogEntry) error

@@ -12,13 +12,12 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/httpx"
-	"github.com/agentline/agentline/internal/store"
 )
 
 // HandlerStore is what the management routes of tools and knowledge need.
 type HandlerStore interface {
 	Store
-	ProjectOf(ctx context.Context, kind store.Kind, id int64) (int64, error)
+	ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error)
 	Agent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
 
 	CreateTool(ctx context.Context, t agentline.WebhookTool) (agentline.WebhookTool, error)
@@ -220,7 +219,7 @@ func validateTool(t *agentline.WebhookTool) error {
 }
 
 func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) error {
-	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermView)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -237,7 +236,7 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) createTool(w http.ResponseWriter, r *http.Request) error {
-	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermCreate)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -257,7 +256,7 @@ func (h *Handler) createTool(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) getTool(w http.ResponseWriter, r *http.Request) error {
-	toolID, projectID, err := h.auth.AuthorizePath(r, "tool_id", store.KindTool, agentline.PermView)
+	toolID, projectID, err := h.auth.AuthorizePath(r, "tool_id", agentline.KindTool, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -270,7 +269,7 @@ func (h *Handler) getTool(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) updateTool(w http.ResponseWriter, r *http.Request) error {
-	toolID, projectID, err := h.auth.AuthorizePath(r, "tool_id", store.KindTool, agentline.PermCreate)
+	toolID, projectID, err := h.auth.AuthorizePath(r, "tool_id", agentline.KindTool, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -293,7 +292,7 @@ func (h *Handler) updateTool(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) deleteTool(w http.ResponseWriter, r *http.Request) error {
-	toolID, projectID, err := h.auth.AuthorizePath(r, "tool_id", store.KindTool, agentline.PermDelete)
+	toolID, projectID, err := h.auth.AuthorizePath(r, "tool_id", agentline.KindTool, agentline.PermDelete)
 	if err != nil {
 		return err
 	}

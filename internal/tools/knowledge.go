@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
-	"github.com/agentline/agentline/internal/store"
 )
 
 // Limits of the knowledge base.
@@ -199,7 +198,7 @@ func readLimited(r io.Reader, max int) ([]byte, error) {
 }
 
 func (h *Handler) listKnowledge(w http.ResponseWriter, r *http.Request) error {
-	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermView)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -212,7 +211,7 @@ func (h *Handler) listKnowledge(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) uploadKnowledge(w http.ResponseWriter, r *http.Request) error {
-	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermCreate)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -237,7 +236,7 @@ func (h *Handler) uploadKnowledge(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (h *Handler) searchKnowledge(w http.ResponseWriter, r *http.Request) error {
-	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", store.KindAgent, agentline.PermView)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -270,7 +269,7 @@ func (h *Handler) searchKnowledge(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (h *Handler) deleteKnowledge(w http.ResponseWriter, r *http.Request) error {
-	documentID, projectID, err := h.auth.AuthorizePath(r, "document_id", store.KindKnowledgeDocument, agentline.PermDelete)
+	documentID, projectID, err := h.auth.AuthorizePath(r, "document_id", agentline.KindKnowledgeDocument, agentline.PermDelete)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
-	"github.com/agentline/agentline/internal/store"
 )
 
 // Paging of GET /api/projects/{project_id}/sessions.
@@ -62,7 +61,7 @@ func (h *Handler) listSessions(w http.ResponseWriter, r *http.Request) error {
 }
 
 // NewSessionView builds the view of a session and its events.
-func NewSessionView(s store.SessionWithEvents) SessionView {
+func NewSessionView(s agentline.SessionWithEvents) SessionView {
 	v := SessionView{WidgetSession: s.WidgetSession, Transcript: []transcriptLine{}, ToolCalls: []json.RawMessage{}, Errors: []json.RawMessage{}}
 	for _, e := range s.Events {
 		switch e.Type {
@@ -82,8 +81,8 @@ func NewSessionView(s store.SessionWithEvents) SessionView {
 
 // ListFilter parses the query of a paged listing (sessions, leads):
 // channel_id, agent_id, from, to (RFC 3339 or a date), limit, offset.
-func ListFilter(q url.Values) (store.SessionFilter, error) {
-	f := store.SessionFilter{Limit: defaultPageSize}
+func ListFilter(q url.Values) (agentline.SessionFilter, error) {
+	f := agentline.SessionFilter{Limit: defaultPageSize}
 	var err error
 	if f.ChannelID, err = queryID(q.Get("channel_id"), "channel_id"); err != nil {
 		return f, err
@@ -117,7 +116,7 @@ func ListFilter(q url.Values) (store.SessionFilter, error) {
 // Page cuts a list read with f.Limit one more than asked (as callers of
 // ListFilter do) to the page, and returns the next page's offset, or nil
 // when this page is the last.
-func Page[T any](list []T, f store.SessionFilter) ([]T, *int) {
+func Page[T any](list []T, f agentline.SessionFilter) ([]T, *int) {
 	limit := f.Limit - 1
 	if len(list) <= limit {
 		return list, nil
@@ -144,7 +143,7 @@ type analyticsTotals struct {
 	Errors    int64   `json:"errors"`
 }
 
-func (t *analyticsTotals) add(r store.AnalyticsRow) {
+func (t *analyticsTotals) add(r agentline.AnalyticsRow) {
 	t.Sessions += r.Sessions
 	t.Minutes += r.Minutes
 	t.ToolCalls += r.ToolCalls
@@ -210,12 +209,12 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 		channels[j].add(row)
 	}
 	httpx.WriteJSON(w, http.StatusOK, struct {
-		From      time.Time            `json:"from"`
-		To        time.Time            `json:"to"`
-		Totals    analyticsTotals      `json:"totals"`
-		ByDay     []day                `json:"by_day"`
-		ByChannel []channel            `json:"by_channel"`
-		Rows      []store.AnalyticsRow `json:"rows"`
+		From      time.Time                `json:"from"`
+		To        time.Time                `json:"to"`
+		Totals    analyticsTotals          `json:"totals"`
+		ByDay     []day                    `json:"by_day"`
+		ByChannel []channel                `json:"by_channel"`
+		Rows      []agentline.AnalyticsRow `json:"rows"`
 	}{from, to, total, days, channels, rows})
 	return nil
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/provider"
 	"github.com/agentline/agentline/internal/ratelimit"
-	"github.com/agentline/agentline/internal/store"
 )
 
 // Store is what the widget channel needs from storage.
@@ -44,8 +43,8 @@ type Store interface {
 	WidgetSession(ctx context.Context, projectID int64, id string) (agentline.WidgetSession, error)
 	StartWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error)
 	AddSessionEvents(ctx context.Context, projectID int64, sessionID string, events []agentline.SessionEvent) error
-	WidgetSessions(ctx context.Context, projectID int64, f store.SessionFilter) ([]store.SessionWithEvents, error)
-	SessionAnalytics(ctx context.Context, projectID int64, from, to time.Time) ([]store.AnalyticsRow, error)
+	WidgetSessions(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.SessionWithEvents, error)
+	SessionAnalytics(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.AnalyticsRow, error)
 	// LeadBySession finds the form lead a session was created for, whose
 	// answers become the agent's context.
 	LeadBySession(ctx context.Context, projectID int64, sessionID string) (agentline.Lead, error)
@@ -159,7 +158,7 @@ var errDraining = &agentline.Error{Code: agentline.EUnavailable, RetryAfter: 1,
 // authorizeChannel authorizes perm on the project owning the channel of
 // the path and returns both ids (see auth.Service.AuthorizePath).
 func (h *Handler) authorizeChannel(r *http.Request, perm agentline.Permission) (channelID, projectID int64, err error) {
-	return h.auth.AuthorizePath(r, "channel_id", store.KindChannel, perm)
+	return h.auth.AuthorizePath(r, "channel_id", agentline.KindChannel, perm)
 }
 
 // forget drops what this instance caches about a channel, after a change.
