@@ -226,16 +226,9 @@ func randomID(prefix string) (string, error) {
 // answer builds the peer for an offer: PCMU only, the offer's audio m-line
 // answered with the sandbox's own track, and the data channel script.
 func (s *Server) answer(offer string, session sessionConfig) (*call, string, error) {
-	m := &webrtc.MediaEngine{}
-	if err := m.RegisterCodec(webrtc.RTPCodecParameters{RTPCodecCapability: pcmu, PayloadType: 0}, webrtc.RTPCodecTypeAudio); err != nil {
-		return nil, "", fmt.Errorf("sandbox: codec: %w", err)
-	}
-	// pion's own log lines (e.g. a closed pipe at hang-up) are noise here.
-	var se webrtc.SettingEngine
-	se.LoggerFactory = &logging.DefaultLoggerFactory{DefaultLogLevel: logging.LogLevelDisabled}
-	pc, err := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(se)).NewPeerConnection(webrtc.Configuration{})
+	pc, err := newPeer()
 	if err != nil {
-		return nil, "", fmt.Errorf("sandbox: peer: %w", err)
+		return nil, "", err
 	}
 	id, _ := randomID("rtc_")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -252,15 +245,48 @@ func (s *Server) answer(offer string, session sessionConfig) (*call, string, err
 		c.close()
 		return nil, "", agentline.Invalid("", "the SDP offer was refused: %v", err)
 	}
-	track, err := webrtc.NewTrackLocalStaticSample(pcmu, "audio", "sandbox")
+	v, err := c.attach(pc, &dc)
 	if err != nil {
 		c.close()
-		return nil, "", fmt.Errorf("sandbox: track: %w", err)
+		return nil, "", err
+	}
+	sdp, err := localAnswer(pc)
+	if err != nil {
+		c.close()
+		return nil, "", err
+	}
+	go v.run(ctx)
+	return c, sdp, nil
+}
+
+// newPeer makes a peer connection that speaks PCMU only, as the realtime
+// service does.
+func newPeer() (*webrtc.PeerConnection, error) {
+	m := &webrtc.MediaEngine{}
+	if err := m.RegisterCodec(webrtc.RTPCodecParameters{RTPCodecCapability: pcmu, PayloadType: 0}, webrtc.RTPCodecTypeAudio); err != nil {
+		return nil, fmt.Errorf("sandbox: codec: %w", err)
+	}
+	// pion's own log lines (e.g. a closed pipe at hang-up) are noise here.
+	var se webrtc.SettingEngine
+	se.LoggerFactory = &logging.DefaultLoggerFactory{DefaultLogLevel: logging.LogLevelDisabled}
+	pc, err := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(se)).NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: peer: %w", err)
+	}
+	return pc, nil
+}
+
+// attach gives the call its outgoing voice track and hooks the peer's
+// events to it: the browser's RTP is counted, the oai-events data channel
+// starts the script, and a lost connection ends the call.
+func (c *call) attach(pc *webrtc.PeerConnection, dc *atomic.Pointer[webrtc.DataChannel]) (*voice, error) {
+	track, err := webrtc.NewTrackLocalStaticSample(pcmu, "audio", "sandbox")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: track: %w", err)
 	}
 	sender, err := pc.AddTrack(track)
 	if err != nil {
-		c.close()
-		return nil, "", fmt.Errorf("sandbox: add track: %w", err)
+		return nil, fmt.Errorf("sandbox: add track: %w", err)
 	}
 	v := newVoice(track)
 	c.speak = func(_, _ string, d time.Duration) { v.speak(d) }
@@ -270,7 +296,7 @@ func (s *Server) answer(offer string, session sessionConfig) (*call, string, err
 			if _, _, err := t.ReadRTP(); err != nil {
 				return
 			}
-			s.rtpPackets.Add(1)
+			c.srv.rtpPackets.Add(1)
 			c.heard.Add(1)
 		}
 	})
@@ -298,24 +324,26 @@ func (s *Server) answer(offer string, session sessionConfig) (*call, string, err
 			c.close()
 		}
 	})
+	return v, nil
+}
+
+// localAnswer answers the browser's offer with every ICE candidate
+// included, since this endpoint takes no trickled candidates.
+func localAnswer(pc *webrtc.PeerConnection) (string, error) {
 	answer, err := pc.CreateAnswer(nil)
 	if err != nil {
-		c.close()
-		return nil, "", agentline.Invalid("", "no answer to this offer (does it offer PCMU audio?): %v", err)
+		return "", agentline.Invalid("", "no answer to this offer (does it offer PCMU audio?): %v", err)
 	}
 	gathered := webrtc.GatheringCompletePromise(pc)
 	if err := pc.SetLocalDescription(answer); err != nil {
-		c.close()
-		return nil, "", fmt.Errorf("sandbox: local description: %w", err)
+		return "", fmt.Errorf("sandbox: local description: %w", err)
 	}
 	select {
 	case <-gathered:
 	case <-time.After(5 * time.Second):
-		c.close()
-		return nil, "", agentline.Errorf(agentline.EUnavailable, "the sandbox could not gather ICE candidates")
+		return "", agentline.Errorf(agentline.EUnavailable, "the sandbox could not gather ICE candidates")
 	}
-	go v.run(ctx)
-	return c, pc.LocalDescription().SDP, nil
+	return pc.LocalDescription().SDP, nil
 }
 
 var pcmu = webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypePCMU, ClockRate: 8000, Channels: 1}
