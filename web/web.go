@@ -147,8 +147,8 @@ func minify(src []byte, loader api.Loader) ([]byte, error) {
 // /chat-widget-audio.js.
 func (a *Assets) Routes() []httpx.Route {
 	return []httpx.Route{
-		{Method: "GET", Pattern: "/chat-widget.js", Handler: a.Widget},
-		{Method: "GET", Pattern: "/chat-widget-audio.js", Handler: a.Audio},
+		{Method: "GET", Pattern: "/chat-widget.js", Auth: httpx.Public, Name: "web.Assets.Widget", Handler: a.Widget},
+		{Method: "GET", Pattern: "/chat-widget-audio.js", Auth: httpx.Public, Name: "web.Assets.Audio", Handler: a.Audio},
 	}
 }
 
@@ -156,9 +156,9 @@ func (a *Assets) Routes() []httpx.Route {
 // unknown paths keep their JSON 404) and its script and stylesheet.
 func (a *Assets) ConsoleRoutes() []httpx.Route {
 	return []httpx.Route{
-		{Method: "GET", Pattern: "/{$}", Handler: a.Console},
-		{Method: "GET", Pattern: "/console/app.js", Handler: a.ConsoleJS},
-		{Method: "GET", Pattern: "/console/app.css", Handler: a.ConsoleCSS},
+		{Method: "GET", Pattern: "/{$}", Auth: httpx.Public, Name: "web.Assets.Console", Handler: a.Console},
+		{Method: "GET", Pattern: "/console/app.js", Auth: httpx.Public, Name: "web.Assets.ConsoleJS", Handler: a.ConsoleJS},
+		{Method: "GET", Pattern: "/console/app.css", Auth: httpx.Public, Name: "web.Assets.ConsoleCSS", Handler: a.ConsoleCSS},
 	}
 }
 

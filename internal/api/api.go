@@ -44,9 +44,7 @@ func New(s Store, a *auth.Service) *Handler { return &Handler{store: s, auth: a}
 
 // Routes lists the routes of the management API.
 func (h *Handler) Routes() []httpx.Route {
-	r := func(method, pattern string, fn httpx.HandlerFunc) httpx.Route {
-		return httpx.Route{Method: method, Pattern: pattern, Handler: h.auth.Require(fn)}
-	}
+	r := h.auth.Route
 	return []httpx.Route{
 		r("GET", "/api/projects", h.listProjects),
 		r("POST", "/api/projects", h.createProject),

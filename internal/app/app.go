@@ -4,6 +4,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -13,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -286,17 +288,23 @@ func (a *App) BaseURL() string {
 
 func (a *App) ownRoutes() []httpx.Route {
 	return []httpx.Route{
-		{Method: "GET", Pattern: "/healthz", Handler: httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-			httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-			return nil
-		})},
-		{Method: "GET", Pattern: "/readyz", Handler: httpx.HandlerFunc(a.ready)},
-		{Method: "GET", Pattern: "/metrics", Handler: promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{})},
-		{Method: "GET", Pattern: "/api/openapi.yaml", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/yaml")
-			w.Write(agentline.OpenAPI)
-		})},
+		{Method: "GET", Pattern: "/healthz", Auth: httpx.Public, Name: httpx.NameOf(healthy), Handler: httpx.HandlerFunc(healthy)},
+		{Method: "GET", Pattern: "/readyz", Auth: httpx.Public, Name: httpx.NameOf(a.ready), Handler: httpx.HandlerFunc(a.ready)},
+		{Method: "GET", Pattern: "/metrics", Auth: httpx.Public, Name: "promhttp.Handler", Handler: promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{})},
+		{Method: "GET", Pattern: "/api/openapi.yaml", Auth: httpx.Public, Name: httpx.NameOf(openAPI), Handler: http.HandlerFunc(openAPI)},
 	}
+}
+
+// healthy answers as long as the process serves HTTP at all.
+func healthy(w http.ResponseWriter, r *http.Request) error {
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+// openAPI serves docs/openapi.yaml, the API's contract.
+func openAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/yaml")
+	w.Write(agentline.OpenAPI)
 }
 
 // ready answers 503 as soon as the instance drains, so that a load balancer
@@ -316,6 +324,15 @@ func (a *App) ready(w http.ResponseWriter, r *http.Request) error {
 
 // Handler is the whole HTTP surface, middleware included.
 func (a *App) Handler() http.Handler { return a.handler }
+
+// RouteTable lists every registered route, sorted by path and method.
+func (a *App) RouteTable() []httpx.Route {
+	out := slices.Clone(a.routes)
+	slices.SortFunc(out, func(x, y httpx.Route) int {
+		return cmp.Or(cmp.Compare(x.Pattern, y.Pattern), cmp.Compare(x.Method, y.Method))
+	})
+	return out
+}
 
 // Routes lists every registered route, sorted, as "METHOD PATTERN".
 func (a *App) Routes() []string {

@@ -31,9 +31,9 @@ func NewHandler(svc *Service, features Features) *Handler {
 // Routes lists the routes of this package.
 func (h *Handler) Routes() []httpx.Route {
 	return []httpx.Route{
-		{Method: "POST", Pattern: "/api/auth/login", Handler: httpx.HandlerFunc(h.login)},
-		{Method: "POST", Pattern: "/api/auth/logout", Handler: h.svc.Require(h.logout)},
-		{Method: "GET", Pattern: "/api/me", Handler: h.svc.Require(h.me)},
+		{Method: "POST", Pattern: "/api/auth/login", Auth: httpx.Public, Name: httpx.NameOf(h.login), Handler: httpx.HandlerFunc(h.login)},
+		h.svc.Route("POST", "/api/auth/logout", h.logout),
+		h.svc.Route("GET", "/api/me", h.me),
 	}
 }
 
@@ -77,6 +77,12 @@ func (h *Handler) me(w http.ResponseWriter, r *http.Request) error {
 		Features Features       `json:"features"`
 	}{u, h.features})
 	return nil
+}
+
+// Route is a route behind a session token: the one way every package
+// declares its console routes.
+func (s *Service) Route(method, pattern string, fn httpx.HandlerFunc) httpx.Route {
+	return httpx.Route{Method: method, Pattern: pattern, Auth: httpx.Session, Name: httpx.NameOf(fn), Handler: s.Require(fn)}
 }
 
 // Require runs fn only for a request with a live session token, with the

@@ -67,13 +67,14 @@ func New(o Options) *Handler {
 
 // Routes lists the routes of this package.
 func (h *Handler) Routes() []httpx.Route {
-	m := func(method, pattern string, fn httpx.HandlerFunc) httpx.Route {
-		return httpx.Route{Method: method, Pattern: pattern, Handler: h.auth.Require(fn)}
+	m := h.auth.Route
+	public := func(method, pattern string, fn http.HandlerFunc, auth httpx.Auth) httpx.Route {
+		return httpx.Route{Method: method, Pattern: pattern, Auth: auth, Name: httpx.NameOf(fn), Handler: fn}
 	}
 	return []httpx.Route{
-		{Method: "GET", Pattern: "/api/channels/form/embed/{channel_id}", Handler: http.HandlerFunc(h.page)},
-		{Method: "POST", Pattern: "/api/channels/form/submit/{channel_id}", Handler: http.HandlerFunc(h.submit)},
-		{Method: "OPTIONS", Pattern: "/api/channels/form/submit/{channel_id}", Handler: http.HandlerFunc(preflight)},
+		public("GET", "/api/channels/form/embed/{channel_id}", h.page, httpx.Public),
+		public("POST", "/api/channels/form/submit/{channel_id}", h.submit, httpx.Public),
+		public("OPTIONS", "/api/channels/form/submit/{channel_id}", preflight, httpx.Preflight),
 
 		m("GET", "/api/projects/{project_id}/leads", h.listLeads),
 		m("GET", "/api/projects/{project_id}/leads.csv", h.exportLeads),

@@ -17,13 +17,6 @@ import (
 	"github.com/agentline/agentline"
 )
 
-// Route is one method and path pattern served by a package.
-type Route struct {
-	Method  string
-	Pattern string // net/http ServeMux pattern path, e.g. /api/agents/{agent_id}
-	Handler http.Handler
-}
-
 // HandlerFunc is a handler that returns its error instead of writing it.
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 

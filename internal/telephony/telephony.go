@@ -118,7 +118,12 @@ func New(opts Options) *Handler {
 // answers 404 saying so.
 func (h *Handler) Routes() []httpx.Route {
 	user := func(method, pattern string, fn httpx.HandlerFunc) httpx.Route {
-		return httpx.Route{Method: method, Pattern: pattern, Handler: h.enabled(h.Auth.Require(fn))}
+		r := h.Auth.Route(method, pattern, fn)
+		r.Handler = h.enabled(r.Handler)
+		return r
+	}
+	carrier := func(pattern string, fn httpx.HandlerFunc) httpx.Route {
+		return httpx.Route{Method: "POST", Pattern: pattern, Auth: httpx.Carrier, Name: httpx.NameOf(fn), Handler: h.enabled(httpx.HandlerFunc(h.Signatures.Check(fn)))}
 	}
 	return []httpx.Route{
 		user("GET", "/api/projects/{project_id}/telephony/numbers/available", h.availableNumbers),
@@ -130,9 +135,9 @@ func (h *Handler) Routes() []httpx.Route {
 		user("DELETE", "/api/agents/{agent_id}/telephony/calls/{call_sid}", h.endCall),
 		user("GET", "/api/projects/{project_id}/telephony/calls", h.listCalls),
 		user("GET", "/api/calls/{call_sid}", h.getCall),
-		{Method: "POST", Pattern: "/api/telephony/status", Handler: h.enabled(httpx.HandlerFunc(h.Signatures.Check(h.statusCallback)))},
-		{Method: "POST", Pattern: "/api/telephony/inbound", Handler: h.enabled(httpx.HandlerFunc(h.Signatures.Check(h.inboundCall)))},
-		{Method: "GET", Pattern: "/api/telephony/stream/{agent_id}", Handler: h.enabled(httpx.HandlerFunc(h.stream))},
+		carrier("/api/telephony/status", h.statusCallback),
+		carrier("/api/telephony/inbound", h.inboundCall),
+		{Method: "GET", Pattern: "/api/telephony/stream/{agent_id}", Auth: httpx.StreamToken, Name: httpx.NameOf(h.stream), Handler: h.enabled(httpx.HandlerFunc(h.stream))},
 	}
 }
 

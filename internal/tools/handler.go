@@ -41,9 +41,7 @@ func NewHandler(s HandlerStore, a *auth.Service) *Handler { return &Handler{stor
 
 // Routes lists the routes of this package, all behind a session token.
 func (h *Handler) Routes() []httpx.Route {
-	r := func(method, pattern string, fn httpx.HandlerFunc) httpx.Route {
-		return httpx.Route{Method: method, Pattern: pattern, Handler: h.auth.Require(fn)}
-	}
+	r := h.auth.Route
 	return []httpx.Route{
 		r("GET", "/api/agents/{agent_id}/tools", h.listTools),
 		r("POST", "/api/agents/{agent_id}/tools", h.createTool),

@@ -108,14 +108,15 @@ func New(o Options) *Handler {
 
 // Routes lists the routes of this package.
 func (h *Handler) Routes() []httpx.Route {
-	m := func(method, pattern string, fn httpx.HandlerFunc) httpx.Route {
-		return httpx.Route{Method: method, Pattern: pattern, Handler: h.auth.Require(fn)}
-	}
+	m := h.auth.Route
 	p := func(method, pattern string, fn publicFunc) httpx.Route {
-		return httpx.Route{Method: method, Pattern: pattern, Handler: h.public(fn)}
+		return httpx.Route{Method: method, Pattern: pattern, Auth: httpx.WidgetKey, Name: httpx.NameOf(fn), Handler: h.public(fn)}
 	}
 	pre := func(pattern, methods string) httpx.Route {
-		return httpx.Route{Method: "OPTIONS", Pattern: pattern, Handler: preflight(methods)}
+		return httpx.Route{Method: "OPTIONS", Pattern: pattern, Auth: httpx.Preflight, Name: "widget.preflight", Handler: preflight(methods)}
+	}
+	embed := func(pattern string) httpx.Route {
+		return httpx.Route{Method: "GET", Pattern: pattern, Auth: httpx.WidgetKey, Name: httpx.NameOf(h.embed), Handler: http.HandlerFunc(h.embed)}
 	}
 	return []httpx.Route{
 		m("GET", "/api/projects/{project_id}/channels", h.listChannels),
@@ -142,8 +143,8 @@ func (h *Handler) Routes() []httpx.Route {
 		pre("/widget/v1/analytics", "POST"),
 
 		m("GET", "/api/channels/{channel_id}/snippets", h.getSnippets),
-		{Method: "GET", Pattern: "/api/channels/voice/embed/{channel_id}", Handler: http.HandlerFunc(h.embed)},
-		{Method: "GET", Pattern: "/api/channels/form/embed-widget/{channel_id}", Handler: http.HandlerFunc(h.embed)},
+		embed("/api/channels/voice/embed/{channel_id}"),
+		embed("/api/channels/form/embed-widget/{channel_id}"),
 	}
 }
 

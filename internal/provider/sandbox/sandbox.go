@@ -93,11 +93,14 @@ func New(logger *slog.Logger) *Server {
 // Routes serves the provider under prefix (e.g. /sandbox/openai, which then
 // is OPENAI_BASE_URL's path).
 func (s *Server) Routes(prefix string) []httpx.Route {
+	r := func(method, path string, fn httpx.HandlerFunc) httpx.Route {
+		return httpx.Route{Method: method, Pattern: prefix + path, Auth: httpx.ProviderKey, Name: httpx.NameOf(fn), Handler: fn}
+	}
 	return []httpx.Route{
-		{Method: "GET", Pattern: prefix + "/v1/realtime", Handler: httpx.HandlerFunc(s.realtime)},
-		{Method: "POST", Pattern: prefix + "/v1/realtime/client_secrets", Handler: httpx.HandlerFunc(s.clientSecret)},
-		{Method: "POST", Pattern: prefix + "/v1/realtime/calls", Handler: httpx.HandlerFunc(s.newCall)},
-		{Method: "OPTIONS", Pattern: prefix + "/v1/realtime/calls", Handler: http.HandlerFunc(preflight)},
+		r("GET", "/v1/realtime", s.realtime),
+		r("POST", "/v1/realtime/client_secrets", s.clientSecret),
+		r("POST", "/v1/realtime/calls", s.newCall),
+		{Method: "OPTIONS", Pattern: prefix + "/v1/realtime/calls", Auth: httpx.Preflight, Name: httpx.NameOf(preflight), Handler: http.HandlerFunc(preflight)},
 	}
 }
 
