@@ -10,7 +10,6 @@ import (
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/ratelimit"
-	"github.com/agentline/agentline/internal/widget"
 )
 
 // submitAnswer is the JSON answer of a stored submission. Lead capture
@@ -116,7 +115,7 @@ func (h *Handler) doSubmit(w http.ResponseWriter, r *http.Request, log *slog.Log
 		if ch.AgentID == nil {
 			return ch, sub, agentline.Errorf(agentline.ENotConfigured, "this live chat form has no agent")
 		}
-		id, err := widget.NewSessionID()
+		id, err := agentline.NewSessionID()
 		if err != nil {
 			return ch, sub, err
 		}

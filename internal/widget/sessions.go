@@ -99,7 +99,7 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, key agen
 		s.ID = pending.ID
 		s, err = h.store.StartWidgetSession(ctx, s)
 	} else {
-		if s.ID, err = NewSessionID(); err != nil {
+		if s.ID, err = agentline.NewSessionID(); err != nil {
 			return err
 		}
 		s, err = h.store.CreateWidgetSession(ctx, s)
@@ -117,13 +117,6 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, key agen
 
 // maxStoredOrigin bounds the Origin kept with a session.
 const maxStoredOrigin = 300
-
-// NewSessionID returns a new session id: ses_ and 24 random base62
-// characters.
-func NewSessionID() (string, error) {
-	s, err := randomBase62(24)
-	return "ses_" + s, err
-}
 
 // sessionOfChannel loads a session of the key's channel; a session of any
 // other channel is not found.
