@@ -27,11 +27,14 @@ const HoneypotField = "_website"
 const maxSubmitBytes = 64 << 10
 
 // submission is what a visitor sent: text answers as typed (to show the
-// form again with them), checkboxes, and the honeypot.
+// form again with them), checkboxes, the honeypot, and the problems found
+// while reading it (a field the form lacks, a value of the wrong type),
+// which are reported together with the answers' own.
 type submission struct {
 	text     map[string]string
 	checked  map[string]bool
 	honeypot string
+	problems fieldErrors
 }
 
 // fieldErrors maps a field name to its problem, for the 400 answer and the
@@ -55,14 +58,15 @@ func (fe fieldErrors) err() error {
 
 // readSubmission reads a JSON object or a form-encoded body. Body-level
 // problems (malformed, too large, another content type) are the error;
-// problems with single fields go into fieldErrors.
-func readSubmission(w http.ResponseWriter, r *http.Request, form *agentline.FormSettings) (submission, fieldErrors, error) {
+// problems with single fields go into the submission's problems.
+func readSubmission(w http.ResponseWriter, r *http.Request, form *agentline.FormSettings) (submission, error) {
 	sub, fe, err := parseSubmission(w, r, form)
 	var maxErr *http.MaxBytesError
 	if errors.As(err, &maxErr) {
 		err = errTooLarge
 	}
-	return sub, fe, err
+	sub.problems = fe
+	return sub, err
 }
 
 // errTooLarge refuses a body over maxSubmitBytes.
