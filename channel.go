@@ -1,6 +1,7 @@
 package agentline
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -181,6 +182,82 @@ type SessionFilter struct {
 type SessionWithEvents struct {
 	WidgetSession
 	Events []SessionEvent
+}
+
+// SessionView is one session with its transcript, tool calls and errors,
+// as the sessions list and a lead's conversation show it: the widget and
+// the form channel answer with the same shape.
+type SessionView struct {
+	WidgetSession
+	Transcript []TranscriptLine  `json:"transcript"`
+	ToolCalls  []json.RawMessage `json:"tool_calls"` // replaces the count of the same name
+	Errors     []json.RawMessage `json:"errors"`     // replaces the count of the same name
+}
+
+// TranscriptLine is one utterance of a session's transcript.
+type TranscriptLine struct {
+	Role string    `json:"role"`
+	Text string    `json:"text"`
+	At   time.Time `json:"at"`
+}
+
+// NewSessionView builds the view of a session and its events.
+func NewSessionView(s SessionWithEvents) SessionView {
+	v := SessionView{WidgetSession: s.WidgetSession, Transcript: []TranscriptLine{}, ToolCalls: []json.RawMessage{}, Errors: []json.RawMessage{}}
+	for _, e := range s.Events {
+		switch e.Type {
+		case EventTranscript:
+			var t TranscriptLine
+			json.Unmarshal(e.Data, &t)
+			t.At = e.At
+			v.Transcript = append(v.Transcript, t)
+		case EventToolCall:
+			v.ToolCalls = append(v.ToolCalls, withAt(e))
+		case EventError:
+			v.Errors = append(v.Errors, withAt(e))
+		}
+	}
+	return v
+}
+
+// withAt is the event's data object with its time added as "at".
+func withAt(e SessionEvent) json.RawMessage {
+	m := map[string]json.RawMessage{}
+	json.Unmarshal(e.Data, &m)
+	at, _ := json.Marshal(e.At)
+	m["at"] = at
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// NewSessionID returns a new session id: ses_ and 24 random base62
+// characters. Both a widget session and a live chat form's submission
+// create sessions, so the id's shape lives with the session.
+func NewSessionID() (string, error) {
+	s, err := RandomBase62(24)
+	return "ses_" + s, err
+}
+
+// Base62 is the alphabet of session ids and widget keys: safe in URLs and
+// headers without escaping.
+const Base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// RandomBase62 returns n uniformly random Base62 characters.
+func RandomBase62(n int) (string, error) {
+	out := make([]byte, 0, n)
+	buf := make([]byte, n+n/2)
+	for len(out) < n {
+		if _, err := rand.Read(buf); err != nil {
+			return "", err
+		}
+		for _, b := range buf {
+			// 248 = 4*62: rejecting larger bytes keeps the draw uniform.
+			if b < 248 && len(out) < n {
+				out = append(out, Base62[b%62])
+			}
+		}
+	}
+	return string(out), nil
 }
 
 // AnalyticsRow is one day of one channel's sessions.

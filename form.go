@@ -116,27 +116,8 @@ func (f *FormSettings) Validate() error {
 		if len(fd.Label) > maxFieldLabel {
 			return Invalid(at+"label", "label is longer than %d characters", maxFieldLabel)
 		}
-		switch fd.Type {
-		case "":
-			fd.Type = FieldText
-		case FieldText, FieldEmail, FieldTel, FieldTextarea, FieldSelect, FieldCheckbox:
-		default:
-			return Invalid(at+"type", "type %q is not text, email, tel, textarea, select or checkbox", fd.Type)
-		}
-		if fd.Type == FieldSelect {
-			if len(fd.Options) == 0 || len(fd.Options) > MaxFieldOptions {
-				return Invalid(at+"options", "a select field needs 1 to %d options", MaxFieldOptions)
-			}
-			for j, o := range fd.Options {
-				if strings.TrimSpace(o) == "" || len(o) > maxFieldLabel {
-					return Invalid(fmt.Sprintf("%soptions[%d]", at, j), "an option is 1 to %d characters", maxFieldLabel)
-				}
-			}
-		} else if len(fd.Options) > 0 {
-			return Invalid(at+"options", "only select fields have options")
-		}
-		if fd.Options == nil {
-			fd.Options = []string{}
+		if err := fd.validateType(at); err != nil {
+			return err
 		}
 	}
 	f.SubmitLabel = strings.TrimSpace(f.SubmitLabel)
@@ -161,6 +142,35 @@ func (f *FormSettings) Validate() error {
 		if u.User != nil {
 			return Invalid(p+"notify_url", "notify_url must not carry a user name or password")
 		}
+	}
+	return nil
+}
+
+// validateType checks a field's type and its options, which only a select
+// field has, and fills the defaults; at prefixes the names of the fields
+// at fault.
+func (fd *FormField) validateType(at string) error {
+	switch fd.Type {
+	case "":
+		fd.Type = FieldText
+	case FieldText, FieldEmail, FieldTel, FieldTextarea, FieldSelect, FieldCheckbox:
+	default:
+		return Invalid(at+"type", "type %q is not text, email, tel, textarea, select or checkbox", fd.Type)
+	}
+	if fd.Type == FieldSelect {
+		if len(fd.Options) == 0 || len(fd.Options) > MaxFieldOptions {
+			return Invalid(at+"options", "a select field needs 1 to %d options", MaxFieldOptions)
+		}
+		for j, o := range fd.Options {
+			if strings.TrimSpace(o) == "" || len(o) > maxFieldLabel {
+				return Invalid(fmt.Sprintf("%soptions[%d]", at, j), "an option is 1 to %d characters", maxFieldLabel)
+			}
+		}
+	} else if len(fd.Options) > 0 {
+		return Invalid(at+"options", "only select fields have options")
+	}
+	if fd.Options == nil {
+		fd.Options = []string{}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/mail"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -27,11 +28,14 @@ const HoneypotField = "_website"
 const maxSubmitBytes = 64 << 10
 
 // submission is what a visitor sent: text answers as typed (to show the
-// form again with them), checkboxes, and the honeypot.
+// form again with them), checkboxes, the honeypot, and the problems found
+// while reading it (a field the form lacks, a value of the wrong type),
+// which are reported together with the answers' own.
 type submission struct {
 	text     map[string]string
 	checked  map[string]bool
 	honeypot string
+	problems fieldErrors
 }
 
 // fieldErrors maps a field name to its problem, for the 400 answer and the
@@ -55,14 +59,15 @@ func (fe fieldErrors) err() error {
 
 // readSubmission reads a JSON object or a form-encoded body. Body-level
 // problems (malformed, too large, another content type) are the error;
-// problems with single fields go into fieldErrors.
-func readSubmission(w http.ResponseWriter, r *http.Request, form *agentline.FormSettings) (submission, fieldErrors, error) {
+// problems with single fields go into the submission's problems.
+func readSubmission(w http.ResponseWriter, r *http.Request, form *agentline.FormSettings) (submission, error) {
 	sub, fe, err := parseSubmission(w, r, form)
 	var maxErr *http.MaxBytesError
 	if errors.As(err, &maxErr) {
 		err = errTooLarge
 	}
-	return sub, fe, err
+	sub.problems = fe
+	return sub, err
 }
 
 // errTooLarge refuses a body over maxSubmitBytes.
@@ -79,33 +84,7 @@ func parseSubmission(w http.ResponseWriter, r *http.Request, form *agentline.For
 		if err := httpx.Decode(r, &raw); err != nil {
 			return sub, nil, err
 		}
-		for name, v := range raw {
-			if name == HoneypotField {
-				if s := string(bytes.TrimSpace(v)); s != `""` && s != "null" {
-					sub.honeypot = s
-				}
-				continue
-			}
-			fd, ok := form.Field(name)
-			if !ok {
-				fe[fieldKey(name)] = "this form has no such field"
-				continue
-			}
-			if fd.Type == agentline.FieldCheckbox {
-				var b bool
-				if err := json.Unmarshal(v, &b); err != nil {
-					fe[name] = "must be true or false"
-				}
-				sub.checked[name] = b
-				continue
-			}
-			var s string
-			if err := json.Unmarshal(v, &s); err != nil && string(bytes.TrimSpace(v)) != "null" {
-				fe[name] = "must be text"
-				continue
-			}
-			sub.text[name] = s
-		}
+		readJSONAnswers(raw, form, &sub, fe)
 	case "application/x-www-form-urlencoded":
 		if err := r.ParseForm(); err != nil {
 			var maxErr *http.MaxBytesError
@@ -114,36 +93,74 @@ func parseSubmission(w http.ResponseWriter, r *http.Request, form *agentline.For
 			}
 			return sub, nil, agentline.Invalid("", "the form-encoded body does not parse")
 		}
-		for name, vs := range r.PostForm {
-			if name == HoneypotField {
-				sub.honeypot = strings.Join(vs, "")
-				continue
-			}
-			fd, ok := form.Field(name)
-			if !ok {
-				fe[fieldKey(name)] = "this form has no such field"
-				continue
-			}
-			if len(vs) != 1 {
-				fe[name] = "was sent more than once"
-				continue
-			}
-			if fd.Type == agentline.FieldCheckbox {
-				switch strings.ToLower(vs[0]) {
-				case "on", "true", "yes", "1":
-					sub.checked[name] = true
-				case "", "off", "false", "no", "0":
-				default:
-					fe[name] = "must be on or off"
-				}
-				continue
-			}
-			sub.text[name] = vs[0]
-		}
+		readFormAnswers(r.PostForm, form, &sub, fe)
 	default:
 		return sub, nil, agentline.Invalid("", "send the answers as a JSON object or form-encoded (application/x-www-form-urlencoded)")
 	}
 	return sub, fe, nil
+}
+
+// readJSONAnswers reads the answers of a JSON object: a bool per checkbox,
+// a string (or null) per other field.
+func readJSONAnswers(raw map[string]json.RawMessage, form *agentline.FormSettings, sub *submission, fe fieldErrors) {
+	for name, v := range raw {
+		if name == HoneypotField {
+			if s := string(bytes.TrimSpace(v)); s != `""` && s != "null" {
+				sub.honeypot = s
+			}
+			continue
+		}
+		fd, ok := form.Field(name)
+		if !ok {
+			fe[fieldKey(name)] = "this form has no such field"
+			continue
+		}
+		if fd.Type == agentline.FieldCheckbox {
+			var b bool
+			if err := json.Unmarshal(v, &b); err != nil {
+				fe[name] = "must be true or false"
+			}
+			sub.checked[name] = b
+			continue
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil && string(bytes.TrimSpace(v)) != "null" {
+			fe[name] = "must be text"
+			continue
+		}
+		sub.text[name] = s
+	}
+}
+
+// readFormAnswers reads the answers of a form-encoded body as a browser
+// posts it: a checkbox is on or absent, each field is sent once.
+func readFormAnswers(values url.Values, form *agentline.FormSettings, sub *submission, fe fieldErrors) {
+	for name, vs := range values {
+		if name == HoneypotField {
+			sub.honeypot = strings.Join(vs, "")
+			continue
+		}
+		fd, ok := form.Field(name)
+		if !ok {
+			fe[fieldKey(name)] = "this form has no such field"
+			continue
+		}
+		if len(vs) != 1 {
+			fe[name] = "was sent more than once"
+			continue
+		}
+		if fd.Type == agentline.FieldCheckbox {
+			switch strings.ToLower(vs[0]) {
+			case "on", "true", "yes", "1":
+				sub.checked[name] = true
+			case "", "off", "false", "no", "0":
+			default:
+				fe[name] = "must be on or off"
+			}
+			continue
+		}
+		sub.text[name] = vs[0]
+	}
 }
 
 // fieldKey makes a sent name safe to echo as a key: bounded and printable.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
-	"github.com/agentline/agentline/internal/widget"
+	"github.com/agentline/agentline/internal/listing"
 )
 
 // maxExportRows bounds one CSV export; narrow it with from/to beyond that.
@@ -24,7 +24,7 @@ func (h *Handler) leadFilter(r *http.Request) (int64, agentline.SessionFilter, e
 	if err != nil {
 		return 0, agentline.SessionFilter{}, err
 	}
-	f, err := widget.ListFilter(r.URL.Query())
+	f, err := listing.Filter(r.URL.Query())
 	return projectID, f, err
 }
 
@@ -38,7 +38,7 @@ func (h *Handler) listLeads(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, next := widget.Page(list, f)
+	list, next := listing.Page(list, f)
 	httpx.WriteJSON(w, http.StatusOK, struct {
 		Leads      []agentline.Lead `json:"leads"`
 		NextOffset *int             `json:"next_offset"`
@@ -49,7 +49,7 @@ func (h *Handler) listLeads(w http.ResponseWriter, r *http.Request) error {
 // leadView is a lead with its conversation, when it has one.
 type leadView struct {
 	agentline.Lead
-	Session *widget.SessionView `json:"session"`
+	Session *agentline.SessionView `json:"session"`
 }
 
 func (h *Handler) getLead(w http.ResponseWriter, r *http.Request) error {
@@ -68,7 +68,7 @@ func (h *Handler) getLead(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if len(list) == 1 {
-			v := widget.NewSessionView(list[0])
+			v := agentline.NewSessionView(list[0])
 			out.Session = &v
 		}
 	}

@@ -1,8 +1,6 @@
 package form
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"html/template"
 	"net/http"
@@ -136,9 +134,7 @@ var autocomplete = map[string]string{"name": "name", "email": "email", "phone": 
 // renderPage answers with the form page: empty, or with what was sent and
 // each field's problem, or the thank-you message.
 func renderPage(w http.ResponseWriter, status int, ch agentline.Channel, sub submission, fe fieldErrors, thanks bool) {
-	var nonce [16]byte
-	rand.Read(nonce[:])
-	n := base64.RawURLEncoding.EncodeToString(nonce[:])
+	n := httpx.Nonce()
 	d := pageData{Nonce: n, Title: ch.Name, Form: ch.Settings.Form, Honeypot: HoneypotField,
 		Action: "/api/channels/form/submit/" + strconv.FormatInt(ch.ID, 10)}
 	if thanks {
@@ -174,17 +170,6 @@ func renderPage(w http.ResponseWriter, status int, ch agentline.Channel, sub sub
 	pageTemplate.Execute(w, d)
 }
 
-// messagePage is the answer to a page request that cannot show the form:
-// one sentence for the visitor, never details.
-var messagePage = template.Must(template.New("message").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Form</title></head>
-<body style="font:16px/1.5 system-ui,sans-serif;margin:16px;color:#111827">
-<p role="alert">{{.}}</p>
-</body></html>
-`))
-
 // setRetryAfter sets Retry-After when err asks the client to wait.
 func setRetryAfter(w http.ResponseWriter, err error) {
 	var e *agentline.Error
@@ -193,12 +178,9 @@ func setRetryAfter(w http.ResponseWriter, err error) {
 	}
 }
 
+// writeMessage is the form's answer to a request that cannot show the form.
 func writeMessage(w http.ResponseWriter, status int, sentence string) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-	w.WriteHeader(status)
-	messagePage.Execute(w, sentence)
+	httpx.MessagePage{Title: "Form", Style: "font:16px/1.5 system-ui,sans-serif;margin:16px;color:#111827"}.Write(w, status, sentence)
 }
 
 // page serves GET /api/channels/form/embed/{channel_id}.

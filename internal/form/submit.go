@@ -1,7 +1,9 @@
 package form
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -10,7 +12,6 @@ import (
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/ratelimit"
-	"github.com/agentline/agentline/internal/widget"
 )
 
 // submitAnswer is the JSON answer of a stored submission. Lead capture
@@ -73,9 +74,9 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// doSubmit checks, stores and answers a submission; an error is for submit
-// to log and answer. It returns the channel and what was sent, for the
-// page shown again.
+// doSubmit reads, checks, stores and answers a submission; an error is
+// for submit to log and answer. It returns the channel and what was sent,
+// for the page shown again.
 func (h *Handler) doSubmit(w http.ResponseWriter, r *http.Request, log *slog.Logger, html bool) (agentline.Channel, submission, error) {
 	ctx := r.Context()
 	var ch agentline.Channel
@@ -98,40 +99,12 @@ func (h *Handler) doSubmit(w http.ResponseWriter, r *http.Request, log *slog.Log
 	if ch, err = h.formChannel(ctx, channelID); err != nil {
 		return ch, sub, err
 	}
-	form := ch.Settings.Form
-	sub, fe, err := readSubmission(w, r, form)
+	if sub, err = readSubmission(w, r, ch.Settings.Form); err != nil {
+		return ch, sub, err
+	}
+	lead, err := h.submitForm(httpx.WithLogger(ctx, log), ch, sub, r.Header.Get("Origin"))
 	if err != nil {
 		return ch, sub, err
-	}
-	if sub.honeypot != "" {
-		return ch, sub, agentline.Invalid(HoneypotField, "the hidden field %s must be left empty", HoneypotField)
-	}
-	answers := check(form, sub, fe)
-	if len(fe) > 0 {
-		return ch, sub, fe.err()
-	}
-	lead := agentline.Lead{ProjectID: ch.ProjectID, ChannelID: ch.ID, Mode: form.Mode, Answers: answers}
-	var session *agentline.WidgetSession
-	if form.Mode == agentline.FormLiveChat {
-		if ch.AgentID == nil {
-			return ch, sub, agentline.Errorf(agentline.ENotConfigured, "this live chat form has no agent")
-		}
-		id, err := widget.NewSessionID()
-		if err != nil {
-			return ch, sub, err
-		}
-		origin := r.Header.Get("Origin")
-		if len(origin) > 300 {
-			origin = origin[:300]
-		}
-		session = &agentline.WidgetSession{ID: id, ProjectID: ch.ProjectID, ChannelID: ch.ID, AgentID: *ch.AgentID, Origin: origin}
-	}
-	if lead, err = h.store.CreateLead(ctx, lead, session); err != nil {
-		return ch, sub, err
-	}
-	log.Info("form lead stored", "lead_id", lead.ID, "channel_id", ch.ID, "project_id", ch.ProjectID, "mode", lead.Mode)
-	if h.notifier != nil {
-		h.notifier.Send(ch, lead)
 	}
 	if html {
 		renderPage(w, http.StatusCreated, ch, submission{}, nil, true)
@@ -139,4 +112,52 @@ func (h *Handler) doSubmit(w http.ResponseWriter, r *http.Request, log *slog.Log
 	}
 	httpx.WriteJSON(w, http.StatusCreated, submitAnswer{Mode: lead.Mode, LeadID: lead.ID, AgentID: lead.AgentID, SessionID: lead.SessionID})
 	return ch, sub, nil
+}
+
+// maxStoredOrigin bounds the Origin kept with a live chat session.
+const maxStoredOrigin = 300
+
+// submitForm checks a visitor's answers against the channel's form and
+// stores them as a lead; in live chat mode together with the pending
+// session the visitor's widget then continues (POST /widget/v1/session),
+// in one write, so there is never a lead without its session. The stored
+// lead goes to the form's notify_url. origin is the page's, kept with the
+// session.
+func (h *Handler) submitForm(ctx context.Context, ch agentline.Channel, sub submission, origin string) (agentline.Lead, error) {
+	form := ch.Settings.Form
+	if sub.honeypot != "" {
+		return agentline.Lead{}, agentline.Invalid(HoneypotField, "the hidden field %s must be left empty", HoneypotField)
+	}
+	fe := fieldErrors{}
+	for name, msg := range sub.problems {
+		fe[name] = msg
+	}
+	answers := check(form, sub, fe)
+	if len(fe) > 0 {
+		return agentline.Lead{}, fe.err()
+	}
+	lead := agentline.Lead{ProjectID: ch.ProjectID, ChannelID: ch.ID, Mode: form.Mode, Answers: answers}
+	var session *agentline.WidgetSession
+	if form.Mode == agentline.FormLiveChat {
+		if ch.AgentID == nil {
+			return agentline.Lead{}, agentline.Errorf(agentline.ENotConfigured, "this live chat form has no agent")
+		}
+		id, err := agentline.NewSessionID()
+		if err != nil {
+			return agentline.Lead{}, fmt.Errorf("new session id: %w", err)
+		}
+		if len(origin) > maxStoredOrigin {
+			origin = origin[:maxStoredOrigin]
+		}
+		session = &agentline.WidgetSession{ID: id, ProjectID: ch.ProjectID, ChannelID: ch.ID, AgentID: *ch.AgentID, Origin: origin}
+	}
+	lead, err := h.store.CreateLead(ctx, lead, session)
+	if err != nil {
+		return agentline.Lead{}, fmt.Errorf("store lead: %w", err)
+	}
+	httpx.Logger(ctx).Info("form lead stored", "lead_id", lead.ID, "channel_id", ch.ID, "project_id", ch.ProjectID, "mode", lead.Mode)
+	if h.notifier != nil {
+		h.notifier.Send(ch, lead)
+	}
+	return lead, nil
 }

@@ -257,3 +257,31 @@ func TestHijackAndFlushPassThrough(t *testing.T) {
 		t.Fatalf("upgrade = %v %v", res, err)
 	}
 }
+
+func TestMessagePage(t *testing.T) {
+	w := httptest.NewRecorder()
+	httpx.MessagePage{Title: "Form", Style: "font:16px/1.5 system-ui,sans-serif;margin:16px;color:#111827"}.Write(w, http.StatusNotFound, "This <form> isn\u2019t here.")
+	want := `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<title>Form</title></head>
+<body style="font:16px/1.5 system-ui,sans-serif;margin:16px;color:#111827">
+<p role="alert">This &lt;form&gt; isn` + "\u2019" + `t here.</p>
+</body></html>
+`
+	if w.Code != http.StatusNotFound || w.Body.String() != want {
+		t.Errorf("status %d, body:\n%s\nwant:\n%s", w.Code, w.Body, want)
+	}
+	h := w.Header()
+	if h.Get("Content-Type") != "text/html; charset=utf-8" || h.Get("Cache-Control") != "no-store" ||
+		h.Get("Content-Security-Policy") != "default-src 'none'; style-src 'unsafe-inline'" {
+		t.Errorf("headers %v", h)
+	}
+}
+
+func TestNonce(t *testing.T) {
+	a, b := httpx.Nonce(), httpx.Nonce()
+	if len(a) != 22 || a == b || strings.Trim(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
+		t.Errorf("nonces %q, %q", a, b)
+	}
+}

@@ -1,8 +1,6 @@
 package widget
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"html/template"
 	"net/http"
@@ -29,17 +27,6 @@ addEventListener("load", function () {
   SvcChat.mount({projectId: "{{.ProjectID}}", agentId: "{{.AgentID}}", channelId: "{{.ChannelID}}", publicKey: "{{.Key}}", frame: true});
 });
 </script>
-</body></html>
-`))
-
-// errorPage is the embed page's answer to a bad key or channel: a sentence
-// for the visitor in the frame, never details.
-var errorPage = template.Must(template.New("error").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Voice assistant unavailable</title></head>
-<body style="font:15px/1.4 system-ui,sans-serif;margin:16px;color:#1f2937">
-<p role="alert">{{.}}</p>
 </body></html>
 `))
 
@@ -79,9 +66,7 @@ func (h *Handler) embed(w http.ResponseWriter, r *http.Request) {
 	if gate {
 		agentID = "" // resolved by the form's submission
 	}
-	var nonce [16]byte
-	rand.Read(nonce[:])
-	n := base64.RawURLEncoding.EncodeToString(nonce[:])
+	n := httpx.Nonce()
 	w.Header().Set("Content-Security-Policy", "frame-ancestors "+frameAncestors(key.AllowedOrigins)+
 		"; script-src 'self' 'nonce-"+n+"'; object-src 'none'; base-uri 'none'")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -95,12 +80,10 @@ func (h *Handler) embed(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// writeErrorPage is the embed page's answer to a bad key or channel, shown
+// in the frame where the widget would be.
 func writeErrorPage(w http.ResponseWriter, status int, sentence string) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-	w.WriteHeader(status)
-	errorPage.Execute(w, sentence)
+	httpx.MessagePage{Title: "Voice assistant unavailable", Style: "font:15px/1.4 system-ui,sans-serif;margin:16px;color:#1f2937"}.Write(w, status, sentence)
 }
 
 // frameAncestors turns a key's allowed origins into the sources of a

@@ -101,7 +101,7 @@ func FuzzParseKey(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		well := wellFormedKey(raw)
 		if well != (len(raw) == len(real) && strings.HasPrefix(raw, agentline.WidgetKeyPrefix) &&
-			strings.Trim(raw[len(agentline.WidgetKeyPrefix):], base62) == "") {
+			strings.Trim(raw[len(agentline.WidgetKeyPrefix):], agentline.Base62) == "") {
 			t.Fatalf("wellFormedKey(%q) = %v", raw, well)
 		}
 		if !well {

@@ -2,7 +2,6 @@ package widget
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -20,34 +19,14 @@ import (
 // (about 238 bits).
 const keyRandomLength = 40
 
-const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
 // newKey returns a fresh widget key and its stored prefix.
 func newKey() (key, prefix string, err error) {
-	s, err := randomBase62(keyRandomLength)
+	s, err := agentline.RandomBase62(keyRandomLength)
 	if err != nil {
 		return "", "", err
 	}
 	key = agentline.WidgetKeyPrefix + s
 	return key, key[:len(agentline.WidgetKeyPrefix)+4], nil
-}
-
-// randomBase62 returns n uniformly random base62 characters.
-func randomBase62(n int) (string, error) {
-	out := make([]byte, 0, n)
-	buf := make([]byte, n+n/2)
-	for len(out) < n {
-		if _, err := rand.Read(buf); err != nil {
-			return "", err
-		}
-		for _, b := range buf {
-			// 248 = 4*62: rejecting larger bytes keeps the draw uniform.
-			if b < 248 && len(out) < n {
-				out = append(out, base62[b%62])
-			}
-		}
-	}
-	return string(out), nil
 }
 
 // wellFormedKey reports whether s can be a widget key at all, so that junk

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -30,6 +29,7 @@ type sessionAnswer struct {
 	} `json:"connect"`
 }
 
+// createSession serves POST /widget/v1/session; public checked the key.
 func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, key agentline.WidgetKey) error {
 	var in struct {
 		AgentID   int64  `json:"agent_id"`
@@ -38,91 +38,16 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, key agen
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	if in.AgentID <= 0 {
-		return agentline.Invalid("agent_id", "agent_id is required: the id of the channel's agent from GET /widget/v1/config")
-	}
-	if h.draining.Load() {
-		return errDraining
-	}
-	ctx := r.Context()
-	ch, err := h.store.Channel(ctx, key.ProjectID, key.ChannelID)
+	started, err := h.startSession(r.Context(), key, sessionRequest{AgentID: in.AgentID, SessionID: in.SessionID, Origin: r.Header.Get("Origin")})
 	if err != nil {
 		return err
 	}
-	if ch.AgentID == nil || *ch.AgentID != in.AgentID {
-		return agentline.Errorf(agentline.EForbidden, "agent %d is not the agent of this key's channel", in.AgentID)
-	}
-	var pending *agentline.WidgetSession
-	if in.SessionID != "" {
-		s, err := h.sessionOfChannel(ctx, key, in.SessionID)
-		if err != nil {
-			return err
-		}
-		if s.AgentID != in.AgentID {
-			return agentline.Errorf(agentline.EForbidden, "session %s is with another agent", in.SessionID)
-		}
-		pending = &s
-	}
-	if ch.Type == agentline.ChannelForm && pending == nil {
-		return agentline.Invalid("session_id", "a form channel's conversations start with the form: submit it, then send the session_id it answers")
-	}
-	agent, err := h.store.Agent(ctx, key.ProjectID, in.AgentID)
-	if err != nil {
-		return err
-	}
-	if pending != nil {
-		// A form lead's answers are the agent's context.
-		lead, err := h.store.LeadBySession(ctx, key.ProjectID, pending.ID)
-		if err == nil {
-			agent.Instructions = strings.TrimSpace(agent.Instructions + "\n\n" + lead.Context(ch.Settings.Form))
-		} else if !errors.Is(err, agentline.ErrNotFound) {
-			return err
-		}
-	}
-	var defs []agentline.ToolDefinition
-	if h.tools != nil {
-		if defs, err = h.tools.Definitions(ctx, agent); err != nil {
-			return err
-		}
-	}
-	tok, err := h.provider.SessionToken(ctx, agent, defs)
-	if err != nil {
-		return err
-	}
-	origin := r.Header.Get("Origin")
-	if len(origin) > maxStoredOrigin { // any origin passes an empty list
-		origin = origin[:maxStoredOrigin]
-	}
-	s := agentline.WidgetSession{ProjectID: key.ProjectID, ChannelID: key.ChannelID, AgentID: agent.ID,
-		Origin: origin, Provider: agent.Provider, Model: agent.Model}
-	if pending != nil {
-		s.ID = pending.ID
-		s, err = h.store.StartWidgetSession(ctx, s)
-	} else {
-		if s.ID, err = NewSessionID(); err != nil {
-			return err
-		}
-		s, err = h.store.CreateWidgetSession(ctx, s)
-	}
-	if err != nil {
-		return err
-	}
-	httpx.Logger(ctx).Info("widget session started", "session_id", s.ID, "agent_id", agent.ID, "provider", agent.Provider)
-	out := sessionAnswer{SessionID: s.ID, AgentID: agent.ID, Provider: agent.Provider, Model: agent.Model,
+	s, tok := started.Session, started.Token
+	out := sessionAnswer{SessionID: s.ID, AgentID: s.AgentID, Provider: s.Provider, Model: s.Model,
 		ClientSecret: tok.Value, EphemeralToken: tok.Value, ExpiresAt: tok.ExpiresAt}
 	out.Connect.URL, out.Connect.Protocol = tok.URL, tok.Protocol
 	httpx.WriteJSON(w, http.StatusCreated, out)
 	return nil
-}
-
-// maxStoredOrigin bounds the Origin kept with a session.
-const maxStoredOrigin = 300
-
-// NewSessionID returns a new session id: ses_ and 24 random base62
-// characters.
-func NewSessionID() (string, error) {
-	s, err := randomBase62(24)
-	return "ses_" + s, err
 }
 
 // sessionOfChannel loads a session of the key's channel; a session of any

@@ -1,0 +1,246 @@
+package form
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/store/storetest"
+)
+
+// submitFixture is a form Handler on a fresh SQLite database whose
+// notifier delivers to a receiver on loopback, with three forms of one
+// project: lead capture (notifying), live chat with the agent, and live
+// chat whose agent is missing.
+type submitFixture struct {
+	h                             *Handler
+	db                            *store.DB
+	agent                         agentline.Agent
+	leadForm, chatForm, agentless agentline.Channel
+	mu                            sync.Mutex
+	notified                      []Payload
+}
+
+func newSubmitFixture(t *testing.T) *submitFixture {
+	t.Helper()
+	ctx := context.Background()
+	f := &submitFixture{db: storetest.Open(t, store.SQLite)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p Payload
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &p)
+		f.mu.Lock()
+		f.notified = append(f.notified, p)
+		f.mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	n := NewNotifier(NotifierOptions{Client: srv.Client(), Backoff: []time.Duration{}})
+	t.Cleanup(func() { n.Close() })
+	f.h = New(Options{Store: f.db, Notifier: n})
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, err := f.db.CreateUser(ctx, "owner@example.com", "not-a-hash")
+	must(err)
+	p, err := f.db.CreateProject(ctx, agentline.Project{Name: "Acme"}, u.ID)
+	must(err)
+	a := agentline.Agent{ProjectID: p.ID, Name: "Ada", Model: "gpt-realtime"}
+	must(a.Validate())
+	f.agent, err = f.db.CreateAgent(ctx, a)
+	must(err)
+	newForm := func(mode agentline.FormMode, agentID *int64, notifyURL string) agentline.Channel {
+		form := &agentline.FormSettings{Mode: mode, NotifyURL: notifyURL, Fields: []agentline.FormField{
+			{Name: "name", Label: "Name", Type: agentline.FieldText, Required: true},
+			{Name: "email", Label: "Email", Type: agentline.FieldEmail, Required: true},
+			{Name: "topic", Label: "Topic", Type: agentline.FieldSelect, Options: []string{"Sales", "Support"}},
+			{Name: "consent", Label: "I agree", Type: agentline.FieldCheckbox, Required: true},
+		}}
+		must(form.Validate())
+		ch, err := f.db.CreateChannel(ctx, agentline.Channel{ProjectID: p.ID, AgentID: agentID, Type: agentline.ChannelForm,
+			Name: "Contact", Settings: agentline.ChannelSettings{Form: form}})
+		must(err)
+		return ch
+	}
+	f.leadForm = newForm(agentline.FormLeadCapture, nil, srv.URL)
+	f.chatForm = newForm(agentline.FormLiveChat, &f.agent.ID, "")
+	f.agentless = newForm(agentline.FormLiveChat, nil, "")
+	return f
+}
+
+// stored returns the leads and sessions stored in the project.
+func (f *submitFixture) stored(t *testing.T) ([]agentline.Lead, []agentline.SessionWithEvents) {
+	t.Helper()
+	ctx := context.Background()
+	leads, err := f.db.Leads(ctx, f.agent.ProjectID, agentline.SessionFilter{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := f.db.WidgetSessions(ctx, f.agent.ProjectID, agentline.SessionFilter{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return leads, sessions
+}
+
+// sent is a submission of the given text answers with consent checked.
+func sent(text map[string]string) submission {
+	return submission{text: text, checked: map[string]bool{"consent": true}}
+}
+
+var goodAnswers = map[string]string{"name": "  Ada Lovelace ", "email": "ada@example.com", "topic": "Sales"}
+
+func TestSubmitForm(t *testing.T) {
+	long := "https://" + strings.Repeat("a", 400) + ".example.com"
+	tests := []struct {
+		name   string
+		form   func(f *submitFixture) agentline.Channel
+		sub    submission
+		origin string
+		// wantCode is the error's code; wantFields its per-field problems.
+		wantCode   string
+		wantFields map[string]string
+		check      func(t *testing.T, f *submitFixture, lead agentline.Lead)
+	}{
+		{
+			name: "lead capture stores the trimmed answers and notifies",
+			form: func(f *submitFixture) agentline.Channel { return f.leadForm },
+			sub:  sent(goodAnswers),
+			check: func(t *testing.T, f *submitFixture, lead agentline.Lead) {
+				want := map[string]any{"name": "Ada Lovelace", "email": "ada@example.com", "topic": "Sales", "consent": true}
+				if lead.ID == 0 || lead.Mode != agentline.FormLeadCapture || lead.SessionID != nil || lead.AgentID != nil || !sameAnswers(lead.Answers, want) {
+					t.Errorf("lead %+v", lead)
+				}
+				leads, sessions := f.stored(t)
+				if len(leads) != 1 || leads[0].ID != lead.ID || !sameAnswers(leads[0].Answers, want) || len(sessions) != 0 {
+					t.Errorf("stored %+v and %d sessions", leads, len(sessions))
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := f.h.notifier.Wait(ctx); err != nil {
+					t.Fatal(err)
+				}
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				if len(f.notified) != 1 || f.notified[0].Event != "lead.created" || f.notified[0].Lead.ID != lead.ID {
+					t.Errorf("notified %+v", f.notified)
+				}
+			},
+		},
+		{
+			name:   "live chat stores the lead with a pending session for the agent",
+			form:   func(f *submitFixture) agentline.Channel { return f.chatForm },
+			sub:    sent(goodAnswers),
+			origin: long,
+			check: func(t *testing.T, f *submitFixture, lead agentline.Lead) {
+				if lead.Mode != agentline.FormLiveChat || lead.SessionID == nil || !strings.HasPrefix(*lead.SessionID, "ses_") ||
+					lead.AgentID == nil || *lead.AgentID != f.agent.ID {
+					t.Fatalf("lead %+v", lead)
+				}
+				leads, sessions := f.stored(t)
+				if len(leads) != 1 || len(sessions) != 1 {
+					t.Fatalf("stored %d leads, %d sessions", len(leads), len(sessions))
+				}
+				s := sessions[0]
+				if s.ID != *lead.SessionID || s.ChannelID != f.chatForm.ID || s.AgentID != f.agent.ID || s.Origin != long[:maxStoredOrigin] || s.Provider != "" {
+					t.Errorf("session %+v", s.WidgetSession)
+				}
+			},
+		},
+		{
+			name:     "live chat without an agent stores nothing",
+			form:     func(f *submitFixture) agentline.Channel { return f.agentless },
+			sub:      sent(goodAnswers),
+			wantCode: agentline.ENotConfigured,
+			check:    nothingStored,
+		},
+		{
+			name: "honeypot filled in stores nothing",
+			form: func(f *submitFixture) agentline.Channel { return f.leadForm },
+			sub: func() submission {
+				s := sent(goodAnswers)
+				s.honeypot = "https://spam.example"
+				return s
+			}(),
+			wantCode: agentline.EInvalid,
+			check:    nothingStored,
+		},
+		{
+			name: "invalid answers name each field",
+			form: func(f *submitFixture) agentline.Channel { return f.chatForm },
+			sub: submission{text: map[string]string{"name": " ", "email": "ada@", "topic": "Gossip"}, checked: map[string]bool{},
+				problems: fieldErrors{"colour": "this form has no such field"}},
+			wantCode: agentline.EInvalid,
+			wantFields: map[string]string{
+				"name":    "is required",
+				"email":   "must be an email address, such as name@example.com",
+				"topic":   "must be one of the choices",
+				"consent": "must be checked",
+				"colour":  "this form has no such field",
+			},
+			check: nothingStored,
+		},
+		{
+			name:       "a problem found while reading stands alone",
+			form:       func(f *submitFixture) agentline.Channel { return f.leadForm },
+			sub:        submission{text: goodAnswers, checked: map[string]bool{"consent": true}, problems: fieldErrors{"email": "must be text"}},
+			wantCode:   agentline.EInvalid,
+			wantFields: map[string]string{"email": "must be text"},
+			check:      nothingStored,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newSubmitFixture(t)
+			lead, err := f.h.submitForm(context.Background(), tt.form(f), tt.sub, tt.origin)
+			if code := agentline.ErrorCode(err); code != tt.wantCode {
+				t.Fatalf("err = %v (code %q), want code %q", err, code, tt.wantCode)
+			}
+			if tt.wantFields != nil {
+				var e *agentline.Error
+				if !errors.As(err, &e) || len(e.Fields) != len(tt.wantFields) {
+					t.Fatalf("err = %#v, want fields %v", err, tt.wantFields)
+				}
+				for name, msg := range tt.wantFields {
+					if e.Fields[name] != msg {
+						t.Errorf("field %s: %q, want %q", name, e.Fields[name], msg)
+					}
+				}
+			}
+			if tt.check != nil {
+				tt.check(t, f, lead)
+			}
+		})
+	}
+}
+
+// nothingStored checks that a refused submission left no lead, no session
+// and no notification behind.
+func nothingStored(t *testing.T, f *submitFixture, _ agentline.Lead) {
+	t.Helper()
+	if leads, sessions := f.stored(t); len(leads) != 0 || len(sessions) != 0 {
+		t.Errorf("stored %d leads, %d sessions after a refusal", len(leads), len(sessions))
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.notified) != 0 {
+		t.Errorf("notified %+v after a refusal", f.notified)
+	}
+}
+
+func sameAnswers(got, want map[string]any) bool {
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(want)
+	return string(a) == string(b)
+}

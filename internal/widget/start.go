@@ -1,0 +1,125 @@
+package widget
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/provider"
+)
+
+// sessionRequest is what a client asks to start: a conversation with the
+// channel's agent, fresh, or continuing the pending session a live chat
+// form's submission created.
+type sessionRequest struct {
+	AgentID int64
+	// SessionID is the pending session to continue, or "" for a new one.
+	SessionID string
+	// Origin is the page's origin as the browser sent it, kept with the
+	// session for the sessions list.
+	Origin string
+}
+
+// startedSession is a stored session and the provider token its client
+// connects with.
+type startedSession struct {
+	Session agentline.WidgetSession
+	Token   provider.Token
+}
+
+// maxStoredOrigin bounds the Origin kept with a session: any origin passes
+// a key with an empty allowed_origins list, so its length is the client's.
+const maxStoredOrigin = 300
+
+// startSession starts a conversation on the key's channel. The provider
+// token is minted before anything is stored, so a provider that refuses
+// (or is not configured) leaves no session behind, and a pending session
+// stays pending for the visitor to try again.
+func (h *Handler) startSession(ctx context.Context, key agentline.WidgetKey, in sessionRequest) (startedSession, error) {
+	if in.AgentID <= 0 {
+		return startedSession{}, agentline.Invalid("agent_id", "agent_id is required: the id of the channel's agent from GET /widget/v1/config")
+	}
+	if h.draining.Load() {
+		return startedSession{}, errDraining
+	}
+	agent, pending, err := h.sessionAgent(ctx, key, in)
+	if err != nil {
+		return startedSession{}, err
+	}
+	var defs []agentline.ToolDefinition
+	if h.tools != nil {
+		if defs, err = h.tools.Definitions(ctx, agent); err != nil {
+			return startedSession{}, fmt.Errorf("tools of agent %d: %w", agent.ID, err)
+		}
+	}
+	tok, err := h.provider.SessionToken(ctx, agent, defs)
+	if err != nil {
+		return startedSession{}, fmt.Errorf("provider token for agent %d: %w", agent.ID, err)
+	}
+	origin := in.Origin
+	if len(origin) > maxStoredOrigin {
+		origin = origin[:maxStoredOrigin]
+	}
+	s := agentline.WidgetSession{ProjectID: key.ProjectID, ChannelID: key.ChannelID, AgentID: agent.ID,
+		Origin: origin, Provider: agent.Provider, Model: agent.Model}
+	if pending != nil {
+		s.ID = pending.ID
+		s, err = h.store.StartWidgetSession(ctx, s)
+	} else {
+		if s.ID, err = agentline.NewSessionID(); err != nil {
+			return startedSession{}, fmt.Errorf("new session id: %w", err)
+		}
+		s, err = h.store.CreateWidgetSession(ctx, s)
+	}
+	if err != nil {
+		return startedSession{}, fmt.Errorf("store session: %w", err)
+	}
+	httpx.Logger(ctx).Info("widget session started", "session_id", s.ID, "agent_id", agent.ID, "provider", agent.Provider)
+	return startedSession{Session: s, Token: tok}, nil
+}
+
+// sessionAgent checks that the request may talk to its agent on the key's
+// channel. It returns the agent, whose instructions carry a form lead's
+// answers when the session continues a form, and the pending session to
+// continue, if any. A form channel's conversations must continue one: the
+// form is their gate.
+func (h *Handler) sessionAgent(ctx context.Context, key agentline.WidgetKey, in sessionRequest) (agentline.Agent, *agentline.WidgetSession, error) {
+	ch, err := h.store.Channel(ctx, key.ProjectID, key.ChannelID)
+	if err != nil {
+		return agentline.Agent{}, nil, fmt.Errorf("channel of key: %w", err)
+	}
+	if ch.AgentID == nil || *ch.AgentID != in.AgentID {
+		return agentline.Agent{}, nil, agentline.Errorf(agentline.EForbidden, "agent %d is not the agent of this key's channel", in.AgentID)
+	}
+	var pending *agentline.WidgetSession
+	if in.SessionID != "" {
+		s, err := h.sessionOfChannel(ctx, key, in.SessionID)
+		if err != nil {
+			return agentline.Agent{}, nil, err
+		}
+		if s.AgentID != in.AgentID {
+			return agentline.Agent{}, nil, agentline.Errorf(agentline.EForbidden, "session %s is with another agent", in.SessionID)
+		}
+		pending = &s
+	}
+	if ch.Type == agentline.ChannelForm && pending == nil {
+		return agentline.Agent{}, nil, agentline.Invalid("session_id", "a form channel's conversations start with the form: submit it, then send the session_id it answers")
+	}
+	agent, err := h.store.Agent(ctx, key.ProjectID, in.AgentID)
+	if err != nil {
+		return agentline.Agent{}, nil, fmt.Errorf("agent %d: %w", in.AgentID, err)
+	}
+	if pending == nil {
+		return agent, nil, nil
+	}
+	lead, err := h.store.LeadBySession(ctx, key.ProjectID, pending.ID)
+	if err == nil {
+		agent.Instructions = strings.TrimSpace(agent.Instructions + "\n\n" + lead.Context(ch.Settings.Form))
+	} else if !errors.Is(err, agentline.ErrNotFound) {
+		return agentline.Agent{}, nil, fmt.Errorf("lead of session %s: %w", pending.ID, err)
+	}
+	return agent, pending, nil
+}
