@@ -76,11 +76,12 @@ func (c *Call) modelToCarrier(ctx context.Context) error {
 
 // sessionReady runs once the model has taken the session.update: the agent
 // speaks first if it should, then held caller frames go out, then caller
-// audio flows directly.
+// audio flows directly. The lock is not held while writing, so the carrier
+// side keeps holding frames meanwhile; they are sent in the next round, and
+// ready is set only when a round finds none held, under the lock holdEarly
+// takes: so no caller frame overtakes a held one, nor the SpeakFirst.
 func (c *Call) sessionReady(ctx context.Context) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ready.Load() {
+	if c.ready.Load() { // only this goroutine sets it
 		return nil
 	}
 	if c.opts.SpeakFirst != nil {
@@ -88,14 +89,25 @@ func (c *Call) sessionReady(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, p := range c.early {
-		if err := c.writeModel(ctx, appendAudio(nil, p)); err != nil {
-			return err
+	var out []byte
+	for {
+		c.mu.Lock()
+		held := c.early
+		c.early = nil
+		if len(held) == 0 {
+			c.ready.Store(true)
+		}
+		c.mu.Unlock()
+		if len(held) == 0 {
+			return nil
+		}
+		for _, p := range held {
+			out = appendAudio(out[:0], p)
+			if err := c.writeModel(ctx, out); err != nil {
+				return err
+			}
 		}
 	}
-	c.early = nil
-	c.ready.Store(true)
-	return nil
 }
 
 // audioOut sends one model audio delta to the carrier, and a mark after each

@@ -179,10 +179,11 @@ func (c *Call) Run(ctx context.Context) Result {
 	defer cancel(nil)
 	c.mu.Lock()
 	c.cancel = cancel
-	if c.endCause != nil {
-		cancel(c.endCause)
-	}
+	endCause := c.endCause
 	c.mu.Unlock()
+	if endCause != nil {
+		cancel(endCause)
+	}
 	defer func() {
 		c.mu.Lock()
 		c.cancel = nil
@@ -225,13 +226,17 @@ func (c *Call) End(cause error) {
 	c.stop(&errEnd{reason: EndCanceled, err: cause})
 }
 
+// stop ends the running call with cause, or the call Run is yet to start.
+// The cancel runs after the lock is released: it wakes the socket reads.
 func (c *Call) stop(cause error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cancel != nil {
-		c.cancel(cause)
-	} else if c.endCause == nil {
+	cancel := c.cancel
+	if cancel == nil && c.endCause == nil {
 		c.endCause = cause
+	}
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
 	}
 }
 
