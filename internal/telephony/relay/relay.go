@@ -10,8 +10,9 @@
 //	                  function_call_arguments.done -> tool facility -> function_call_output + response.create
 //
 // Teardown: the first direction to finish cancels the call's context, which
-// ends the other direction's read; then both sockets are closed at once,
-// model first.
+// ends the other direction's read and any tool call still running; then both
+// sockets are closed at once, model first, and Run waits for those tool
+// calls, so that nothing the call started outlives Run.
 package relay
 
 import (
@@ -47,7 +48,8 @@ const (
 // up once its last words have played.
 const EndCallTool = "end_call"
 
-// Tools runs a tool call of the agent on this call.
+// Tools runs a tool call of the agent on this call. Execute must return
+// soon after ctx ends (the call has ended then): Run waits for it.
 type Tools interface {
 	Execute(ctx context.Context, call agentline.ToolCall) (agentline.ToolResult, error)
 }
@@ -134,6 +136,7 @@ type Call struct {
 	endCause       error                   // End before Run
 
 	callerFrames, agentFrames atomic.Int64
+	toolRuns                  sync.WaitGroup // the runTool goroutines, which Run waits for
 }
 
 // New prepares the relay of one call between two open sockets. The carrier
@@ -218,6 +221,7 @@ func (c *Call) Run(ctx context.Context) Result {
 		res.Reason, res.Err = EndCanceled, cause
 	}
 	c.closeAll(res)
+	c.toolRuns.Wait() // their ctx has ended: a late result is recorded, not sent
 	return res
 }
 

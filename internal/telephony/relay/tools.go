@@ -32,38 +32,31 @@ func (c *Call) toolCall(ctx context.Context, msg []byte) error {
 	c.mu.Lock()
 	c.toolsPending++
 	c.mu.Unlock()
-	go c.runTool(ctx, call)
+	c.toolRuns.Go(func() { c.runTool(ctx, call) })
 	return nil
 }
 
+// runTool runs one tool call. Its ctx is the call's, which ends at teardown,
+// and Run waits for it: so nothing of it outlives Run. A result that comes
+// once the call has ended is still recorded and logged as any (the tool may
+// have done something the call's record must show, and the call's log still
+// takes events until Run returns), but deliberately not sent: the model's
+// socket is closing and nobody is left to hear the answer. A tool that
+// failed because the call ended has no result; that is only logged.
 func (c *Call) runTool(ctx context.Context, call agentline.ToolCall) {
 	start := time.Now()
-	var res agentline.ToolResult
-	var err error
-	if c.opts.Tools == nil {
-		res = agentline.ToolResult{CallID: call.CallID, IsError: true, Output: `{"error":{"code":"unknown_tool","message":"this agent has no tools"}}`}
-	} else if res, err = c.opts.Tools.Execute(ctx, call); err != nil {
-		if ctx.Err() != nil {
-			return
-		}
-		res = agentline.ToolResult{CallID: call.CallID, IsError: true, Output: `{"error":{"code":"internal","message":"the tool could not run"}}`}
-		c.log.Error("tool call failed", "tool", call.Name, "call_id", call.CallID, "err", err)
+	res, err := c.execute(ctx, call)
+	if err != nil {
+		c.log.Info("tool call canceled: the call ended", "tool", call.Name, "call_id", call.CallID, "duration", time.Since(start), "err", err)
+		return
 	}
 	c.log.Info("tool call", "tool", call.Name, "call_id", call.CallID, "is_error", res.IsError, "duration", time.Since(start))
 	c.opts.OnEvent(Event{Type: "tool_call", Call: &call, Result: &res, At: time.Now()})
-	item, _ := json.Marshal(struct {
-		Type string `json:"type"`
-		Item struct {
-			Type   string `json:"type"`
-			CallID string `json:"call_id"`
-			Output string `json:"output"`
-		} `json:"item"`
-	}{Type: "conversation.item.create", Item: struct {
-		Type   string `json:"type"`
-		CallID string `json:"call_id"`
-		Output string `json:"output"`
-	}{"function_call_output", call.CallID, res.Output}})
-	if c.writeModel(ctx, item) != nil {
+	if ctx.Err() != nil {
+		c.log.Info("tool result not sent: the call ended", "tool", call.Name, "call_id", call.CallID)
+		return
+	}
+	if c.writeModel(ctx, functionCallOutput(call.CallID, res.Output)) != nil {
 		return
 	}
 	c.mu.Lock()
@@ -74,6 +67,37 @@ func (c *Call) runTool(ctx context.Context, call agentline.ToolCall) {
 	if send {
 		c.writeModel(ctx, responseCreate)
 	}
+}
+
+// execute runs a tool call. A tool's own failure is a result, for the model
+// to tell the caller; an error is returned only when the call ended meanwhile.
+func (c *Call) execute(ctx context.Context, call agentline.ToolCall) (agentline.ToolResult, error) {
+	if c.opts.Tools == nil {
+		return agentline.ToolResult{CallID: call.CallID, IsError: true, Output: `{"error":{"code":"unknown_tool","message":"this agent has no tools"}}`}, nil
+	}
+	res, err := c.opts.Tools.Execute(ctx, call)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, err
+		}
+		c.log.Error("tool call failed", "tool", call.Name, "call_id", call.CallID, "err", err)
+		return agentline.ToolResult{CallID: call.CallID, IsError: true, Output: `{"error":{"code":"internal","message":"the tool could not run"}}`}, nil
+	}
+	return res, nil
+}
+
+// functionCallOutput is the conversation item that answers a tool call.
+func functionCallOutput(callID, output string) []byte {
+	type item struct {
+		Type   string `json:"type"`
+		CallID string `json:"call_id"`
+		Output string `json:"output"`
+	}
+	b, _ := json.Marshal(struct {
+		Type string `json:"type"`
+		Item item   `json:"item"`
+	}{"conversation.item.create", item{"function_call_output", callID, output}})
+	return b
 }
 
 var responseCreate = []byte(`{"type":"response.create"}`)
