@@ -3,7 +3,8 @@
 // with audio/pcmu both ways). Audio passes through as the same base64 bytes:
 // no decoding, no transcoding, no buffering beyond a frame.
 //
-// One goroutine per direction, each with its own reused buffers:
+// One goroutine per direction, each with its own reused buffers (and one per
+// tool call while it runs, so that audio keeps flowing meanwhile):
 //
 //	carrier -> model: media -> input_audio_buffer.append; mark echoes -> played position; dtmf -> text item; stop -> end
 //	model -> carrier: output_audio.delta -> media (+ a mark per batch); speech_started -> clear + truncate;
@@ -119,6 +120,8 @@ type Call struct {
 	ready atomic.Bool // session.updated has come; caller audio flows
 
 	// Playback state. Audio is counted in mu-law bytes: 8 bytes are 1 ms.
+	// mu is held only to read and update it, never across a socket write
+	// or a callback: one stalled peer must not stall the other direction.
 	mu             sync.Mutex
 	gen            int64  // bumps on every new item and on barge-in; marks of older gens are stale
 	itemID         string // the item whose audio is being sent
@@ -175,8 +178,9 @@ func (e *errEnd) Error() string {
 
 func (e *errEnd) Unwrap() error { return e.err }
 
-// Run relays until the call ends and returns why. Both sockets are closed
-// when it returns. When ctx ends, the reason is EndCanceled with ctx's cause.
+// Run relays until the call ends and returns why. Both sockets are closed,
+// and every tool call it started has returned, when it returns. When ctx
+// ends, the reason is EndCanceled with ctx's cause.
 func (c *Call) Run(ctx context.Context) Result {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
