@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,6 +34,10 @@ type rig struct {
 	result  chan relay.Result
 	call    chan *relay.Call
 	events  chan relay.Event
+	// returned is set once Run has returned; lateEvents counts the events
+	// reported after that (the call's log has stopped by then).
+	returned   atomic.Bool
+	lateEvents atomic.Int32
 }
 
 type rigOptions struct {
@@ -76,7 +81,12 @@ func newRig(t *testing.T, o rigOptions) *rig {
 			StreamSID:     start.Start.StreamSID,
 			SessionUpdate: []byte(`{"type":"session.update","session":{"type":"realtime","audio":{"input":{"format":{"type":"audio/pcmu"}},"output":{"format":{"type":"audio/pcmu"}}}}}`),
 			Tools:         o.tools,
-			OnEvent:       func(e relay.Event) { r.events <- e },
+			OnEvent: func(e relay.Event) {
+				if r.returned.Load() {
+					r.lateEvents.Add(1)
+				}
+				r.events <- e
+			},
 			EndDelayLimit: 5 * time.Second,
 		}
 		if o.speakFirst {
@@ -85,6 +95,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		c := relay.New(carrier, model, opts)
 		r.call <- c
 		res := c.Run(context.Background())
+		r.returned.Store(true)
 		r.result <- res
 	}))
 	t.Cleanup(srv.Close)

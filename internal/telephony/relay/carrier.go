@@ -1,0 +1,113 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// carrierToModel reads the carrier's messages: caller audio goes to the
+// model as it is; mark echoes advance the played position.
+func (c *Call) carrierToModel(ctx context.Context) error {
+	var in bytes.Buffer
+	out := make([]byte, 0, 512)
+	for {
+		if err := readInto(ctx, c.carrier, &in); err != nil {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			return end(EndCarrierDisconnect, err)
+		}
+		msg := in.Bytes()
+		switch string(stringField(msg, "event")) {
+		case "media":
+			start := time.Now()
+			payload := mediaPayload(msg)
+			if payload == nil {
+				return end(EndRelayProtocolError, errors.New("media message without payload"))
+			}
+			c.callerFrames.Add(1)
+			if !c.ready.Load() && c.holdEarly(payload) {
+				continue
+			}
+			out = appendAudio(out[:0], payload)
+			if err := c.writeModel(ctx, out); err != nil {
+				return err
+			}
+			if c.opts.FrameLatency != nil {
+				c.opts.FrameLatency.Observe(time.Since(start).Seconds())
+			}
+		case "mark":
+			c.markEchoed(markName(msg))
+			if c.shouldEndNow() {
+				return end(EndAgentHangup, nil)
+			}
+		case "dtmf":
+			if err := c.dtmf(ctx, msg); err != nil {
+				return err
+			}
+		case "stop":
+			return end(EndCallerHangup, nil)
+		case "connected", "start":
+		default:
+			c.log.Debug("ignored carrier message", "event", string(stringField(msg, "event")))
+		}
+	}
+}
+
+// holdEarly keeps a caller frame that came before session.updated (the
+// model would take it for 24 kHz PCM). It reports false when the session
+// became ready meanwhile, so the frame is to be sent now.
+func (c *Call) holdEarly(payload []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ready.Load() {
+		return false
+	}
+	if len(c.early) < 100 { // 2 s of 20 ms frames; later ones are dropped
+		c.early = append(c.early, bytes.Clone(payload))
+	}
+	return true
+}
+
+// markEchoed records that the carrier has played the audio before a mark.
+func (c *Call) markEchoed(name []byte) {
+	gen, n, ok := parseMark(name)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	if gen == c.gen && n > c.playedBytes {
+		c.playedBytes = n
+	}
+	c.mu.Unlock()
+}
+
+func (c *Call) dtmf(ctx context.Context, msg []byte) error {
+	var ev struct {
+		DTMF struct {
+			Digit string `json:"digit"`
+		} `json:"dtmf"`
+	}
+	if json.Unmarshal(msg, &ev) != nil || ev.DTMF.Digit == "" {
+		return nil
+	}
+	c.opts.OnEvent(Event{Type: "dtmf", Text: ev.DTMF.Digit, At: time.Now()})
+	item, _ := json.Marshal(map[string]any{
+		"type": "conversation.item.create",
+		"item": map[string]any{"type": "message", "role": "user",
+			"content": []map[string]string{{"type": "input_text", "text": "The caller pressed " + ev.DTMF.Digit + " on the keypad."}}},
+	})
+	if err := c.writeModel(ctx, item); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	active := c.responseActive
+	c.mu.Unlock()
+	if !active {
+		return c.writeModel(ctx, responseCreate)
+	}
+	return nil
+}
