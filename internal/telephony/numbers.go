@@ -10,6 +10,8 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/telephony/carrier"
+	"github.com/agentline/agentline/internal/telephony/livecall"
 )
 
 var threeDigits = regexp.MustCompile(`^[0-9]{3}$`)
@@ -27,11 +29,11 @@ func (h *Handler) availableNumbers(w http.ResponseWriter, r *http.Request) error
 	if area != "" && !threeDigits.MatchString(area) {
 		return agentline.Invalid("area_code", "area_code must be three digits, such as 415")
 	}
-	carrier, err := h.carrier()
+	cr, err := h.carrier()
 	if err != nil {
 		return err
 	}
-	list, err := carrier.AvailableNumbers(r.Context(), area)
+	list, err := cr.AvailableNumbers(r.Context(), area)
 	if err != nil {
 		return err
 	}
@@ -92,7 +94,7 @@ func (h *Handler) provisionNumber(w http.ResponseWriter, r *http.Request) error 
 	} else if !errors.Is(err, agentline.ErrNotFound) {
 		return err
 	}
-	carrier, err := h.carrier()
+	cr, err := h.carrier()
 	if err != nil {
 		return err
 	}
@@ -103,14 +105,14 @@ func (h *Handler) provisionNumber(w http.ResponseWriter, r *http.Request) error 
 	// From the purchase on, the request's end must not cut the work short:
 	// a purchase the carrier made must be stored or released again.
 	ctx = context.WithoutCancel(ctx)
-	sid, err := carrier.BuyNumber(ctx, BuyRequest{
+	sid, err := cr.BuyNumber(ctx, carrier.BuyRequest{
 		PhoneNumber:       in.PhoneNumber,
 		FriendlyName:      fmt.Sprintf("agentline project %d agent %d", projectID, agent.ID),
 		VoiceURL:          "https://" + host + "/api/telephony/inbound",
 		StatusCallbackURL: "https://" + host + "/api/telephony/status",
 	})
-	if errors.Is(err, ErrNoAnswer) {
-		return h.undoUnansweredPurchase(ctx, carrier, in.PhoneNumber, err)
+	if errors.Is(err, carrier.ErrNoAnswer) {
+		return h.undoUnansweredPurchase(ctx, cr, in.PhoneNumber, err)
 	}
 	if err != nil {
 		return err
@@ -121,7 +123,7 @@ func (h *Handler) provisionNumber(w http.ResponseWriter, r *http.Request) error 
 		Status: agentline.NumberActive, CarrierSID: sid,
 	})
 	if err != nil {
-		if rerr := carrier.ReleaseNumber(ctx, sid); rerr != nil && !errors.Is(rerr, ErrNumberGone) {
+		if rerr := cr.ReleaseNumber(ctx, sid); rerr != nil && !errors.Is(rerr, carrier.ErrNumberGone) {
 			log.Error("bought a number, could not store it, and could not release it: release it by hand", "phone_number", in.PhoneNumber, "err", rerr, "store_err", err)
 		} else {
 			log.Warn("bought a number and released it again because storing it failed", "phone_number", in.PhoneNumber, "err", err)
@@ -137,17 +139,17 @@ func (h *Handler) provisionNumber(w http.ResponseWriter, r *http.Request) error 
 // carrier may have sold the number anyway. It looks the number up at the
 // carrier and releases it if the account has it, so no number is billed
 // without a record here, and answers carrier_error saying what happened.
-func (h *Handler) undoUnansweredPurchase(ctx context.Context, carrier Carrier, phone string, buyErr error) error {
+func (h *Handler) undoUnansweredPurchase(ctx context.Context, cr carrier.Carrier, phone string, buyErr error) error {
 	log := httpx.Logger(ctx).With("phone_number", phone)
-	sid, err := carrier.FindNumber(ctx, phone)
-	if errors.Is(err, ErrNumberGone) {
+	sid, err := cr.FindNumber(ctx, phone)
+	if errors.Is(err, carrier.ErrNumberGone) {
 		log.Warn("the carrier did not answer a purchase and has not sold the number", "err", buyErr)
 		return &agentline.Error{Code: agentline.ECarrier, Err: buyErr,
 			Message: "the carrier did not answer the purchase in time; it has not sold you " + phone + ", so nothing is billed: try again"}
 	}
 	if err == nil {
-		err = carrier.ReleaseNumber(ctx, sid)
-		if err == nil || errors.Is(err, ErrNumberGone) {
+		err = cr.ReleaseNumber(ctx, sid)
+		if err == nil || errors.Is(err, carrier.ErrNumberGone) {
 			log.Warn("the carrier did not answer a purchase but had sold the number; released it again", "carrier_sid", sid, "err", buyErr)
 			return &agentline.Error{Code: agentline.ECarrier, Err: buyErr,
 				Message: "the carrier did not answer the purchase in time; it had sold you " + phone + " anyway and the number was released again: try again"}
@@ -168,7 +170,7 @@ func (h *Handler) linkableAgent(ctx context.Context, projectID, agentID, numberI
 	if err != nil {
 		return agent, err
 	}
-	if err := callAgent(agent); err != nil {
+	if err := livecall.CheckAgent(agent); err != nil {
 		return agent, err
 	}
 	existing, err := h.Store.AgentPhoneNumber(ctx, projectID, agentID)
@@ -261,14 +263,14 @@ func (h *Handler) releaseNumber(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	carrier, err := h.carrier()
+	cr, err := h.carrier()
 	if err != nil {
 		return err
 	}
 	log := httpx.Logger(ctx).With("project_id", projectID, "number_id", n.ID, "carrier_sid", n.CarrierSID)
 	// A release the carrier made must also delete the record.
 	ctx = context.WithoutCancel(ctx)
-	if err := carrier.ReleaseNumber(ctx, n.CarrierSID); errors.Is(err, ErrNumberGone) {
+	if err := cr.ReleaseNumber(ctx, n.CarrierSID); errors.Is(err, carrier.ErrNumberGone) {
 		log.Warn("the carrier no longer had the number; deleting its record", "phone_number", n.PhoneNumber)
 	} else if err != nil {
 		return err
