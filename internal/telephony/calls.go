@@ -2,8 +2,6 @@ package telephony
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"strconv"
@@ -13,123 +11,7 @@ import (
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/telephony/carrier"
 	"github.com/agentline/agentline/internal/telephony/livecall"
-	"github.com/agentline/agentline/internal/telephony/streamtoken"
 )
-
-// POST /api/agents/{agent_id}/telephony/outbound {to_number}
-//
-// Places one call from the agent's number. The call is recorded (under the
-// project's cap on live calls) before the carrier is asked; its TwiML opens
-// the same media stream as inbound calls, marked outbound so the agent
-// speaks first, with a signed stream token and the record's stream_ref.
-func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	agentID, projectID, err := h.Auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermCreate)
-	if err != nil {
-		return err
-	}
-	var in struct {
-		ToNumber string `json:"to_number"`
-	}
-	if err := httpx.Decode(r, &in); err != nil {
-		return err
-	}
-	if !agentline.ValidE164(in.ToNumber) {
-		return agentline.Invalid("to_number", "to_number must be in E.164 form, such as +14155550100")
-	}
-	if h.calls.Draining() {
-		return errDraining
-	}
-	agent, err := h.Store.Agent(ctx, projectID, agentID)
-	if err != nil {
-		return err
-	}
-	if err := livecall.CheckAgent(agent); err != nil {
-		return err
-	}
-	number, err := h.Store.AgentPhoneNumber(ctx, projectID, agentID)
-	if errors.Is(err, agentline.ErrNotFound) {
-		return agentline.Invalid("", "agent %d has no phone number to call from: provision one first", agentID)
-	}
-	if err != nil {
-		return err
-	}
-	if number.Status != agentline.NumberActive {
-		return agentline.Invalid("", "the agent's number %s is %s: make it active before calling out", number.PhoneNumber, number.Status)
-	}
-	if in.ToNumber == number.PhoneNumber {
-		return agentline.Invalid("to_number", "to_number is the agent's own number")
-	}
-	cr, err := h.carrier()
-	if err != nil {
-		return err
-	}
-	host, err := h.botHost()
-	if err != nil {
-		return err
-	}
-	ref, err := newStreamRef()
-	if err != nil {
-		return err
-	}
-	token := streamtoken.Sign(h.Secret, agentID, ref, agentline.CallOutbound, h.Now().Add(streamtoken.TTL))
-	twiml, err := carrier.StreamTwiML(host, agentID,
-		carrier.StreamParam{Name: "direction", Value: agentline.CallOutbound}, carrier.StreamParam{Name: "stream_token", Value: token}, carrier.StreamParam{Name: "stream_ref", Value: ref})
-	if err != nil {
-		return err
-	}
-	call, err := h.Store.ReserveCall(ctx, agentline.Call{
-		ProjectID: projectID, AgentID: agentID, NumberID: &number.ID, CallSID: agentline.PendingCallSID(ref),
-		Direction: agentline.CallOutbound, From: number.PhoneNumber, To: in.ToNumber,
-		Status: agentline.CallQueued, StreamRef: ref,
-	}, h.MaxConcurrentCalls)
-	if err != nil {
-		return err
-	}
-	// Whatever happens to the request from here, the record must match
-	// what the carrier did; the carrier client's timeout bounds each step.
-	bg := context.WithoutCancel(ctx)
-	log := httpx.Logger(ctx).With("project_id", projectID, "agent_id", agentID, "call_id", call.ID)
-	// The stream may come before the carrier's answer to the request.
-	h.calls.ExpectOutbound(ref)
-	cc, err := cr.CreateCall(bg, carrier.CallRequest{
-		To: in.ToNumber, From: number.PhoneNumber, TwiML: twiml,
-		StatusCallbackURL: "https://" + host + "/api/telephony/status",
-	})
-	if err != nil {
-		h.calls.Settle(ref)
-		if derr := h.Store.DeleteCall(bg, projectID, call.ID); derr != nil {
-			log.Error("could not remove the record of a call the carrier refused", "err", derr)
-		}
-		return err
-	}
-	call, err = h.Store.AttachCallSID(bg, projectID, call.ID, cc.SID, cc.Status)
-	if err != nil {
-		if _, herr := cr.HangUp(bg, cc.SID); herr != nil {
-			log.Error("placed a call, could not record it, and could not hang it up", "call_sid", cc.SID, "err", herr)
-		}
-		return err
-	}
-	log.Info("placed an outbound call", "call_sid", cc.SID, "status", cc.Status)
-	httpx.WriteJSON(w, http.StatusCreated, struct {
-		CallSID string `json:"call_sid"`
-		Status  string `json:"status"`
-	}{call.CallSID, call.Status})
-	return nil
-}
-
-// errDraining answers requests that would start a call on a draining
-// instance.
-var errDraining = &agentline.Error{Code: agentline.EUnavailable, RetryAfter: 1,
-	Message: "this instance is shutting down and takes no new calls; retry, and another instance will take it"}
-
-func newStreamRef() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return "sr_" + base64.RawURLEncoding.EncodeToString(b[:]), nil
-}
 
 // DELETE /api/agents/{agent_id}/telephony/calls/{call_sid}
 //

@@ -139,7 +139,7 @@ func (h *Handler) Routes() []httpx.Route {
 	routes := []httpx.Route{
 		user("GET", "/api/projects/{project_id}/telephony/numbers/available", h.availableNumbers),
 		user("GET", "/api/projects/{project_id}/telephony/numbers", h.listNumbers),
-		user("POST", "/api/projects/{project_id}/telephony/numbers", h.provisionNumber),
+		user("POST", "/api/projects/{project_id}/telephony/numbers", h.createNumber),
 		user("PATCH", "/api/projects/{project_id}/telephony/numbers/{number_id}", h.updateNumber),
 		user("DELETE", "/api/projects/{project_id}/telephony/numbers/{number_id}", h.releaseNumber),
 		user("POST", "/api/agents/{agent_id}/telephony/outbound", h.outboundCall),

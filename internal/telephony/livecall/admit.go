@@ -73,33 +73,50 @@ type streamCall struct {
 	started time.Time
 }
 
-// admit reads the carrier's connected and start messages and checks the
-// stream token against the agent and the call's record.
+// admit reads the carrier's connected and start messages and admits the
+// stream they describe. One timeout bounds both, so a stream that never
+// says who it is, or whose record cannot be read, holds no handler long.
 func (h *Handler) admit(ctx context.Context, conn *websocket.Conn, agentID int64) (*streamCall, error) {
-	rctx, cancel := context.WithTimeout(ctx, startTimeout)
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	var start streamStart
+	start, err := readStart(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	return h.admitStream(ctx, agentID, start)
+}
+
+// readStart reads the carrier's messages up to its start message.
+func readStart(ctx context.Context, conn *websocket.Conn) (streamStart, error) {
 	for {
-		_, msg, err := conn.Read(rctx)
+		_, msg, err := conn.Read(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("read start: %w", err)
+			return streamStart{}, fmt.Errorf("read start: %w", err)
 		}
 		var m struct {
 			Event string      `json:"event"`
 			Start streamStart `json:"start"`
 		}
 		if err := json.Unmarshal(msg, &m); err != nil {
-			return nil, fmt.Errorf("carrier message: %w", err)
+			return streamStart{}, fmt.Errorf("carrier message: %w", err)
 		}
-		if m.Event == "connected" {
-			continue
+		switch m.Event {
+		case "connected":
+		case "start":
+			return m.Start, nil
+		default:
+			return streamStart{}, fmt.Errorf("%q before start", m.Event)
 		}
-		if m.Event != "start" {
-			return nil, fmt.Errorf("%q before start", m.Event)
-		}
-		start = m.Start
-		break
 	}
+}
+
+// admitStream decides whether the stream a start message describes may
+// reach the agent's model: its stream token must verify for this agent and
+// match a call record of the agent that has not ended, and the agent must
+// take calls. An admitted call is recorded as in progress, whatever status
+// callbacks are still on their way. Every refusal is an error for the log:
+// the carrier is only told that the stream was refused.
+func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamStart) (*streamCall, error) {
 	if start.StreamSID == "" || !carrier.ValidCallSID(start.CallSID) {
 		return nil, errors.New("start without streamSid or a valid callSid")
 	}
@@ -112,30 +129,9 @@ func (h *Handler) admit(ctx context.Context, conn *websocket.Conn, agentID int64
 	if err != nil {
 		return nil, err
 	}
-	var call agentline.Call
-	switch claims.Direction {
-	case agentline.CallInbound:
-		if claims.Ref != start.CallSID {
-			return nil, errors.New("stream token issued for another call")
-		}
-		call, err = h.Store.Call(ctx, projectID, start.CallSID)
-	case agentline.CallOutbound:
-		if start.CustomParameters["stream_ref"] != claims.Ref {
-			return nil, errors.New("stream_ref does not match the stream token")
-		}
-		call, err = h.Store.CallByStreamRef(ctx, projectID, claims.Ref)
-		if err == nil && call.CallSID != start.CallSID {
-			if call.CallSID != agentline.PendingCallSID(claims.Ref) {
-				return nil, errors.New("stream token issued for another call")
-			}
-			// The stream came before the carrier's answer to the call request.
-			call, err = h.Store.AttachCallSID(ctx, projectID, call.ID, start.CallSID, call.Status)
-		}
-	default:
-		return nil, errors.New("stream token without a direction")
-	}
+	call, err := h.streamCallRecord(ctx, projectID, claims, start)
 	if err != nil {
-		return nil, fmt.Errorf("call record: %w", err)
+		return nil, err
 	}
 	if call.AgentID != agentID {
 		return nil, errors.New("the call belongs to another agent")
@@ -152,10 +148,44 @@ func (h *Handler) admit(ctx context.Context, conn *websocket.Conn, agentID int64
 	if err := CheckAgent(agent); err != nil {
 		return nil, err
 	}
-	// A streaming call is answered, whatever status callbacks are still on
-	// their way.
 	if call, err = h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress}); err != nil {
 		return nil, err
 	}
 	return &streamCall{start: start, claims: claims, call: call, agent: agent, started: h.Now()}, nil
+}
+
+// streamCallRecord finds the record of the call a stream token was issued
+// for: by call SID for inbound calls; by stream ref for outbound ones, whose
+// record gets the call SID here when the stream came before the carrier's
+// answer to the call request.
+func (h *Handler) streamCallRecord(ctx context.Context, projectID int64, claims streamtoken.Claims, start streamStart) (agentline.Call, error) {
+	switch claims.Direction {
+	case agentline.CallInbound:
+		if claims.Ref != start.CallSID {
+			return agentline.Call{}, errors.New("stream token issued for another call")
+		}
+		return wrapRecord(h.Store.Call(ctx, projectID, start.CallSID))
+	case agentline.CallOutbound:
+		if start.CustomParameters["stream_ref"] != claims.Ref {
+			return agentline.Call{}, errors.New("stream_ref does not match the stream token")
+		}
+		call, err := h.Store.CallByStreamRef(ctx, projectID, claims.Ref)
+		if err != nil || call.CallSID == start.CallSID {
+			return wrapRecord(call, err)
+		}
+		if call.CallSID != agentline.PendingCallSID(claims.Ref) {
+			return agentline.Call{}, errors.New("stream token issued for another call")
+		}
+		return wrapRecord(h.Store.AttachCallSID(ctx, projectID, call.ID, start.CallSID, call.Status))
+	}
+	return agentline.Call{}, errors.New("stream token without a direction")
+}
+
+// wrapRecord says, for the log, that a store error came from reading or
+// updating the call's record.
+func wrapRecord(call agentline.Call, err error) (agentline.Call, error) {
+	if err != nil {
+		return call, fmt.Errorf("call record: %w", err)
+	}
+	return call, nil
 }
