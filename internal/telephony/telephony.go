@@ -83,9 +83,9 @@ type Options struct {
 // webhooks and the media streams of calls.
 type Handler struct {
 	Options
-	// Live is the live call path; the app drains it and ends its calls on
-	// shutdown.
-	Live *livecall.Handler
+	// live is the live call path, which the app drains and whose calls it
+	// ends on shutdown through the Handler.
+	live *livecall.Handler
 	// calls is what management needs of Live.
 	calls liveCalls
 }
@@ -127,7 +127,7 @@ func New(opts Options) *Handler {
 		MaxCallDuration: opts.MaxCallDuration, ModelReadyTimeout: opts.ModelReadyTimeout,
 		Registerer: opts.Registerer, Logger: opts.Logger,
 	})
-	return &Handler{Options: opts, Live: live, calls: live}
+	return &Handler{Options: opts, live: live, calls: live}
 }
 
 // Routes lists the phone channel's routes. With telephony disabled, each
@@ -148,7 +148,7 @@ func (h *Handler) Routes() []httpx.Route {
 		user("GET", "/api/calls/{call_sid}", h.getCall),
 		{Method: "POST", Pattern: "/api/telephony/status", Handler: h.enabled(httpx.HandlerFunc(h.Signatures.Check(h.statusCallback)))},
 	}
-	for _, r := range h.Live.Routes() {
+	for _, r := range h.live.Routes() {
 		r.Handler = h.enabled(r.Handler)
 		routes = append(routes, r)
 	}
@@ -156,17 +156,17 @@ func (h *Handler) Routes() []httpx.Route {
 }
 
 // Drain makes this instance take no new calls; see livecall.Handler.Drain.
-func (h *Handler) Drain() { h.Live.Drain() }
+func (h *Handler) Drain() { h.live.Drain() }
 
 // LiveCalls counts the media streams this instance is handling.
-func (h *Handler) LiveCalls() int { return h.Live.LiveCalls() }
+func (h *Handler) LiveCalls() int { return h.live.LiveCalls() }
 
 // WaitCalls waits until no call runs or is awaited here, or ctx ends.
-func (h *Handler) WaitCalls(ctx context.Context) error { return h.Live.WaitCalls(ctx) }
+func (h *Handler) WaitCalls(ctx context.Context) error { return h.live.WaitCalls(ctx) }
 
 // EndCalls ends the calls relayed here and waits for their records; see
 // livecall.Handler.EndCalls.
-func (h *Handler) EndCalls(ctx context.Context) error { return h.Live.EndCalls(ctx) }
+func (h *Handler) EndCalls(ctx context.Context) error { return h.live.EndCalls(ctx) }
 
 var errDisabled = agentline.Errorf(agentline.ENotFound, "telephony is disabled on this deployment (set TELEPHONY_ENABLED=true to enable it)")
 
