@@ -36,6 +36,7 @@ import (
 	"github.com/agentline/agentline/internal/ratelimit"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony"
+	phonecarrier "github.com/agentline/agentline/internal/telephony/carrier"
 	"github.com/agentline/agentline/internal/telephony/twiliofake"
 	"github.com/agentline/agentline/internal/tools"
 	"github.com/agentline/agentline/internal/widget"
@@ -204,9 +205,9 @@ const sandboxPrefix = "/sandbox/openai"
 // telephony builds the phone channel's handler; without a carrier account
 // the routes that need the carrier answer 503.
 func (a *App) telephony() (*telephony.Handler, error) {
-	var carrier telephony.Carrier
+	var carrier phonecarrier.Carrier
 	if a.Config.TwilioAccountSID != "" && a.Config.TwilioAuthToken != "" {
-		t, err := telephony.NewTwilio(telephony.TwilioConfig{
+		t, err := phonecarrier.NewTwilio(phonecarrier.TwilioConfig{
 			AccountSID: a.Config.TwilioAccountSID, AuthToken: a.Config.TwilioAuthToken, BaseURL: a.Config.TwilioAPIBaseURL,
 			Timeout: a.Config.TwilioTimeout,
 		})
@@ -220,7 +221,7 @@ func (a *App) telephony() (*telephony.Handler, error) {
 		// can be linked and called with `agentline call`.
 		f := twiliofake.New(twiliofake.Options{})
 		a.closers = append(a.closers, closeFunc(f.Close))
-		t, err := telephony.NewTwilio(telephony.TwilioConfig{AccountSID: f.AccountSID(), AuthToken: f.AuthToken(), BaseURL: f.URL(), Timeout: a.Config.TwilioTimeout})
+		t, err := phonecarrier.NewTwilio(phonecarrier.TwilioConfig{AccountSID: f.AccountSID(), AuthToken: f.AuthToken(), BaseURL: f.URL(), Timeout: a.Config.TwilioTimeout})
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +231,7 @@ func (a *App) telephony() (*telephony.Handler, error) {
 	return telephony.New(telephony.Options{
 		Enabled: a.Config.TelephonyEnabled, Store: a.Store, Auth: a.Auth, Carrier: carrier,
 		Secret: a.Secret, BotHost: a.Config.BotHost,
-		Signatures:         telephony.NewSignatures(a.Config.TwilioAuthToken, a.Config.BotHost, a.Config.Production()),
+		Signatures:         phonecarrier.NewSignatures(a.Config.TwilioAuthToken, a.Config.BotHost, a.Config.Production()),
 		MaxConcurrentCalls: int(a.Config.MaxConcurrentCalls),
 		Tools:              a.Tools, OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
 		MaxCallDuration: a.Config.MaxCallDuration, ModelReadyTimeout: a.Config.ModelReadyTimeout, Registerer: a.Registry, Logger: a.Logger,

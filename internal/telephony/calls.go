@@ -2,127 +2,16 @@ package telephony
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"net/http"
-	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/telephony/carrier"
+	"github.com/agentline/agentline/internal/telephony/livecall"
 )
-
-// POST /api/agents/{agent_id}/telephony/outbound {to_number}
-//
-// Places one call from the agent's number. The call is recorded (under the
-// project's cap on live calls) before the carrier is asked; its TwiML opens
-// the same media stream as inbound calls, marked outbound so the agent
-// speaks first, with a signed stream token and the record's stream_ref.
-func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	agentID, projectID, err := h.Auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermCreate)
-	if err != nil {
-		return err
-	}
-	var in struct {
-		ToNumber string `json:"to_number"`
-	}
-	if err := httpx.Decode(r, &in); err != nil {
-		return err
-	}
-	if !agentline.ValidE164(in.ToNumber) {
-		return agentline.Invalid("to_number", "to_number must be in E.164 form, such as +14155550100")
-	}
-	if h.live.isDraining() {
-		return errDraining
-	}
-	agent, err := h.Store.Agent(ctx, projectID, agentID)
-	if err != nil {
-		return err
-	}
-	if err := callAgent(agent); err != nil {
-		return err
-	}
-	number, err := h.Store.AgentPhoneNumber(ctx, projectID, agentID)
-	if errors.Is(err, agentline.ErrNotFound) {
-		return agentline.Invalid("", "agent %d has no phone number to call from: provision one first", agentID)
-	}
-	if err != nil {
-		return err
-	}
-	if number.Status != agentline.NumberActive {
-		return agentline.Invalid("", "the agent's number %s is %s: make it active before calling out", number.PhoneNumber, number.Status)
-	}
-	if in.ToNumber == number.PhoneNumber {
-		return agentline.Invalid("to_number", "to_number is the agent's own number")
-	}
-	carrier, err := h.carrier()
-	if err != nil {
-		return err
-	}
-	host, err := h.botHost()
-	if err != nil {
-		return err
-	}
-	ref, err := newStreamRef()
-	if err != nil {
-		return err
-	}
-	token := Sign(h.Secret, agentID, ref, agentline.CallOutbound, h.Now().Add(StreamTokenTTL))
-	twiml, err := StreamTwiML(host, agentID,
-		StreamParam{"direction", agentline.CallOutbound}, StreamParam{"stream_token", token}, StreamParam{"stream_ref", ref})
-	if err != nil {
-		return err
-	}
-	call, err := h.Store.ReserveCall(ctx, agentline.Call{
-		ProjectID: projectID, AgentID: agentID, NumberID: &number.ID, CallSID: agentline.PendingCallSID(ref),
-		Direction: agentline.CallOutbound, From: number.PhoneNumber, To: in.ToNumber,
-		Status: agentline.CallQueued, StreamRef: ref,
-	}, h.MaxConcurrentCalls)
-	if err != nil {
-		return err
-	}
-	// Whatever happens to the request from here, the record must match
-	// what the carrier did; the carrier client's timeout bounds each step.
-	bg := context.WithoutCancel(ctx)
-	log := httpx.Logger(ctx).With("project_id", projectID, "agent_id", agentID, "call_id", call.ID)
-	// The stream may come before the carrier's answer to the request.
-	h.live.expect(ref, h.Now().Add(outboundStreamGrace), h.Now())
-	cc, err := carrier.CreateCall(bg, CallRequest{
-		To: in.ToNumber, From: number.PhoneNumber, TwiML: twiml,
-		StatusCallbackURL: "https://" + host + "/api/telephony/status",
-	})
-	if err != nil {
-		h.live.settle(ref)
-		if derr := h.Store.DeleteCall(bg, projectID, call.ID); derr != nil {
-			log.Error("could not remove the record of a call the carrier refused", "err", derr)
-		}
-		return err
-	}
-	call, err = h.Store.AttachCallSID(bg, projectID, call.ID, cc.SID, cc.Status)
-	if err != nil {
-		if _, herr := carrier.HangUp(bg, cc.SID); herr != nil {
-			log.Error("placed a call, could not record it, and could not hang it up", "call_sid", cc.SID, "err", herr)
-		}
-		return err
-	}
-	log.Info("placed an outbound call", "call_sid", cc.SID, "status", cc.Status)
-	httpx.WriteJSON(w, http.StatusCreated, struct {
-		CallSID string `json:"call_sid"`
-		Status  string `json:"status"`
-	}{call.CallSID, call.Status})
-	return nil
-}
-
-func newStreamRef() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return "sr_" + base64.RawURLEncoding.EncodeToString(b[:]), nil
-}
 
 // DELETE /api/agents/{agent_id}/telephony/calls/{call_sid}
 //
@@ -134,7 +23,7 @@ func (h *Handler) endCall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sid := r.PathValue("call_sid")
-	if !validCallSID(sid) {
+	if !carrier.ValidCallSID(sid) {
 		return agentline.NotFound("call")
 	}
 	call, err := h.Store.Call(ctx, projectID, sid)
@@ -147,13 +36,13 @@ func (h *Handler) endCall(w http.ResponseWriter, r *http.Request) error {
 	if agentline.CallStatusFinal(call.Status) {
 		return agentline.Errorf(agentline.EConflict, "call %s has already ended (status %s)", sid, call.Status)
 	}
-	carrier, err := h.carrier()
+	cr, err := h.carrier()
 	if err != nil {
 		return err
 	}
 	ctx = context.WithoutCancel(ctx) // a hang-up that happened must be recorded
-	status, err := carrier.HangUp(ctx, sid)
-	if errors.Is(err, ErrCallGone) {
+	status, err := cr.HangUp(ctx, sid)
+	if errors.Is(err, carrier.ErrCallGone) {
 		// Our record missed the end (a lost status callback): close it.
 		if _, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallCompleted, EndReason: "unknown to the carrier"}); err != nil {
 			return err
@@ -163,22 +52,16 @@ func (h *Handler) endCall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, EndReason: errEndedByAPI.Error()}); err != nil {
+	if _, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, EndReason: livecall.EndedByAPI}); err != nil {
 		return err
 	}
 	// The carrier ends the stream too; if this instance relays the call, it
 	// stops at once rather than when the carrier gets to it.
-	h.live.end(sid, errEndedByAPI)
+	h.calls.EndByAPI(sid)
 	httpx.Logger(ctx).Info("hung up a call", "project_id", projectID, "agent_id", agentID, "call_sid", sid, "status", status)
 	httpx.NoContent(w)
 	return nil
 }
-
-// callSIDPattern is the shape of a carrier call SID (CA and 32 hex digits
-// at Twilio), loosely: letters and digits, so a placeholder never matches.
-var callSIDPattern = regexp.MustCompile(`^[A-Za-z0-9]{2,64}$`)
-
-func validCallSID(s string) bool { return callSIDPattern.MatchString(s) }
 
 // callPage is a page of calls; NextBefore is the cursor of the next page,
 // null on the last.
@@ -237,7 +120,7 @@ func (h *Handler) listCalls(w http.ResponseWriter, r *http.Request) error {
 // GET /api/calls/{call_sid}
 func (h *Handler) getCall(w http.ResponseWriter, r *http.Request) error {
 	sid := r.PathValue("call_sid")
-	if !validCallSID(sid) {
+	if !carrier.ValidCallSID(sid) {
 		return agentline.NotFound("call")
 	}
 	ctx := r.Context()
@@ -273,7 +156,7 @@ type callWithLog struct {
 func (h *Handler) statusCallback(w http.ResponseWriter, r *http.Request) error {
 	f := r.PostForm
 	e := agentline.CallEvent{CallSID: f.Get("CallSid"), Status: f.Get("CallStatus"), From: f.Get("From"), To: f.Get("To")}
-	if !validCallSID(e.CallSID) {
+	if !carrier.ValidCallSID(e.CallSID) {
 		return agentline.Invalid("CallSid", "CallSid is missing or malformed")
 	}
 	if !agentline.ValidCallStatus(e.Status) {

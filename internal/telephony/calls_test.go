@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
-	"github.com/agentline/agentline/internal/telephony"
+	"github.com/agentline/agentline/internal/telephony/carrier"
+	"github.com/agentline/agentline/internal/telephony/streamtoken"
 	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
@@ -293,9 +294,9 @@ func BenchmarkStatusCallback(b *testing.B) {
 func BenchmarkOutboundTwiML(b *testing.B) {
 	now := time.Now()
 	for b.Loop() {
-		tok := telephony.Sign("s3cret", 42, "sr_0123456789abcdefghijkl", "outbound", now.Add(telephony.StreamTokenTTL))
-		if _, err := telephony.StreamTwiML(botHost, 42, telephony.StreamParam{Name: "direction", Value: "outbound"},
-			telephony.StreamParam{Name: "stream_token", Value: tok}, telephony.StreamParam{Name: "stream_ref", Value: "sr_0123456789abcdefghijkl"}); err != nil {
+		tok := streamtoken.Sign("s3cret", 42, "sr_0123456789abcdefghijkl", "outbound", now.Add(streamtoken.TTL))
+		if _, err := carrier.StreamTwiML(botHost, 42, carrier.StreamParam{Name: "direction", Value: "outbound"},
+			carrier.StreamParam{Name: "stream_token", Value: tok}, carrier.StreamParam{Name: "stream_ref", Value: "sr_0123456789abcdefghijkl"}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/agentline/agentline/internal/app"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/config"
-	"github.com/agentline/agentline/internal/telephony"
+	"github.com/agentline/agentline/internal/telephony/streamtoken"
 	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
@@ -237,8 +237,8 @@ func (e *env) provision(phone string, agentID int64) agentline.PhoneNumber {
 	return n
 }
 
-func verifyToken(e *env, token string, agentID int64) (telephony.Claims, error) {
-	return telephony.Verify(e.app.Secret, token, agentID, time.Now())
+func verifyToken(e *env, token string, agentID int64) (streamtoken.Claims, error) {
+	return streamtoken.Verify(e.app.Secret, token, agentID, time.Now())
 }
 
 // newEnvNoUsers starts the app alone, for tests that only need its routes.

@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
-	"github.com/agentline/agentline/internal/telephony"
 	"github.com/agentline/agentline/internal/telephony/callsim"
+	"github.com/agentline/agentline/internal/telephony/carrier"
+	"github.com/agentline/agentline/internal/telephony/streamtoken"
 	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
@@ -60,11 +61,11 @@ func TestInboundWebhook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.URL != telephony.StreamURL(botHost, e.ada) || s.Params["call_sid"] != sid || s.Params["direction"] != "inbound" {
+	if s.URL != carrier.StreamURL(botHost, e.ada) || s.Params["call_sid"] != sid || s.Params["direction"] != "inbound" {
 		t.Fatalf("stream = %+v", s)
 	}
 	claims, err := verifyToken(e, s.Params["stream_token"], e.ada)
-	if err != nil || claims.Ref != sid || claims.Direction != "inbound" || time.Until(time.Unix(claims.Expires, 0)) > telephony.StreamTokenTTL {
+	if err != nil || claims.Ref != sid || claims.Direction != "inbound" || time.Until(time.Unix(claims.Expires, 0)) > streamtoken.TTL {
 		t.Fatalf("token claims %+v, %v", claims, err)
 	}
 	call, err := e.app.Store.Call(context.Background(), e.project, sid)

@@ -3,13 +3,14 @@ package telephony
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/telephony/carrier"
+	"github.com/agentline/agentline/internal/telephony/livecall"
 )
 
 var threeDigits = regexp.MustCompile(`^[0-9]{3}$`)
@@ -27,11 +28,11 @@ func (h *Handler) availableNumbers(w http.ResponseWriter, r *http.Request) error
 	if area != "" && !threeDigits.MatchString(area) {
 		return agentline.Invalid("area_code", "area_code must be three digits, such as 415")
 	}
-	carrier, err := h.carrier()
+	cr, err := h.carrier()
 	if err != nil {
 		return err
 	}
-	list, err := carrier.AvailableNumbers(r.Context(), area)
+	list, err := cr.AvailableNumbers(r.Context(), area)
 	if err != nil {
 		return err
 	}
@@ -53,111 +54,6 @@ func (h *Handler) listNumbers(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// POST /api/projects/{project_id}/telephony/numbers {phone_number, agent_id}
-//
-// Checks everything that can be checked before paying, buys the number with
-// its webhooks pointing at this deployment, then stores it. If storing
-// fails, the number is released again so that nothing is billed for nothing.
-func (h *Handler) provisionNumber(w http.ResponseWriter, r *http.Request) error {
-	projectID, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermCreate)
-	if err != nil {
-		return err
-	}
-	var in struct {
-		PhoneNumber string `json:"phone_number"`
-		AgentID     int64  `json:"agent_id"`
-	}
-	if err := httpx.Decode(r, &in); err != nil {
-		return err
-	}
-	if !agentline.ValidE164(in.PhoneNumber) {
-		return agentline.Invalid("phone_number", "phone_number must be in E.164 form, such as +14155550100")
-	}
-	if !agentline.ValidUSNumber(in.PhoneNumber) {
-		return agentline.Invalid("phone_number", "only US local numbers are supported: +1 and ten digits")
-	}
-	if in.AgentID <= 0 {
-		return agentline.Invalid("agent_id", "agent_id is required")
-	}
-	ctx := r.Context()
-	agent, err := h.linkableAgent(ctx, projectID, in.AgentID, 0)
-	if err != nil {
-		return err
-	}
-	if existing, err := h.Store.PhoneNumberByE164(ctx, in.PhoneNumber); err == nil {
-		if existing.ProjectID == projectID {
-			return agentline.Errorf(agentline.EConflict, "phone number %s is already provisioned in this project (number %d)", in.PhoneNumber, existing.ID)
-		}
-		return agentline.Errorf(agentline.EConflict, "phone number %s is already provisioned", in.PhoneNumber)
-	} else if !errors.Is(err, agentline.ErrNotFound) {
-		return err
-	}
-	carrier, err := h.carrier()
-	if err != nil {
-		return err
-	}
-	host, err := h.botHost()
-	if err != nil {
-		return err
-	}
-	// From the purchase on, the request's end must not cut the work short:
-	// a purchase the carrier made must be stored or released again.
-	ctx = context.WithoutCancel(ctx)
-	sid, err := carrier.BuyNumber(ctx, BuyRequest{
-		PhoneNumber:       in.PhoneNumber,
-		FriendlyName:      fmt.Sprintf("agentline project %d agent %d", projectID, agent.ID),
-		VoiceURL:          "https://" + host + "/api/telephony/inbound",
-		StatusCallbackURL: "https://" + host + "/api/telephony/status",
-	})
-	if errors.Is(err, ErrNoAnswer) {
-		return h.undoUnansweredPurchase(ctx, carrier, in.PhoneNumber, err)
-	}
-	if err != nil {
-		return err
-	}
-	log := httpx.Logger(ctx).With("project_id", projectID, "agent_id", agent.ID, "carrier_sid", sid)
-	n, err := h.Store.CreatePhoneNumber(ctx, agentline.PhoneNumber{
-		ProjectID: projectID, PhoneNumber: in.PhoneNumber, AgentID: &agent.ID,
-		Status: agentline.NumberActive, CarrierSID: sid,
-	})
-	if err != nil {
-		if rerr := carrier.ReleaseNumber(ctx, sid); rerr != nil && !errors.Is(rerr, ErrNumberGone) {
-			log.Error("bought a number, could not store it, and could not release it: release it by hand", "phone_number", in.PhoneNumber, "err", rerr, "store_err", err)
-		} else {
-			log.Warn("bought a number and released it again because storing it failed", "phone_number", in.PhoneNumber, "err", err)
-		}
-		return err
-	}
-	log.Info("provisioned a phone number", "number_id", n.ID)
-	httpx.WriteJSON(w, http.StatusCreated, n)
-	return nil
-}
-
-// undoUnansweredPurchase handles a purchase whose answer never came: the
-// carrier may have sold the number anyway. It looks the number up at the
-// carrier and releases it if the account has it, so no number is billed
-// without a record here, and answers carrier_error saying what happened.
-func (h *Handler) undoUnansweredPurchase(ctx context.Context, carrier Carrier, phone string, buyErr error) error {
-	log := httpx.Logger(ctx).With("phone_number", phone)
-	sid, err := carrier.FindNumber(ctx, phone)
-	if errors.Is(err, ErrNumberGone) {
-		log.Warn("the carrier did not answer a purchase and has not sold the number", "err", buyErr)
-		return &agentline.Error{Code: agentline.ECarrier, Err: buyErr,
-			Message: "the carrier did not answer the purchase in time; it has not sold you " + phone + ", so nothing is billed: try again"}
-	}
-	if err == nil {
-		err = carrier.ReleaseNumber(ctx, sid)
-		if err == nil || errors.Is(err, ErrNumberGone) {
-			log.Warn("the carrier did not answer a purchase but had sold the number; released it again", "carrier_sid", sid, "err", buyErr)
-			return &agentline.Error{Code: agentline.ECarrier, Err: buyErr,
-				Message: "the carrier did not answer the purchase in time; it had sold you " + phone + " anyway and the number was released again: try again"}
-		}
-	}
-	log.Error("the carrier did not answer a purchase, and whether it sold the number is unknown: check the carrier's console", "carrier_sid", sid, "err", buyErr, "undo_err", err)
-	return &agentline.Error{Code: agentline.ECarrier, Err: buyErr,
-		Message: "the carrier did not answer the purchase in time and could not be asked whether it sold you " + phone + ": check your Twilio console before trying again"}
-}
-
 // linkableAgent loads an agent of the project that may get a number: it
 // takes calls, and it has no number other than numberID yet.
 func (h *Handler) linkableAgent(ctx context.Context, projectID, agentID, numberID int64) (agentline.Agent, error) {
@@ -168,7 +64,7 @@ func (h *Handler) linkableAgent(ctx context.Context, projectID, agentID, numberI
 	if err != nil {
 		return agent, err
 	}
-	if err := callAgent(agent); err != nil {
+	if err := livecall.CheckAgent(agent); err != nil {
 		return agent, err
 	}
 	existing, err := h.Store.AgentPhoneNumber(ctx, projectID, agentID)
@@ -261,14 +157,14 @@ func (h *Handler) releaseNumber(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	carrier, err := h.carrier()
+	cr, err := h.carrier()
 	if err != nil {
 		return err
 	}
 	log := httpx.Logger(ctx).With("project_id", projectID, "number_id", n.ID, "carrier_sid", n.CarrierSID)
 	// A release the carrier made must also delete the record.
 	ctx = context.WithoutCancel(ctx)
-	if err := carrier.ReleaseNumber(ctx, n.CarrierSID); errors.Is(err, ErrNumberGone) {
+	if err := cr.ReleaseNumber(ctx, n.CarrierSID); errors.Is(err, carrier.ErrNumberGone) {
 		log.Warn("the carrier no longer had the number; deleting its record", "phone_number", n.PhoneNumber)
 	} else if err != nil {
 		return err

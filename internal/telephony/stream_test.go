@@ -15,8 +15,9 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/agentline/agentline/internal/provider/realtimefake"
-	"github.com/agentline/agentline/internal/telephony"
 	"github.com/agentline/agentline/internal/telephony/callsim"
+	"github.com/agentline/agentline/internal/telephony/carrier"
+	"github.com/agentline/agentline/internal/telephony/streamtoken"
 	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
@@ -219,15 +220,15 @@ func TestStreamWithoutValidTokenIsRefused(t *testing.T) {
 		s.Params[k] = v
 		return s
 	}
-	bobURL := telephony.StreamURL(botHost, e.bob)
-	expired := telephony.Sign(e.app.Secret, e.ada, sid, "inbound", time.Now().Add(-time.Second))
+	bobURL := carrier.StreamURL(botHost, e.bob)
+	expired := streamtoken.Sign(e.app.Secret, e.ada, sid, "inbound", time.Now().Add(-time.Second))
 	for _, c := range []struct {
 		name    string
 		stream  callsim.Stream
 		callSID string
 	}{
 		{"no token", with("stream_token", ""), sid},
-		{"forged token", with("stream_token", telephony.Sign("not-the-secret", e.ada, sid, "inbound", time.Now().Add(time.Minute))), sid},
+		{"forged token", with("stream_token", streamtoken.Sign("not-the-secret", e.ada, sid, "inbound", time.Now().Add(time.Minute))), sid},
 		{"expired token", with("stream_token", expired), sid},
 		{"token of another call", good, "CA" + strings.Repeat("d", 32)},
 		{"token of another agent", callsim.Stream{URL: bobURL, Params: good.Params}, sid},

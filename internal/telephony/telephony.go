@@ -1,8 +1,10 @@
-// Package telephony is the phone channel's carrier side: number search,
-// provisioning and release, outbound calls, hang-ups, call records kept by
-// the carrier's status callbacks, TwiML, webhook signatures and the signed
-// tokens that admit a media stream. The carrier is Twilio, reached through
-// twilio-go behind the small Carrier interface.
+// Package telephony is the phone channel's management side: searching,
+// buying and releasing numbers, placing and ending calls, the call records
+// the carrier's status callbacks keep, and the API that lists them. These
+// are request and response work against the carrier's REST API and the
+// store; the calls themselves run in package livecall, which New assembles
+// with this side into the one handler the app serves, so that the app wires
+// one phone channel.
 package telephony
 
 import (
@@ -16,31 +18,27 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/telephony/carrier"
+	"github.com/agentline/agentline/internal/telephony/livecall"
 )
 
-// Store is what the phone channel needs from storage.
+// Store is what the phone channel needs from storage: what the live call
+// path needs, and what management adds.
 type Store interface {
-	ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error)
-	Agent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
+	livecall.Store
 
 	CreatePhoneNumber(ctx context.Context, n agentline.PhoneNumber) (agentline.PhoneNumber, error)
 	PhoneNumbers(ctx context.Context, projectID int64) ([]agentline.PhoneNumber, error)
 	PhoneNumber(ctx context.Context, projectID, numberID int64) (agentline.PhoneNumber, error)
-	PhoneNumberByE164(ctx context.Context, phoneNumber string) (agentline.PhoneNumber, error)
 	AgentPhoneNumber(ctx context.Context, projectID, agentID int64) (agentline.PhoneNumber, error)
 	UpdatePhoneNumber(ctx context.Context, n agentline.PhoneNumber) (agentline.PhoneNumber, error)
 	DeletePhoneNumber(ctx context.Context, projectID, numberID int64) error
 
 	ReserveCall(ctx context.Context, c agentline.Call, max int) (agentline.Call, error)
-	AttachCallSID(ctx context.Context, projectID, callID int64, callSID, status string) (agentline.Call, error)
 	DeleteCall(ctx context.Context, projectID, callID int64) error
-	Call(ctx context.Context, projectID int64, callSID string) (agentline.Call, error)
 	ProjectOfCall(ctx context.Context, callSID string) (int64, error)
 	Calls(ctx context.Context, projectID int64, f agentline.CallFilter) ([]agentline.Call, error)
-	ApplyCallEvent(ctx context.Context, e agentline.CallEvent) (agentline.Call, error)
-	CallByStreamRef(ctx context.Context, projectID int64, ref string) (agentline.Call, error)
 	CallLog(ctx context.Context, projectID, callID int64) ([]agentline.CallLogEntry, error)
-	AppendCallLog(ctx context.Context, projectID, callID int64, entries []agentline.CallLogEntry) error
 }
 
 // Options configure the phone channel's handler.
@@ -50,14 +48,14 @@ type Options struct {
 	Auth    *auth.Service
 	// Carrier is nil when no carrier account is configured; the routes
 	// that need it then answer 503 not_configured.
-	Carrier Carrier
+	Carrier carrier.Carrier
 	// Secret signs stream tokens (app.Secret).
 	Secret string
 	// BotHost is the public host the carrier reaches (BOT_HOST).
 	BotHost string
 	// Signatures checks the carrier's webhooks; when nil, every webhook is
 	// refused.
-	Signatures *Signatures
+	Signatures *carrier.Signatures
 	// MaxConcurrentCalls caps a project's live calls
 	// (AGENTLINE_MAX_CONCURRENT_CALLS).
 	MaxConcurrentCalls int
@@ -65,7 +63,7 @@ type Options struct {
 	Now func() time.Time
 
 	// Tools runs the agents' tool calls on calls (the tool facility).
-	Tools Tools
+	Tools livecall.Tools
 	// OpenAIBaseURL and OpenAIAPIKey reach the realtime model
 	// (OPENAI_BASE_URL, OPENAI_API_KEY).
 	OpenAIBaseURL, OpenAIAPIKey string
@@ -85,9 +83,20 @@ type Options struct {
 // webhooks and the media streams of calls.
 type Handler struct {
 	Options
-	live    *liveCalls
-	metrics *metrics
-	voices  *voiceMapper
+	// live is the live call path, which the app drains and whose calls it
+	// ends on shutdown through the Handler.
+	live *livecall.Handler
+	// calls is what management needs of Live.
+	calls liveCalls
+}
+
+// liveCalls is what call management needs from the calls relayed here:
+// whether new calls are taken, and to announce, settle and end them.
+type liveCalls interface {
+	Draining() bool
+	ExpectOutbound(ref string)
+	Settle(ref string)
+	EndByAPI(callSID string)
 }
 
 // New returns the phone channel's handler.
@@ -97,7 +106,7 @@ func New(opts Options) *Handler {
 	}
 	if opts.Signatures == nil {
 		// Without a checker, refuse every webhook rather than trust it.
-		opts.Signatures = NewSignatures("", opts.BotHost, true)
+		opts.Signatures = carrier.NewSignatures("", opts.BotHost, true)
 	}
 	if opts.MaxConcurrentCalls <= 0 {
 		opts.MaxConcurrentCalls = 10
@@ -111,35 +120,51 @@ func New(opts Options) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Handler{Options: opts, live: &liveCalls{}, metrics: newMetrics(opts.Registerer), voices: &voiceMapper{log: opts.Logger}}
+	live := livecall.New(livecall.Options{
+		Store: opts.Store, Carrier: opts.Carrier, Secret: opts.Secret, BotHost: opts.BotHost,
+		Signatures: opts.Signatures, Now: opts.Now, Tools: opts.Tools,
+		OpenAIBaseURL: opts.OpenAIBaseURL, OpenAIAPIKey: opts.OpenAIAPIKey,
+		MaxCallDuration: opts.MaxCallDuration, ModelReadyTimeout: opts.ModelReadyTimeout,
+		Registerer: opts.Registerer, Logger: opts.Logger,
+	})
+	return &Handler{Options: opts, live: live, calls: live}
 }
 
 // Routes lists the phone channel's routes. With telephony disabled, each
 // answers 404 saying so.
 func (h *Handler) Routes() []httpx.Route {
-	user := func(method, pattern string, fn httpx.HandlerFunc) httpx.Route {
-		r := h.Auth.Route(method, pattern, fn)
-		r.Handler = h.enabled(r.Handler)
-		return r
-	}
-	carrier := func(pattern string, fn httpx.HandlerFunc) httpx.Route {
-		return httpx.Route{Method: "POST", Pattern: pattern, Auth: httpx.Carrier, Name: httpx.NameOf(fn), Handler: h.enabled(httpx.HandlerFunc(h.Signatures.Check(fn)))}
-	}
-	return []httpx.Route{
+	user := h.Auth.Route
+	routes := []httpx.Route{
 		user("GET", "/api/projects/{project_id}/telephony/numbers/available", h.availableNumbers),
 		user("GET", "/api/projects/{project_id}/telephony/numbers", h.listNumbers),
-		user("POST", "/api/projects/{project_id}/telephony/numbers", h.provisionNumber),
+		user("POST", "/api/projects/{project_id}/telephony/numbers", h.createNumber),
 		user("PATCH", "/api/projects/{project_id}/telephony/numbers/{number_id}", h.updateNumber),
 		user("DELETE", "/api/projects/{project_id}/telephony/numbers/{number_id}", h.releaseNumber),
 		user("POST", "/api/agents/{agent_id}/telephony/outbound", h.outboundCall),
 		user("DELETE", "/api/agents/{agent_id}/telephony/calls/{call_sid}", h.endCall),
 		user("GET", "/api/projects/{project_id}/telephony/calls", h.listCalls),
 		user("GET", "/api/calls/{call_sid}", h.getCall),
-		carrier("/api/telephony/status", h.statusCallback),
-		carrier("/api/telephony/inbound", h.inboundCall),
-		{Method: "GET", Pattern: "/api/telephony/stream/{agent_id}", Auth: httpx.StreamToken, Name: httpx.NameOf(h.stream), Handler: h.enabled(httpx.HandlerFunc(h.stream))},
+		h.Signatures.Route("/api/telephony/status", h.statusCallback),
 	}
+	routes = append(routes, h.live.Routes()...)
+	for i := range routes {
+		routes[i].Handler = h.enabled(routes[i].Handler)
+	}
+	return routes
 }
+
+// Drain makes this instance take no new calls; see livecall.Handler.Drain.
+func (h *Handler) Drain() { h.live.Drain() }
+
+// LiveCalls counts the media streams this instance is handling.
+func (h *Handler) LiveCalls() int { return h.live.LiveCalls() }
+
+// WaitCalls waits until no call runs or is awaited here, or ctx ends.
+func (h *Handler) WaitCalls(ctx context.Context) error { return h.live.WaitCalls(ctx) }
+
+// EndCalls ends the calls relayed here and waits for their records; see
+// livecall.Handler.EndCalls.
+func (h *Handler) EndCalls(ctx context.Context) error { return h.live.EndCalls(ctx) }
 
 var errDisabled = agentline.Errorf(agentline.ENotFound, "telephony is disabled on this deployment (set TELEPHONY_ENABLED=true to enable it)")
 
@@ -151,7 +176,7 @@ func (h *Handler) enabled(next http.Handler) http.Handler {
 }
 
 // carrier returns the carrier, or not_configured.
-func (h *Handler) carrier() (Carrier, error) {
+func (h *Handler) carrier() (carrier.Carrier, error) {
 	if h.Carrier == nil {
 		return nil, agentline.Errorf(agentline.ENotConfigured, "no carrier account is configured: set TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN")
 	}
@@ -165,14 +190,4 @@ func (h *Handler) botHost() (string, error) {
 		return "", agentline.Errorf(agentline.ENotConfigured, "BOT_HOST is not set: the carrier needs a public host name to reach this service")
 	}
 	return h.BotHost, nil
-}
-
-// callAgent checks that an agent can take calls: only the OpenAI-compatible
-// realtime kind speaks the carrier's mu-law audio natively.
-func callAgent(a agentline.Agent) error {
-	if a.Provider != agentline.ProviderOpenAI {
-		return &agentline.Error{Code: agentline.EUnsupportedProvider, Field: "agent_id",
-			Message: "agent " + a.Name + " runs on a Gemini-compatible model, which cannot take phone calls: the phone channel needs an OpenAI-compatible realtime model (gpt-realtime*)"}
-	}
-	return nil
 }

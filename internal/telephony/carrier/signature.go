@@ -1,4 +1,4 @@
-package telephony
+package carrier
 
 import (
 	"errors"
@@ -27,6 +27,11 @@ type Signatures struct {
 // production every request passes, as the spec says.
 func NewSignatures(authToken, botHost string, enforce bool) *Signatures {
 	return &Signatures{validator: client.NewRequestValidator(authToken), keyed: authToken != "", botHost: botHost, enforce: enforce}
+}
+
+// Route is a carrier webhook route (a form POST), behind Check.
+func (s *Signatures) Route(pattern string, fn httpx.HandlerFunc) httpx.Route {
+	return httpx.Route{Method: "POST", Pattern: pattern, Auth: httpx.Carrier, Name: httpx.NameOf(fn), Handler: s.Check(fn)}
 }
 
 // Check wraps a form-POST webhook: it parses the form and, when enforcing,

@@ -1,4 +1,15 @@
-package telephony
+// Package streamtoken issues and checks the tokens that admit a call's
+// media stream, so that nobody can open a relay to the realtime model (and
+// bill it) without a call this deployment answered or placed. Tokens are
+// issued where a call is connected (the inbound webhook, an outbound call)
+// and checked where the stream arrives, so they live apart from both.
+//
+// The TwiML that opens a stream carries a token in a <Parameter>, signed
+// with the app's secret, naming the agent, the call (its SID for inbound
+// calls, a random reference for outbound ones), the direction and an expiry.
+// A token is "payload.mac", both base64url without padding, where payload is
+// the JSON of Claims and mac is HMAC-SHA256(secret, payload).
+package streamtoken
 
 import (
 	"crypto/hmac"
@@ -10,13 +21,6 @@ import (
 	"time"
 )
 
-// Stream tokens let the media stream handler refuse a stream nobody asked
-// for: the TwiML that opens a stream carries one in a <Parameter>, signed
-// with the app's secret, naming the agent, the call (its SID for inbound
-// calls, a random reference for outbound ones), the direction and an expiry.
-// A token is "payload.mac", both base64url without padding, where payload is
-// the JSON of Claims and mac is HMAC-SHA256(secret, payload).
-
 // Claims are what a stream token vouches for.
 type Claims struct {
 	AgentID   int64  `json:"a"`
@@ -25,14 +29,14 @@ type Claims struct {
 	Expires   int64  `json:"e"` // Unix seconds
 }
 
-// StreamTokenTTL is how long a stream token stays good: long enough for an
+// TTL is how long a stream token stays good: long enough for an
 // outbound call to ring out (60 s) and be answered, short enough that a
 // leaked token is soon useless.
-const StreamTokenTTL = 5 * time.Minute
+const TTL = 5 * time.Minute
 
-// ErrBadStreamToken is returned for every token that does not verify; the
+// ErrInvalid is returned for every token that does not verify; the
 // reason is in the wrapped message, for the log.
-var ErrBadStreamToken = errors.New("invalid stream token")
+var ErrInvalid = errors.New("invalid stream token")
 
 // Sign returns a stream token for the agent's call ref in direction, good
 // until expires.
@@ -47,25 +51,25 @@ func Sign(secret string, agentID int64, ref string, direction string, expires ti
 func Verify(secret, token string, agentID int64, now time.Time) (Claims, error) {
 	p, sig, ok := strings.Cut(token, ".")
 	if !ok {
-		return Claims{}, errors.Join(ErrBadStreamToken, errors.New("no signature"))
+		return Claims{}, errors.Join(ErrInvalid, errors.New("no signature"))
 	}
 	got, err := base64.RawURLEncoding.DecodeString(sig)
 	if err != nil || !hmac.Equal(got, mac(secret, p)) {
-		return Claims{}, errors.Join(ErrBadStreamToken, errors.New("bad signature"))
+		return Claims{}, errors.Join(ErrInvalid, errors.New("bad signature"))
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(p)
 	if err != nil {
-		return Claims{}, errors.Join(ErrBadStreamToken, errors.New("bad payload encoding"))
+		return Claims{}, errors.Join(ErrInvalid, errors.New("bad payload encoding"))
 	}
 	var c Claims
 	if err := json.Unmarshal(payload, &c); err != nil {
-		return Claims{}, errors.Join(ErrBadStreamToken, errors.New("bad payload"))
+		return Claims{}, errors.Join(ErrInvalid, errors.New("bad payload"))
 	}
 	if now.Unix() >= c.Expires {
-		return Claims{}, errors.Join(ErrBadStreamToken, errors.New("expired"))
+		return Claims{}, errors.Join(ErrInvalid, errors.New("expired"))
 	}
 	if c.AgentID != agentID {
-		return Claims{}, errors.Join(ErrBadStreamToken, errors.New("issued for another agent"))
+		return Claims{}, errors.Join(ErrInvalid, errors.New("issued for another agent"))
 	}
 	return c, nil
 }

@@ -1,4 +1,4 @@
-package telephony
+package streamtoken
 
 import (
 	"encoding/base64"
@@ -49,8 +49,8 @@ func TestStreamToken(t *testing.T) {
 	}
 	for _, b := range bad {
 		t.Run(b.name, func(t *testing.T) {
-			if _, err := Verify(b.secret, b.token, b.agent, b.now); !errors.Is(err, ErrBadStreamToken) {
-				t.Fatalf("Verify = %v, want ErrBadStreamToken", err)
+			if _, err := Verify(b.secret, b.token, b.agent, b.now); !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Verify = %v, want ErrInvalid", err)
 			}
 		})
 	}

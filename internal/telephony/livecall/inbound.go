@@ -1,4 +1,4 @@
-package telephony
+package livecall
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/telephony/carrier"
+	"github.com/agentline/agentline/internal/telephony/streamtoken"
 )
 
 // notInService is what a caller hears when the dialed number takes no calls.
@@ -35,7 +37,7 @@ func sayAndHangUp(text string) string {
 func (h *Handler) inboundCall(w http.ResponseWriter, r *http.Request) error {
 	f := r.PostForm
 	sid, to, from := f.Get("CallSid"), f.Get("To"), f.Get("From")
-	if !validCallSID(sid) {
+	if !carrier.ValidCallSID(sid) {
 		return agentline.Invalid("CallSid", "CallSid is missing or malformed")
 	}
 	if !agentline.ValidE164(to) {
@@ -69,9 +71,9 @@ func (h *Handler) inboundCall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	token := Sign(h.Secret, agent.ID, sid, agentline.CallInbound, h.Now().Add(StreamTokenTTL))
-	doc, err := StreamTwiML(host, agent.ID,
-		StreamParam{"call_sid", sid}, StreamParam{"direction", agentline.CallInbound}, StreamParam{"stream_token", token})
+	token := streamtoken.Sign(h.Secret, agent.ID, sid, agentline.CallInbound, h.Now().Add(streamtoken.TTL))
+	doc, err := carrier.StreamTwiML(host, agent.ID,
+		carrier.StreamParam{Name: "call_sid", Value: sid}, carrier.StreamParam{Name: "direction", Value: agentline.CallInbound}, carrier.StreamParam{Name: "stream_token", Value: token})
 	if err != nil {
 		return err
 	}
@@ -103,7 +105,7 @@ func (h *Handler) inboundAgent(r *http.Request, to string) (agentline.Agent, err
 	if err != nil {
 		return agentline.Agent{}, err
 	}
-	if callAgent(agent) != nil {
+	if CheckAgent(agent) != nil {
 		return agentline.Agent{}, errors.Join(errNotInService, errors.New("agent cannot take calls"))
 	}
 	return agent, nil

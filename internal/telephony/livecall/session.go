@@ -1,12 +1,10 @@
-package telephony
+package livecall
 
 import (
 	"context"
 	"encoding/json"
 	"strings"
 	"sync/atomic"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/telephony/relay"
@@ -123,31 +121,4 @@ func (t callTools) Execute(ctx context.Context, call agentline.ToolCall) (agentl
 			Output: `{"error":{"code":"unknown_tool","message":"this agent has no tools"}}`}, nil
 	}
 	return t.h.Tools.Execute(ctx, t.agent, call)
-}
-
-// metrics of the phone relay.
-type metrics struct {
-	active       prometheus.Gauge
-	duration     prometheus.Histogram
-	frameLatency prometheus.Histogram
-}
-
-func newMetrics(reg prometheus.Registerer) *metrics {
-	m := &metrics{
-		active: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "agentline_phone_active_calls", Help: "Phone calls relayed by this instance now.",
-		}),
-		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "agentline_phone_call_duration_seconds", Help: "Duration of relayed phone calls.",
-			Buckets: []float64{5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600},
-		}),
-		frameLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "agentline_phone_frame_latency_seconds", Help: "Time a caller audio frame spends in the relay, from read to written to the model.",
-			Buckets: []float64{0.00002, 0.00005, 0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05},
-		}),
-	}
-	if reg != nil {
-		reg.MustRegister(m.active, m.duration, m.frameLatency)
-	}
-	return m
 }

@@ -1,11 +1,18 @@
-package telephony
+// Package carrier speaks the telephony carrier's protocol (Twilio): its
+// REST API behind the small Carrier interface, the signatures on its
+// webhooks, and the TwiML that connects a call to a media stream. It is
+// apart so that number and call management and the live call path, which
+// both talk to the carrier, share one client and one set of checks without
+// importing each other.
+package carrier
 
 import (
 	"context"
 	"errors"
+	"regexp"
 )
 
-// Carrier is what the handlers need from the telephony carrier. Twilio
+// Carrier is what the phone channel needs from the telephony carrier. Twilio
 // implements it; tests point Twilio at twiliofake on loopback. Every error
 // a Carrier returns is an *agentline.Error with code carrier_error whose
 // message is safe to show, except ErrNumberGone and ErrCallGone.
@@ -83,3 +90,11 @@ type CarrierCall struct {
 	SID    string
 	Status string
 }
+
+// callSIDPattern is the shape of a carrier call SID (CA and 32 hex digits
+// at Twilio), loosely: letters and digits, so a placeholder never matches.
+var callSIDPattern = regexp.MustCompile(`^[A-Za-z0-9]{2,64}$`)
+
+// ValidCallSID reports whether s can be a carrier call SID: ids that cannot
+// are refused before they reach the store or the carrier.
+func ValidCallSID(s string) bool { return callSIDPattern.MatchString(s) }

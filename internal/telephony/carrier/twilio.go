@@ -1,4 +1,4 @@
-package telephony
+package carrier
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package telephony
+package livecall
 
 import (
 	"testing"

@@ -1,0 +1,191 @@
+package livecall
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/telephony/carrier"
+	"github.com/agentline/agentline/internal/telephony/streamtoken"
+	"github.com/coder/websocket"
+)
+
+// startTimeout bounds the wait for the carrier's connected and start
+// messages after the upgrade.
+const startTimeout = 10 * time.Second
+
+// streamStart is what the carrier's start message says about the stream.
+type streamStart struct {
+	StreamSID        string            `json:"streamSid"`
+	CallSID          string            `json:"callSid"`
+	CustomParameters map[string]string `json:"customParameters"`
+}
+
+// GET /api/telephony/stream/{agent_id}: the carrier's media stream of one
+// call (a WebSocket). The start message must carry a stream token for this
+// agent and call, or the socket is closed before the model is reached; then
+// the call is relayed to the agent's realtime model until either side ends.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request) error {
+	agentID, err := httpx.PathID(r, "agent_id")
+	if err != nil {
+		return err
+	}
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return agentline.Invalid("", "this is the carrier's media stream: it must be opened as a WebSocket")
+	}
+	if err := h.Signatures.CheckUpgrade(r); err != nil {
+		return err
+	}
+	conn, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return nil // Accept has answered the client
+	}
+	conn.SetReadLimit(1 << 16)
+	ctx := context.WithoutCancel(r.Context())
+	log := httpx.Logger(ctx).With("agent_id", agentID)
+	if !h.live.enter() {
+		conn.Close(websocket.StatusTryAgainLater, "shutting down")
+		return nil
+	}
+	defer h.live.leave()
+	sc, err := h.admit(ctx, conn, agentID)
+	if err != nil {
+		log.Warn("media stream refused", "err", err)
+		conn.Close(websocket.StatusPolicyViolation, "stream refused")
+		return nil
+	}
+	h.runCall(ctx, conn, sc, log.With("project_id", sc.call.ProjectID, "call_sid", sc.start.CallSID, "call_id", sc.call.ID))
+	return nil
+}
+
+// streamCall is an admitted stream: its start message, call record and agent.
+type streamCall struct {
+	start   streamStart
+	claims  streamtoken.Claims
+	call    agentline.Call
+	agent   agentline.Agent
+	started time.Time
+}
+
+// admit reads the carrier's connected and start messages and admits the
+// stream they describe. One timeout bounds both, so a stream that never
+// says who it is, or whose record cannot be read, holds no handler long.
+func (h *Handler) admit(ctx context.Context, conn *websocket.Conn, agentID int64) (*streamCall, error) {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	start, err := readStart(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	return h.admitStream(ctx, agentID, start)
+}
+
+// readStart reads the carrier's messages up to its start message.
+func readStart(ctx context.Context, conn *websocket.Conn) (streamStart, error) {
+	for {
+		_, msg, err := conn.Read(ctx)
+		if err != nil {
+			return streamStart{}, fmt.Errorf("read start: %w", err)
+		}
+		var m struct {
+			Event string      `json:"event"`
+			Start streamStart `json:"start"`
+		}
+		if err := json.Unmarshal(msg, &m); err != nil {
+			return streamStart{}, fmt.Errorf("carrier message: %w", err)
+		}
+		switch m.Event {
+		case "connected":
+		case "start":
+			return m.Start, nil
+		default:
+			return streamStart{}, fmt.Errorf("%q before start", m.Event)
+		}
+	}
+}
+
+// admitStream decides whether the stream a start message describes may
+// reach the agent's model: its stream token must verify for this agent and
+// match a call record of the agent that has not ended, and the agent must
+// take calls. An admitted call is recorded as in progress, whatever status
+// callbacks are still on their way. Every refusal is an error for the log:
+// the carrier is only told that the stream was refused.
+func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamStart) (*streamCall, error) {
+	if start.StreamSID == "" || !carrier.ValidCallSID(start.CallSID) {
+		return nil, errors.New("start without streamSid or a valid callSid")
+	}
+	claims, err := streamtoken.Verify(h.Secret, start.CustomParameters["stream_token"], agentID, h.Now())
+	if err != nil {
+		return nil, err
+	}
+	h.live.settle(claims.Ref)
+	projectID, err := h.Store.ProjectOf(ctx, agentline.KindAgent, agentID)
+	if err != nil {
+		return nil, err
+	}
+	call, err := h.streamCallRecord(ctx, projectID, claims, start)
+	if err != nil {
+		return nil, err
+	}
+	if call.AgentID != agentID {
+		return nil, errors.New("the call belongs to another agent")
+	}
+	if agentline.CallStatusFinal(call.Status) || call.EndReason != "" {
+		// A call whose relay has ended (a transferred call stays in
+		// progress) takes no second stream on the same token.
+		return nil, fmt.Errorf("the call has ended (%s %s)", call.Status, call.EndReason)
+	}
+	agent, err := h.Store.Agent(ctx, projectID, agentID)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckAgent(agent); err != nil {
+		return nil, err
+	}
+	if call, err = h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress}); err != nil {
+		return nil, err
+	}
+	return &streamCall{start: start, claims: claims, call: call, agent: agent, started: h.Now()}, nil
+}
+
+// streamCallRecord finds the record of the call a stream token was issued
+// for: by call SID for inbound calls; by stream ref for outbound ones, whose
+// record gets the call SID here when the stream came before the carrier's
+// answer to the call request.
+func (h *Handler) streamCallRecord(ctx context.Context, projectID int64, claims streamtoken.Claims, start streamStart) (agentline.Call, error) {
+	switch claims.Direction {
+	case agentline.CallInbound:
+		if claims.Ref != start.CallSID {
+			return agentline.Call{}, errors.New("stream token issued for another call")
+		}
+		return wrapRecord(h.Store.Call(ctx, projectID, start.CallSID))
+	case agentline.CallOutbound:
+		if start.CustomParameters["stream_ref"] != claims.Ref {
+			return agentline.Call{}, errors.New("stream_ref does not match the stream token")
+		}
+		call, err := h.Store.CallByStreamRef(ctx, projectID, claims.Ref)
+		if err != nil || call.CallSID == start.CallSID {
+			return wrapRecord(call, err)
+		}
+		if call.CallSID != agentline.PendingCallSID(claims.Ref) {
+			return agentline.Call{}, errors.New("stream token issued for another call")
+		}
+		return wrapRecord(h.Store.AttachCallSID(ctx, projectID, call.ID, start.CallSID, call.Status))
+	}
+	return agentline.Call{}, errors.New("stream token without a direction")
+}
+
+// wrapRecord says, for the log, that a store error came from reading or
+// updating the call's record.
+func wrapRecord(call agentline.Call, err error) (agentline.Call, error) {
+	if err != nil {
+		return call, fmt.Errorf("call record: %w", err)
+	}
+	return call, nil
+}

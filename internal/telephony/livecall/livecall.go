@@ -1,0 +1,114 @@
+// Package livecall is the phone channel's live call path: the inbound
+// webhook that answers a call with TwiML, the admission of the carrier's
+// media stream, the run of one call through the relay to the realtime model,
+// the writer that keeps a call's log while it goes on, and the registry of
+// the calls relayed by this instance. It is apart from number and call
+// management because its state lives as long as calls do (goroutines,
+// sockets, a drain), while management is request and response; management
+// reaches it only through the few registry methods it needs.
+package livecall
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/telephony/carrier"
+)
+
+// Store is what the live call path needs from storage.
+type Store interface {
+	ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error)
+	Agent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
+	PhoneNumberByE164(ctx context.Context, phoneNumber string) (agentline.PhoneNumber, error)
+
+	AttachCallSID(ctx context.Context, projectID, callID int64, callSID, status string) (agentline.Call, error)
+	Call(ctx context.Context, projectID int64, callSID string) (agentline.Call, error)
+	ApplyCallEvent(ctx context.Context, e agentline.CallEvent) (agentline.Call, error)
+	CallByStreamRef(ctx context.Context, projectID int64, ref string) (agentline.Call, error)
+	AppendCallLog(ctx context.Context, projectID, callID int64, entries []agentline.CallLogEntry) error
+}
+
+// Tools runs agents' tool calls (the tool facility).
+type Tools interface {
+	Definitions(ctx context.Context, agent agentline.Agent) ([]agentline.ToolDefinition, error)
+	Execute(ctx context.Context, agent agentline.Agent, call agentline.ToolCall) (agentline.ToolResult, error)
+}
+
+// Options configure the live call path.
+type Options struct {
+	Store Store
+	// Carrier is nil when no carrier account is configured: calls still
+	// run, but cannot be transferred, apologized to or hung up through the
+	// carrier's API.
+	Carrier carrier.Carrier
+	// Secret checks and signs stream tokens (app.Secret).
+	Secret string
+	// BotHost is the public host the carrier reaches (BOT_HOST).
+	BotHost string
+	// Signatures checks the carrier's webhooks and stream upgrades.
+	Signatures *carrier.Signatures
+	// Now is the clock.
+	Now func() time.Time
+
+	// Tools runs the agents' tool calls on calls (the tool facility).
+	Tools Tools
+	// OpenAIBaseURL and OpenAIAPIKey reach the realtime model.
+	OpenAIBaseURL, OpenAIAPIKey string
+	// MaxCallDuration ends a call that lasts longer.
+	MaxCallDuration time.Duration
+	// ModelReadyTimeout bounds the wait for the model to take the session.
+	ModelReadyTimeout time.Duration
+	// Registerer gets the relay's metrics; nil keeps them unregistered.
+	Registerer prometheus.Registerer
+	// Logger gets the relay's log lines.
+	Logger *slog.Logger
+}
+
+// Handler answers the carrier's inbound webhook and media streams, and
+// keeps the calls it relays.
+type Handler struct {
+	Options
+	live    *liveCalls
+	metrics *metrics
+	voices  *voiceMapper
+}
+
+// New returns the live call path. The caller (package telephony) fills in
+// the defaults of every option, so they are decided in one place.
+func New(opts Options) *Handler {
+	return &Handler{Options: opts, live: &liveCalls{}, metrics: newMetrics(opts.Registerer), voices: &voiceMapper{log: opts.Logger}}
+}
+
+// Routes lists the live path's routes: the carrier's inbound webhook and
+// the media stream.
+func (h *Handler) Routes() []httpx.Route {
+	return []httpx.Route{
+		h.Signatures.Route("/api/telephony/inbound", h.inboundCall),
+		{Method: "GET", Pattern: "/api/telephony/stream/{agent_id}", Auth: httpx.StreamToken, Name: httpx.NameOf(h.stream), Handler: httpx.HandlerFunc(h.stream)},
+	}
+}
+
+// botHost returns BOT_HOST, or not_configured: stream URLs are built from
+// it.
+func (h *Handler) botHost() (string, error) {
+	if h.BotHost == "" {
+		return "", agentline.Errorf(agentline.ENotConfigured, "BOT_HOST is not set: the carrier needs a public host name to reach this service")
+	}
+	return h.BotHost, nil
+}
+
+// CheckAgent checks that an agent can take calls: the relay passes the
+// carrier's mu-law audio through untouched, and only the OpenAI-compatible
+// realtime kind speaks it natively.
+func CheckAgent(a agentline.Agent) error {
+	if a.Provider != agentline.ProviderOpenAI {
+		return &agentline.Error{Code: agentline.EUnsupportedProvider, Field: "agent_id",
+			Message: "agent " + a.Name + " runs on a Gemini-compatible model, which cannot take phone calls: the phone channel needs an OpenAI-compatible realtime model (gpt-realtime*)"}
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+package livecall
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/telephony/carrier"
+	"github.com/agentline/agentline/internal/telephony/relay"
+	"github.com/coder/websocket"
+	"github.com/twilio/twilio-go/twiml"
+)
+
+// EndedByAPI is the end reason of a call hung up through the API; call
+// management records it too.
+const EndedByAPI = "api_hangup"
+
+// Reasons a call ends that the relay does not know itself.
+var (
+	errMaxDuration = errors.New("max_duration")
+	errEndedByAPI  = errors.New(EndedByAPI)
+	errShutdown    = errors.New("shutdown")
+)
+
+// runCall opens the model's socket and relays the call until it ends, then
+// records how it ended and what was said.
+func (h *Handler) runCall(ctx context.Context, conn *websocket.Conn, sc *streamCall, log *slog.Logger) {
+	sid := sc.start.CallSID
+	log.Info("call stream started", "direction", sc.claims.Direction)
+	defs, err := h.toolDefinitions(ctx, sc.agent)
+	if err != nil {
+		log.Error("tool definitions", "err", err)
+	}
+	update, err := h.sessionUpdate(sc.agent, defs)
+	if err != nil {
+		log.Error("session.update", "err", err)
+		conn.CloseNow()
+		return
+	}
+	entries := h.startCallLog(sc, log)
+	rec := func(res relay.Result, reason string) {
+		h.finishCall(sc, res, reason, entries.stop(), log)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	model, _, err := websocket.Dial(dctx, h.realtimeURL(sc.agent.Model), &websocket.DialOptions{
+		HTTPHeader: http.Header{"Authorization": {"Bearer " + h.OpenAIAPIKey}},
+	})
+	cancel()
+	if err != nil {
+		log.Error("could not open the model's socket", "err", err)
+		res := relay.Result{Reason: relay.EndModelDisconnect, Err: err}
+		h.apologize(sc, res, log)
+		conn.CloseNow()
+		rec(res, string(res.Reason))
+		return
+	}
+	model.SetReadLimit(1 << 22)
+
+	tools := &callTools{h: h, agent: sc.agent, transfer: &atomic.Bool{}}
+	transferred := false
+	rc := relay.New(conn, model, relay.Options{
+		StreamSID:     sc.start.StreamSID,
+		SessionUpdate: update,
+		SpeakFirst:    speakFirst(sc.agent, sc.claims.Direction),
+		Tools:         tools,
+		OnEvent:       entries.add,
+		Logger:        log,
+		FrameLatency:  h.metrics.frameLatency,
+		ReadyTimeout:  h.ModelReadyTimeout,
+		BeforeCarrierClose: func(res relay.Result) {
+			if tools.transfer.Load() && res.Reason == relay.EndAgentHangup {
+				transferred = h.transfer(sc, log)
+				return
+			}
+			h.apologize(sc, res, log)
+		},
+	})
+	tools.relay = rc
+	if !h.live.add(sid, rc) {
+		log.Warn("a stream for this call is already relayed")
+		entries.stop()
+		model.CloseNow()
+		conn.Close(websocket.StatusPolicyViolation, "stream refused")
+		return
+	}
+	h.metrics.active.Inc()
+	timer := time.AfterFunc(h.MaxCallDuration, func() { rc.End(errMaxDuration) })
+	res := rc.Run(ctx)
+	timer.Stop()
+	h.live.remove(sid)
+	h.metrics.active.Dec()
+	reason := endReason(res)
+	if transferred {
+		reason = reasonTransferred
+	}
+	if res.Reason == relay.EndCarrierDisconnect {
+		reason = h.carrierLost(sc, log)
+	}
+	rec(res, reason)
+}
+
+// carrierLost asks the carrier about a call whose media stream closed
+// without a stop message: a call the carrier has ended was the caller's
+// hang-up; one still live (a network break between us and the carrier) is
+// ended through the REST API, so that no call is left billing with nobody on
+// our side.
+func (h *Handler) carrierLost(sc *streamCall, log *slog.Logger) string {
+	const lost = string(relay.EndCarrierDisconnect)
+	if h.Carrier == nil {
+		return lost
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	status, err := h.Carrier.CallStatus(ctx, sc.start.CallSID)
+	switch {
+	case errors.Is(err, carrier.ErrCallGone) || err == nil && agentline.CallStatusFinal(status):
+		return string(relay.EndCallerHangup)
+	case err != nil:
+		log.Error("the media stream closed without stop and the carrier could not be asked about the call", "err", err)
+		return lost
+	}
+	log.Warn("the media stream closed without stop while the call is live at the carrier; hanging it up", "carrier_status", status)
+	if _, err := h.Carrier.HangUp(ctx, sc.start.CallSID); err != nil && !errors.Is(err, carrier.ErrCallGone) {
+		log.Error("could not hang up the call whose media stream was lost", "err", err)
+	}
+	return lost
+}
+
+// reasonTransferred is the end reason of a relay whose call went on to the
+// agent's transfer number.
+const reasonTransferred = "transferred"
+
+// transfer redirects the live call to the agent's transfer number, calling
+// from our number, and reports whether the carrier took it.
+func (h *Handler) transfer(sc *streamCall, log *slog.Logger) bool {
+	if h.Carrier == nil {
+		log.Error("cannot transfer the call: no carrier account is configured")
+		return false
+	}
+	ours := sc.call.To
+	if sc.call.Direction == agentline.CallOutbound {
+		ours = sc.call.From
+	}
+	doc, err := twiml.Voice([]twiml.Element{twiml.VoiceDial{Number: sc.agent.TransferNumber, CallerId: ours}})
+	if err != nil {
+		log.Error("transfer TwiML", "err", err)
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.Carrier.Redirect(ctx, sc.start.CallSID, doc); err != nil {
+		log.Error("could not transfer the call", "to", sc.agent.TransferNumber, "err", err)
+		return false
+	}
+	log.Info("transferred the call", "to", sc.agent.TransferNumber)
+	return true
+}
+
+// endReason is the reason recorded on the call.
+func endReason(res relay.Result) string {
+	for _, e := range []error{errMaxDuration, errEndedByAPI, errShutdown} {
+		if res.Reason == relay.EndCanceled && errors.Is(res.Err, e) {
+			return e.Error()
+		}
+	}
+	return string(res.Reason)
+}
+
+// apologize redirects a call whose model failed to a short apology and a
+// hang-up, instead of leaving the caller in silence.
+func (h *Handler) apologize(sc *streamCall, res relay.Result, log *slog.Logger) {
+	if res.Reason != relay.EndModelDisconnect && res.Reason != relay.EndModelNotReady {
+		return
+	}
+	log.Warn("the model failed mid-call; apologizing and hanging up", "reason", res.Reason, "err", res.Err)
+	if h.Carrier == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.Carrier.Redirect(ctx, sc.start.CallSID, sayAndHangUp(apology)); err != nil && !errors.Is(err, carrier.ErrCallGone) {
+		log.Error("could not play the apology", "err", err)
+	}
+}
+
+// finishCall records the call's end, its duration and its log.
+func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, entries []agentline.CallLogEntry, log *slog.Logger) {
+	// Many calls can end at once (a shutdown), and their records queue for
+	// the database: give them time.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d := h.Now().Sub(sc.started)
+	secs := int(d.Round(time.Second) / time.Second)
+	h.metrics.duration.Observe(d.Seconds())
+	end := agentline.CallEvent{CallSID: sc.start.CallSID, Status: agentline.CallCompleted, DurationS: &secs, EndReason: reason, Log: entries}
+	if reason == reasonTransferred {
+		// The call goes on with the person dialed; the carrier's status
+		// callback will say when it ends, and how long it lasted.
+		end.Status, end.DurationS = agentline.CallInProgress, nil
+	}
+	if _, err := h.Store.ApplyCallEvent(ctx, end); err != nil {
+		log.Error("could not record the call's end and transcript", "err", err, "events", len(entries))
+	}
+	log.Info("call ended", "reason", reason, "duration", d, "caller_frames", res.CallerFrames, "agent_frames", res.AgentFrames, "err", res.Err)
+}
+
+// realtimeURL is the realtime WebSocket URL of model at OPENAI_BASE_URL.
+func (h *Handler) realtimeURL(model string) string {
+	base := strings.TrimSuffix(h.OpenAIBaseURL, "/")
+	switch {
+	case strings.HasPrefix(base, "https://"):
+		base = "wss://" + strings.TrimPrefix(base, "https://")
+	case strings.HasPrefix(base, "http://"):
+		base = "ws://" + strings.TrimPrefix(base, "http://")
+	}
+	return base + "/v1/realtime?model=" + url.QueryEscape(model)
+}

@@ -1,0 +1,158 @@
+package telephony
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"net/http"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/telephony/carrier"
+	"github.com/agentline/agentline/internal/telephony/livecall"
+	"github.com/agentline/agentline/internal/telephony/streamtoken"
+)
+
+// POST /api/agents/{agent_id}/telephony/outbound {to_number}
+func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
+	agentID, projectID, err := h.Auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermCreate)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		ToNumber string `json:"to_number"`
+	}
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	call, err := h.placeCall(r.Context(), projectID, agentID, in.ToNumber)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusCreated, struct {
+		CallSID string `json:"call_sid"`
+		Status  string `json:"status"`
+	}{call.CallSID, call.Status})
+	return nil
+}
+
+// placeCall places one call from the agent's number to to. The call is
+// recorded (under the project's cap on live calls) before the carrier is
+// asked, so the cap holds however many requests race; its TwiML opens the
+// same media stream as inbound calls, marked outbound so the agent speaks
+// first, with a signed stream token and the record's stream_ref.
+//
+// Once the carrier is asked, the caller's context no longer cuts the work
+// short: the record must end up matching what the carrier did. A call the
+// carrier refuses loses its record; a call the carrier placed but that could
+// not be recorded is hung up, and its reserved record is left as it is.
+func (h *Handler) placeCall(ctx context.Context, projectID, agentID int64, to string) (agentline.Call, error) {
+	if !agentline.ValidE164(to) {
+		return agentline.Call{}, agentline.Invalid("to_number", "to_number must be in E.164 form, such as +14155550100")
+	}
+	if h.calls.Draining() {
+		return agentline.Call{}, errDraining
+	}
+	number, err := h.callingNumber(ctx, projectID, agentID, to)
+	if err != nil {
+		return agentline.Call{}, err
+	}
+	cr, err := h.carrier()
+	if err != nil {
+		return agentline.Call{}, err
+	}
+	host, err := h.botHost()
+	if err != nil {
+		return agentline.Call{}, err
+	}
+	ref, err := newStreamRef()
+	if err != nil {
+		return agentline.Call{}, err
+	}
+	token := streamtoken.Sign(h.Secret, agentID, ref, agentline.CallOutbound, h.Now().Add(streamtoken.TTL))
+	twiml, err := carrier.StreamTwiML(host, agentID, carrier.StreamParam{Name: "direction", Value: agentline.CallOutbound},
+		carrier.StreamParam{Name: "stream_token", Value: token}, carrier.StreamParam{Name: "stream_ref", Value: ref})
+	if err != nil {
+		return agentline.Call{}, err
+	}
+	call, err := h.Store.ReserveCall(ctx, agentline.Call{
+		ProjectID: projectID, AgentID: agentID, NumberID: &number.ID, CallSID: agentline.PendingCallSID(ref),
+		Direction: agentline.CallOutbound, From: number.PhoneNumber, To: to,
+		Status: agentline.CallQueued, StreamRef: ref,
+	}, h.MaxConcurrentCalls)
+	if err != nil {
+		return agentline.Call{}, err
+	}
+	return h.dial(context.WithoutCancel(ctx), cr, call, carrier.CallRequest{
+		To: to, From: number.PhoneNumber, TwiML: twiml,
+		StatusCallbackURL: "https://" + host + "/api/telephony/status",
+	})
+}
+
+// callingNumber returns the number an agent of the project calls to from:
+// the agent must take calls and have an active number that is not to.
+func (h *Handler) callingNumber(ctx context.Context, projectID, agentID int64, to string) (agentline.PhoneNumber, error) {
+	agent, err := h.Store.Agent(ctx, projectID, agentID)
+	if err != nil {
+		return agentline.PhoneNumber{}, err
+	}
+	if err := livecall.CheckAgent(agent); err != nil {
+		return agentline.PhoneNumber{}, err
+	}
+	number, err := h.Store.AgentPhoneNumber(ctx, projectID, agentID)
+	if errors.Is(err, agentline.ErrNotFound) {
+		return number, agentline.Invalid("", "agent %d has no phone number to call from: provision one first", agentID)
+	}
+	if err != nil {
+		return number, err
+	}
+	if number.Status != agentline.NumberActive {
+		return number, agentline.Invalid("", "the agent's number %s is %s: make it active before calling out", number.PhoneNumber, number.Status)
+	}
+	if to == number.PhoneNumber {
+		return number, agentline.Invalid("to_number", "to_number is the agent's own number")
+	}
+	return number, nil
+}
+
+// dial asks the carrier to place the reserved call and records its answer.
+// ctx must not end with the request: the carrier client's timeout bounds
+// each step.
+func (h *Handler) dial(ctx context.Context, cr carrier.Carrier, call agentline.Call, req carrier.CallRequest) (agentline.Call, error) {
+	log := httpx.Logger(ctx).With("project_id", call.ProjectID, "agent_id", call.AgentID, "call_id", call.ID)
+	// The stream may come before the carrier's answer to the request.
+	h.calls.ExpectOutbound(call.StreamRef)
+	cc, err := cr.CreateCall(ctx, req)
+	if err != nil {
+		h.calls.Settle(call.StreamRef)
+		if derr := h.Store.DeleteCall(ctx, call.ProjectID, call.ID); derr != nil {
+			log.Error("could not remove the record of a call the carrier refused", "err", derr)
+		}
+		return agentline.Call{}, err
+	}
+	recorded, err := h.Store.AttachCallSID(ctx, call.ProjectID, call.ID, cc.SID, cc.Status)
+	if err != nil {
+		if _, herr := cr.HangUp(ctx, cc.SID); herr != nil {
+			log.Error("placed a call, could not record it, and could not hang it up", "call_sid", cc.SID, "err", herr)
+		}
+		return agentline.Call{}, err
+	}
+	log.Info("placed an outbound call", "call_sid", cc.SID, "status", cc.Status)
+	return recorded, nil
+}
+
+// errDraining answers requests that would start a call on a draining
+// instance.
+var errDraining = &agentline.Error{Code: agentline.EUnavailable, RetryAfter: 1,
+	Message: "this instance is shutting down and takes no new calls; retry, and another instance will take it"}
+
+// newStreamRef returns the random reference that binds an outbound call's
+// stream token to its record before the carrier has given the call a SID.
+func newStreamRef() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return "sr_" + base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
