@@ -4,7 +4,6 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -14,8 +13,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,15 +20,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agentline/agentline"
-	"github.com/agentline/agentline/internal/api"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/httpx"
-	"github.com/agentline/agentline/internal/provider"
 	"github.com/agentline/agentline/internal/provider/sandbox"
 	"github.com/agentline/agentline/internal/ratelimit"
 	"github.com/agentline/agentline/internal/store"
@@ -40,7 +34,6 @@ import (
 	"github.com/agentline/agentline/internal/telephony/twiliofake"
 	"github.com/agentline/agentline/internal/tools"
 	"github.com/agentline/agentline/internal/widget"
-	"github.com/agentline/agentline/web"
 )
 
 // App is one running agentline.
@@ -86,6 +79,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, stdout io.
 	return a, nil
 }
 
+// init makes the foundation (schema, secret, accounts, metrics), then
+// mounts every package's routes behind the edge.
 func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	if err := a.Store.Migrate(ctx); err != nil {
 		return err
@@ -103,104 +98,20 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 		return err
 	}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-
 	if a.Config.Sandbox {
-		// embed (issue 6): OpenAI-kind agents talk to the sandbox provider.
+		// OpenAI-kind agents talk to the sandbox provider.
 		a.Sandbox = sandbox.New(a.Logger)
 		a.closers = append(a.closers, a.Sandbox)
 		a.Config.OpenAIBaseURL = a.BaseURL() + sandboxPrefix
 		a.Config.OpenAIAPIKey = sandbox.APIKey
 		a.Logger.Warn("sandbox provider on: OpenAI-kind agents talk to a pretend provider", "url", a.Config.OpenAIBaseURL)
 	}
-	features := auth.Features{
-		TelephonyEnabled: a.Config.TelephonyEnabled,
-		OpenAIConfigured: a.Config.OpenAIAPIKey != "",
-		GeminiConfigured: a.Config.GeminiAPIKey != "",
-		Sandbox:          a.Config.Sandbox,
-	}
-	a.routes = append(a.routes, a.ownRoutes()...)
-	a.routes = append(a.routes, auth.NewHandler(a.Auth, features).Routes()...)
-	a.routes = append(a.routes, api.New(a.Store, a.Auth).Routes()...)
-	// tools (issue 4):
-	a.Tools = tools.New(a.Store, tools.Options{
-		AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks, Registerer: a.Registry, Logger: a.Logger,
-	})
-	a.routes = append(a.routes, tools.NewHandler(a.Store, a.Auth).Routes()...)
-	// widget (issue 5):
-	limiter, err := a.rateLimiter(ctx)
-	if err != nil {
+	if err := a.mount(ctx); err != nil {
 		return err
 	}
-	a.widget = widget.New(widget.Options{
-		Store: a.Store, Auth: a.Auth, Limiter: limiter,
-		Provider: provider.New(provider.Config{
-			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
-			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey,
-		}, nil),
-		Tools: a.Tools, PublicURL: a.Config.PublicURL,
-	})
-	a.routes = append(a.routes, a.widget.Routes()...)
-	// embed (issue 6):
-	assets, err := web.Load()
-	if err != nil {
-		return err
-	}
-	a.routes = append(a.routes, assets.Routes()...)
-	if a.Sandbox != nil {
-		a.routes = append(a.routes, a.Sandbox.Routes(sandboxPrefix)...)
-	}
-	// telephony (issue 8):
-	phone, err := a.telephony()
-	if err != nil {
-		return err
-	}
-	a.phone = phone
-	a.routes = append(a.routes, phone.Routes()...)
-	// forms (issue 7):
-	a.notifier = form.NewNotifier(form.NotifierOptions{Client: a.Tools.Client(), Logger: a.Logger})
-	a.closers = append(a.closers, a.notifier)
-	a.routes = append(a.routes, form.New(form.Options{
-		Store: a.Store, Auth: a.Auth, Limiter: limiter, SubmitsPerMinute: a.Config.FormSubmitsPerMinute,
-		Notifier: a.notifier, Logger: a.Logger,
-	}).Routes()...)
-	// console (issue 10):
-	a.routes = append(a.routes, assets.ConsoleRoutes()...)
-
-	mux := http.NewServeMux()
-	for _, r := range a.routes {
-		mux.Handle(r.Method+" "+r.Pattern, r.Handler)
-	}
-	mux.Handle("/", httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		if allow := allowedMethods(mux, r); len(allow) > 0 {
-			w.Header().Set("Allow", strings.Join(allow, ", "))
-			return agentline.Errorf(agentline.EMethodNotAllowed, "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, strings.Join(allow, ", "))
-		}
-		return agentline.Errorf(agentline.ENotFound, "no route for %s %s", r.Method, r.URL.Path)
-	}))
-	a.handler = httpx.NewEdge(a.Logger, a.Config.MaxBodyBytes, a.Registry).Wrap(mux)
+	a.handler = a.serveMux()
 	return nil
 }
-
-// allowedMethods lists the methods that have a route for r's path. The mux's
-// catch-all "/" takes every request no route matches, also those for a known
-// path with another method, which deserve 405 and an Allow header, not 404.
-func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
-	var allow []string
-	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
-		if m == r.Method {
-			continue
-		}
-		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
-		if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/" {
-			allow = append(allow, m)
-		}
-	}
-	return allow
-}
-
-// sandboxPrefix is where the sandbox provider is served; it is
-// OPENAI_BASE_URL's path in sandbox mode.
-const sandboxPrefix = "/sandbox/openai"
 
 // telephony builds the phone channel's handler; without a carrier account
 // the routes that need the carrier answer 503.
@@ -285,64 +196,6 @@ func (a *App) BaseURL() string {
 		host = "localhost"
 	}
 	return "http://" + net.JoinHostPort(host, port)
-}
-
-func (a *App) ownRoutes() []httpx.Route {
-	return []httpx.Route{
-		{Method: "GET", Pattern: "/healthz", Auth: httpx.Public, Name: httpx.NameOf(healthy), Handler: httpx.HandlerFunc(healthy)},
-		{Method: "GET", Pattern: "/readyz", Auth: httpx.Public, Name: httpx.NameOf(a.ready), Handler: httpx.HandlerFunc(a.ready)},
-		{Method: "GET", Pattern: "/metrics", Auth: httpx.Public, Name: "promhttp.Handler", Handler: promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{})},
-		{Method: "GET", Pattern: "/api/openapi.yaml", Auth: httpx.Public, Name: httpx.NameOf(openAPI), Handler: http.HandlerFunc(openAPI)},
-	}
-}
-
-// healthy answers as long as the process serves HTTP at all.
-func healthy(w http.ResponseWriter, r *http.Request) error {
-	httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	return nil
-}
-
-// openAPI serves docs/openapi.yaml, the API's contract.
-func openAPI(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/yaml")
-	w.Write(agentline.OpenAPI)
-}
-
-// ready answers 503 as soon as the instance drains, so that a load balancer
-// stops sending it work, and while the database does not answer.
-func (a *App) ready(w http.ResponseWriter, r *http.Request) error {
-	if a.draining.Load() {
-		return agentline.Errorf(agentline.EUnavailable, "shutting down: draining live calls")
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if err := a.Store.Ping(ctx); err != nil {
-		return &agentline.Error{Code: agentline.EUnavailable, Message: "database is not reachable", Err: err}
-	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	return nil
-}
-
-// Handler is the whole HTTP surface, middleware included.
-func (a *App) Handler() http.Handler { return a.handler }
-
-// RouteTable lists every registered route, sorted by path and method.
-func (a *App) RouteTable() []httpx.Route {
-	out := slices.Clone(a.routes)
-	slices.SortFunc(out, func(x, y httpx.Route) int {
-		return cmp.Or(cmp.Compare(x.Pattern, y.Pattern), cmp.Compare(x.Method, y.Method))
-	})
-	return out
-}
-
-// Routes lists every registered route, sorted, as "METHOD PATTERN".
-func (a *App) Routes() []string {
-	out := make([]string, len(a.routes))
-	for i, r := range a.routes {
-		out[i] = r.Method + " " + r.Pattern
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Run serves on ln until ctx ends, then shuts down gracefully. First it

@@ -1,0 +1,69 @@
+package agentline_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Size limits that keep the code readable: a production file a reader can
+// hold in mind, and functions that fit on a screen. Tests, and the fakes
+// that stand in for outside services, are not held to them.
+const (
+	maxFileLines = 500
+	maxFuncLines = 80
+)
+
+func TestCodeSizeLimits(t *testing.T) {
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "testdata" || strings.HasSuffix(name, "fake")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		if ast.IsGenerated(f) {
+			return nil
+		}
+		if n := fset.Position(f.End()).Line; n > maxFileLines {
+			t.Errorf("%s has %d lines (at most %d)", path, n, maxFileLines)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			var body *ast.BlockStmt
+			name := "a function literal"
+			switch fn := n.(type) {
+			case *ast.FuncDecl:
+				body, name = fn.Body, fn.Name.Name
+			case *ast.FuncLit:
+				body = fn.Body
+			}
+			if body == nil {
+				return true
+			}
+			start, end := fset.Position(n.Pos()), fset.Position(body.Rbrace)
+			if lines := end.Line - start.Line + 1; lines > maxFuncLines {
+				t.Errorf("%s:%d: %s has %d lines (at most %d)", path, start.Line, name, lines, maxFuncLines)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
