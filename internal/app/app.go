@@ -174,7 +174,9 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 		}
 		return agentline.Errorf(agentline.ENotFound, "no route for %s %s", r.Method, r.URL.Path)
 	}))
-	a.handler = httpx.NewEdge(a.Logger, a.Config.MaxBodyBytes, a.Registry).Wrap(mux)
+	edge := httpx.NewEdge(a.Logger, a.Config.MaxBodyBytes, a.Registry)
+	edge.TrustedProxies = a.Config.TrustedProxies()
+	a.handler = edge.Wrap(mux)
 	return nil
 }
 

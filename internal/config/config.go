@@ -47,6 +47,7 @@ type Config struct {
 	ModelReadyTimeout    time.Duration // AGENTLINE_MODEL_READY_TIMEOUT
 	TwilioTimeout        time.Duration // TWILIO_TIMEOUT
 	FormSubmitsPerMinute int64         // AGENTLINE_FORM_SUBMITS_PER_MINUTE
+	TrustedProxyList     string        // AGENTLINE_TRUSTED_PROXIES; see TrustedProxies
 }
 
 // Production reports whether the service runs in production mode.
@@ -94,6 +95,7 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_MODEL_READY_TIMEOUT", flag: "model-ready-timeout", def: "10s", usage: "how long a call waits for the realtime model to take its session; then the caller hears an apology", duration: &c.ModelReadyTimeout},
 		{env: "TWILIO_TIMEOUT", flag: "twilio-timeout", def: "15s", usage: "how long a carrier REST request may take", duration: &c.TwilioTimeout},
 		{env: "AGENTLINE_FORM_SUBMITS_PER_MINUTE", flag: "form-submits-per-minute", def: "10", usage: "form submissions one client IP may make per minute; more get 429", integer: &c.FormSubmitsPerMinute},
+		{env: "AGENTLINE_TRUSTED_PROXIES", flag: "trusted-proxies", usage: "comma-separated CIDRs of reverse proxies whose X-Forwarded-For or Forwarded header names the client; empty trusts none", str: &c.TrustedProxyList},
 	}
 }
 
@@ -242,6 +244,9 @@ func (c *Config) Validate() error {
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			bad("%s must be an http(s) URL, not %q", name, u)
 		}
+	}
+	if _, err := parsePrefixes(c.TrustedProxyList); err != nil {
+		bad("AGENTLINE_TRUSTED_PROXIES must be comma-separated CIDRs: %v", err)
 	}
 	if strings.Contains(c.BotHost, "/") {
 		bad("BOT_HOST must be a host name (with an optional port), not a URL: %q", c.BotHost)

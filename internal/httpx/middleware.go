@@ -2,11 +2,13 @@ package httpx
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"strconv"
 	"time"
@@ -20,8 +22,12 @@ import (
 type Edge struct {
 	Logger       *slog.Logger
 	MaxBodyBytes int64
-	requests     *prometheus.CounterVec
-	latency      *prometheus.HistogramVec
+	// TrustedProxies are the peers whose X-Forwarded-For or Forwarded
+	// header names the client (AGENTLINE_TRUSTED_PROXIES); from any other
+	// peer those headers are ignored.
+	TrustedProxies []netip.Prefix
+	requests       *prometheus.CounterVec
+	latency        *prometheus.HistogramVec
 }
 
 // NewEdge registers the HTTP metrics on reg.
@@ -46,7 +52,7 @@ func NewEdge(logger *slog.Logger, maxBodyBytes int64, reg prometheus.Registerer)
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // Wrap puts the middleware around next: request id, per-request logger,
-// body limit, panic recovery, access log and metrics.
+// client address, body limit, panic recovery, access log and metrics.
 func (e *Edge) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -58,7 +64,11 @@ func (e *Edge) Wrap(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		logger := e.Logger.With("request_id", id)
-		r = r.WithContext(WithLogger(r.Context(), logger))
+		ctx := WithLogger(r.Context(), logger)
+		if client, ok := resolveClient(r, e.TrustedProxies); ok {
+			ctx = context.WithValue(ctx, clientIPKey{}, client)
+		}
+		r = r.WithContext(ctx)
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, e.MaxBodyBytes)
 		}
@@ -83,10 +93,19 @@ func (e *Edge) Wrap(next http.Handler) http.Handler {
 			logger.LogAttrs(r.Context(), slog.LevelInfo, "http",
 				slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("route", route),
 				slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Duration("duration", elapsed),
-				slog.String("remote", r.RemoteAddr))
+				slog.String("remote", r.RemoteAddr), slog.String("client", clientLabel(r)))
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// clientLabel is the resolved client address for the access log: behind a
+// proxy, "remote" is only the proxy.
+func clientLabel(r *http.Request) string {
+	if a, ok := ClientAddr(r.Context()); ok {
+		return a.String()
+	}
+	return ""
 }
 
 // methodLabel keeps the metrics' method label to the standard methods, so

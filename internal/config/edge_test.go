@@ -1,0 +1,35 @@
+package config_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentline/agentline/internal/config"
+)
+
+// AGENTLINE_TRUSTED_PROXIES: CIDRs or bare addresses, the flag over the
+// env var, and a clear error naming the setting and the bad entry.
+func TestTrustedProxies(t *testing.T) {
+	c, err := config.Load(nil, env(nil))
+	if err != nil || len(c.TrustedProxies()) != 0 {
+		t.Fatalf("default trusts %v (%v), want none", c.TrustedProxies(), err)
+	}
+	c, err = config.Load(nil, env(map[string]string{"AGENTLINE_TRUSTED_PROXIES": " 10.0.0.0/8, 127.0.0.1,fd00::/8,::ffff:192.168.0.0/112,10.1.2.3/8 "}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(c.TrustedProxies()); got != "[10.0.0.0/8 127.0.0.1/32 fd00::/8 192.168.0.0/16 10.0.0.0/8]" {
+		t.Fatalf("trusted = %s", got)
+	}
+	c, err = config.Load([]string{"--trusted-proxies", "192.0.2.0/24"}, env(map[string]string{"AGENTLINE_TRUSTED_PROXIES": "10.0.0.0/8"}))
+	if err != nil || fmt.Sprint(c.TrustedProxies()) != "[192.0.2.0/24]" {
+		t.Fatalf("flag over env: %v %v", c.TrustedProxies(), err)
+	}
+	for _, bad := range []string{"10.0.0.0/33", "proxy.internal", "10.0.0.0/8;10.1.0.0/16", "fe80::1%eth0", "10.0.0.0/8 192.0.2.0/24"} {
+		_, err := config.Load(nil, env(map[string]string{"AGENTLINE_TRUSTED_PROXIES": bad}))
+		if err == nil || !strings.Contains(err.Error(), "AGENTLINE_TRUSTED_PROXIES") || strings.Count(err.Error(), "\n") != 0 {
+			t.Errorf("AGENTLINE_TRUSTED_PROXIES=%q: %v, want one line naming the setting", bad, err)
+		}
+	}
+}
