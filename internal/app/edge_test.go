@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"net/http"
 	"regexp"
 	"strings"
@@ -133,5 +134,23 @@ func TestWrongMethodAndUnknownPath(t *testing.T) {
 		if r.Status != tc.status || r.ErrorCode() != tc.code || r.Header.Get("Allow") != tc.allow {
 			t.Errorf("%s %s = %s (Allow %q), want %d %s (Allow %q)", tc.method, tc.path, r, r.Header.Get("Allow"), tc.status, tc.code, tc.allow)
 		}
+	}
+}
+
+// A body whose declared Content-Length is over the limit is refused with 413
+// before it is read, malformed or not, signed in or not; a smaller malformed
+// body is still a 400 that names the problem.
+func TestDeclaredLengthOverTheLimit(t *testing.T) {
+	s := startSQLite(t)
+	_, token := s.NewUser(t, "ann@example.com")
+	malformed := append([]byte(`{"name": `), bytes.Repeat([]byte("!"), 3<<20)...)
+	for _, tok := range []string{token, ""} {
+		r := s.Do(t, "POST", "/api/projects", tok, malformed)
+		if r.Status != http.StatusRequestEntityTooLarge || r.ErrorCode() != agentline.ETooLarge || r.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Fatalf("3 MB malformed body (token %t) = %s, want 413 too_large", tok != "", r)
+		}
+	}
+	if r := s.Do(t, "POST", "/api/projects", token, malformed[:1000]); r.Status != 400 || r.ErrorCode() != agentline.EInvalid {
+		t.Fatalf("small malformed body = %s, want 400", r)
 	}
 }

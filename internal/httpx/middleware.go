@@ -51,8 +51,9 @@ func NewEdge(logger *slog.Logger, maxBodyBytes int64, reg prometheus.Registerer)
 
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-// Wrap puts the middleware around next: request id, per-request logger,
-// client address, body limit, panic recovery, access log and metrics.
+// Wrap puts the middleware around next: request id, nosniff, per-request
+// logger, client address, body limit (a declared length over it is a 413 at
+// once), panic recovery, access log and metrics.
 func (e *Edge) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -63,6 +64,9 @@ func (e *Edge) Wrap(next http.Handler) http.Handler {
 			id = hex.EncodeToString(b[:])
 		}
 		w.Header().Set("X-Request-Id", id)
+		// No answer is ever to be read as another type than it says: a JSON
+		// error or a lead's text must not turn into a script or a page.
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		logger := e.Logger.With("request_id", id)
 		ctx := WithLogger(r.Context(), logger)
 		if client, ok := resolveClient(r, e.TrustedProxies); ok {
@@ -95,6 +99,12 @@ func (e *Edge) Wrap(next http.Handler) http.Handler {
 				slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Duration("duration", elapsed),
 				slog.String("remote", r.RemoteAddr), slog.String("client", clientLabel(r)))
 		}()
+		if r.ContentLength > e.MaxBodyBytes {
+			// Refused before a byte is read: a handler that fails on the
+			// first bytes would answer 400 to what is really too large.
+			WriteError(rec, r, &http.MaxBytesError{Limit: e.MaxBodyBytes})
+			return
+		}
 		next.ServeHTTP(rec, r)
 	})
 }
