@@ -102,28 +102,43 @@ func TestBadCommandsAndFlags(t *testing.T) {
 func TestServeIsTheDefault(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	vars := map[string]string{"AGENTLINE_DATABASE_URL": storetest.URL(t, store.SQLite), "AGENTLINE_PASSWORD_COST": "4"}
+	vars := map[string]string{"AGENTLINE_DATABASE_URL": storetest.URL(t, store.SQLite), "AGENTLINE_PASSWORD_COST": "4",
+		"AGENTLINE_METRICS_ADDR": "127.0.0.1:0"}
 	var stdout, stderr apptest.Buffer // the server logs while the test reads
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"--addr", "127.0.0.1:0"}, func(k string) string { return vars[k] }, &stdout, &stderr)
 	}()
-	addr := ""
+	addr, metricsAddr := "", ""
 	for deadline := time.Now().Add(20 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		for _, line := range strings.Split(stderr.String(), "\n") {
 			var rec struct{ Msg, Addr string }
 			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "listening" {
 				addr = rec.Addr
 			}
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "metrics listening" {
+				metricsAddr = rec.Addr
+			}
 		}
 	}
-	if addr == "" {
+	if addr == "" || metricsAddr == "" {
 		cancel()
 		t.Fatalf("no listening line; err %v; log:\n%s", <-done, stderr.String())
 	}
 	res, err := http.Get("http://" + addr + "/healthz")
 	if err != nil || res.StatusCode != 200 {
 		t.Fatalf("healthz: %v %v", res, err)
+	}
+	res.Body.Close()
+	// Metrics on their own listener, not on the public one.
+	if res, err := http.Get("http://" + addr + "/metrics"); err != nil || res.StatusCode != 404 {
+		t.Errorf("public /metrics: %v %v, want 404", res, err)
+	} else {
+		res.Body.Close()
+	}
+	res, err = http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("metrics listener: %v %v", res, err)
 	}
 	res.Body.Close()
 	if !strings.Contains(stdout.String(), "password:") {

@@ -21,7 +21,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/api"
@@ -293,7 +292,6 @@ func (a *App) ownRoutes() []httpx.Route {
 			return nil
 		})},
 		{Method: "GET", Pattern: "/readyz", Handler: httpx.HandlerFunc(a.ready)},
-		{Method: "GET", Pattern: "/metrics", Handler: promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{})},
 		{Method: "GET", Pattern: "/api/openapi.yaml", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/yaml")
 			w.Write(agentline.OpenAPI)
@@ -329,12 +327,13 @@ func (a *App) Routes() []string {
 	return out
 }
 
-// Run serves on ln until ctx ends, then shuts down gracefully. First it
-// drains: /readyz answers 503 at once, new phone calls and widget sessions
-// are refused, and the calls live here go on until they end or the drain
-// timeout passes. Then it stops accepting, lets requests in flight finish
-// within the shutdown timeout, ends the calls still live, and returns.
-func (a *App) Run(ctx context.Context, ln net.Listener) error {
+// Serve serves on ln, and /metrics on metrics unless it is nil, until ctx
+// ends, then shuts down gracefully. First it drains: /readyz answers 503 at
+// once, new phone calls and widget sessions are refused, and the calls live
+// here go on until they end or the drain timeout passes. Then it stops
+// accepting, lets requests in flight finish within the shutdown timeout,
+// ends the calls still live, and returns.
+func (a *App) Serve(ctx context.Context, ln, metrics net.Listener) error {
 	srv := &http.Server{
 		Handler:           a.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -348,6 +347,9 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	var sweeping sync.WaitGroup
 	sweeping.Go(func() { a.sweep(sweepCtx) })
 	defer func() { stopSweep(); sweeping.Wait() }()
+	if metrics != nil {
+		defer a.serveMetrics(metrics)()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	a.Logger.Info("listening", "addr", ln.Addr().String(), "database", string(a.Store.Dialect()), "url", a.BaseURL())

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -48,7 +49,12 @@ type Config struct {
 	TwilioTimeout        time.Duration // TWILIO_TIMEOUT
 	FormSubmitsPerMinute int64         // AGENTLINE_FORM_SUBMITS_PER_MINUTE
 	TrustedProxyList     string        // AGENTLINE_TRUSTED_PROXIES; see TrustedProxies
+	MetricsAddr          string        // AGENTLINE_METRICS_ADDR; see MetricsEnabled
 }
+
+// MetricsEnabled reports whether /metrics is served on MetricsAddr: "off"
+// (or an empty --metrics-addr) turns it off.
+func (c *Config) MetricsEnabled() bool { return c.MetricsAddr != "" && c.MetricsAddr != "off" }
 
 // Production reports whether the service runs in production mode.
 func (c *Config) Production() bool { return c.Env == "production" }
@@ -95,6 +101,7 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_MODEL_READY_TIMEOUT", flag: "model-ready-timeout", def: "10s", usage: "how long a call waits for the realtime model to take its session; then the caller hears an apology", duration: &c.ModelReadyTimeout},
 		{env: "TWILIO_TIMEOUT", flag: "twilio-timeout", def: "15s", usage: "how long a carrier REST request may take", duration: &c.TwilioTimeout},
 		{env: "AGENTLINE_FORM_SUBMITS_PER_MINUTE", flag: "form-submits-per-minute", def: "10", usage: "form submissions one client IP may make per minute; more get 429", integer: &c.FormSubmitsPerMinute},
+		{env: "AGENTLINE_METRICS_ADDR", flag: "metrics-addr", def: "127.0.0.1:9090", usage: "address of the separate listener serving /metrics (Prometheus text); off disables it", str: &c.MetricsAddr},
 		{env: "AGENTLINE_TRUSTED_PROXIES", flag: "trusted-proxies", usage: "comma-separated CIDRs of reverse proxies whose X-Forwarded-For or Forwarded header names the client; empty trusts none", str: &c.TrustedProxyList},
 	}
 }
@@ -243,6 +250,11 @@ func (c *Config) Validate() error {
 		p, err := url.Parse(u)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			bad("%s must be an http(s) URL, not %q", name, u)
+		}
+	}
+	if c.MetricsEnabled() {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			bad("AGENTLINE_METRICS_ADDR must be host:port such as 127.0.0.1:9090, or off, not %q", c.MetricsAddr)
 		}
 	}
 	if _, err := parsePrefixes(c.TrustedProxyList); err != nil {

@@ -23,7 +23,7 @@ func TestDefaults(t *testing.T) {
 		LogLevel: "info", OpenAIBaseURL: "https://api.openai.com", GeminiBaseURL: "https://generativelanguage.googleapis.com",
 		TwilioAPIBaseURL: "https://api.twilio.com", MaxConcurrentCalls: 10, MaxCallDuration: 30 * time.Minute,
 		ModelReadyTimeout: 10 * time.Second, TwilioTimeout: 15 * time.Second,
-		FormSubmitsPerMinute: 10,
+		FormSubmitsPerMinute: 10, MetricsAddr: "127.0.0.1:9090",
 	}
 	if c != want {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)

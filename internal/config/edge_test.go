@@ -33,3 +33,30 @@ func TestTrustedProxies(t *testing.T) {
 		}
 	}
 }
+
+// /metrics has its own listener, on loopback unless told otherwise; "off"
+// (or an empty flag) turns it off.
+func TestMetricsAddr(t *testing.T) {
+	for _, tc := range []struct {
+		vars    map[string]string
+		args    []string
+		addr    string
+		enabled bool
+	}{
+		{nil, nil, "127.0.0.1:9090", true},
+		{map[string]string{"AGENTLINE_METRICS_ADDR": "off"}, nil, "off", false},
+		{map[string]string{"AGENTLINE_METRICS_ADDR": "10.0.0.5:9100"}, nil, "10.0.0.5:9100", true},
+		{map[string]string{"AGENTLINE_METRICS_ADDR": ":9100"}, []string{"--metrics-addr", ""}, "", false},
+		{map[string]string{"AGENTLINE_METRICS_ADDR": "off"}, []string{"--metrics-addr=127.0.0.1:0"}, "127.0.0.1:0", true},
+	} {
+		c, err := config.Load(tc.args, env(tc.vars))
+		if err != nil || c.MetricsAddr != tc.addr || c.MetricsEnabled() != tc.enabled {
+			t.Errorf("%v %v: addr %q enabled %t (%v), want %q %t", tc.vars, tc.args, c.MetricsAddr, c.MetricsEnabled(), err, tc.addr, tc.enabled)
+		}
+	}
+	for _, bad := range []string{"9090", "localhost", "http://127.0.0.1:9090"} {
+		if _, err := config.Load(nil, env(map[string]string{"AGENTLINE_METRICS_ADDR": bad})); err == nil || !strings.Contains(err.Error(), "AGENTLINE_METRICS_ADDR") {
+			t.Errorf("AGENTLINE_METRICS_ADDR=%q: %v", bad, err)
+		}
+	}
+}
