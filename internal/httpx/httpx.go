@@ -202,6 +202,16 @@ func PathID(r *http.Request, name string) (int64, error) {
 
 type loggerKey struct{}
 
+type requestIDKey struct{}
+
+// RequestID is the id the edge gave the request (its X-Request-Id), or ""
+// outside the edge: code that logs with its own logger adds it, so that a
+// generic answer can be matched with the detail in the log.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
 // WithLogger returns ctx carrying logger, for Logger.
 func WithLogger(ctx context.Context, logger *slog.Logger) context.Context {
 	return context.WithValue(ctx, loggerKey{}, logger)

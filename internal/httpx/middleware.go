@@ -68,7 +68,7 @@ func (e *Edge) Wrap(next http.Handler) http.Handler {
 		// error or a lead's text must not turn into a script or a page.
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		logger := e.Logger.With("request_id", id)
-		ctx := WithLogger(r.Context(), logger)
+		ctx := context.WithValue(WithLogger(r.Context(), logger), requestIDKey{}, id)
 		if client, ok := resolveClient(r, e.TrustedProxies); ok {
 			ctx = context.WithValue(ctx, clientIPKey{}, client)
 		}
