@@ -174,7 +174,7 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 		return agentline.Errorf(agentline.ENotFound, "no route for %s %s", r.Method, r.URL.Path)
 	}))
 	edge := httpx.NewEdge(a.Logger, a.Config.MaxBodyBytes, a.Registry)
-	edge.TrustedProxies = a.Config.TrustedProxies()
+	edge.TrustedProxies, edge.BodyReadTimeout = a.Config.TrustedProxies(), a.Config.BodyReadTimeout
 	a.handler = edge.Wrap(mux)
 	return nil
 }
@@ -334,6 +334,8 @@ func (a *App) Routes() []string {
 // accepting, lets requests in flight finish within the shutdown timeout,
 // ends the calls still live, and returns.
 func (a *App) Serve(ctx context.Context, ln, metrics net.Listener) error {
+	// No ReadTimeout: the edge gives request bodies (and only them, never a
+	// WebSocket upgrade) AGENTLINE_BODY_READ_TIMEOUT.
 	srv := &http.Server{
 		Handler:           a.handler,
 		ReadHeaderTimeout: 10 * time.Second,

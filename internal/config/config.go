@@ -50,6 +50,7 @@ type Config struct {
 	FormSubmitsPerMinute int64         // AGENTLINE_FORM_SUBMITS_PER_MINUTE
 	TrustedProxyList     string        // AGENTLINE_TRUSTED_PROXIES; see TrustedProxies
 	MetricsAddr          string        // AGENTLINE_METRICS_ADDR; see MetricsEnabled
+	BodyReadTimeout      time.Duration // AGENTLINE_BODY_READ_TIMEOUT
 }
 
 // MetricsEnabled reports whether /metrics is served on MetricsAddr: "off"
@@ -101,6 +102,7 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_MODEL_READY_TIMEOUT", flag: "model-ready-timeout", def: "10s", usage: "how long a call waits for the realtime model to take its session; then the caller hears an apology", duration: &c.ModelReadyTimeout},
 		{env: "TWILIO_TIMEOUT", flag: "twilio-timeout", def: "15s", usage: "how long a carrier REST request may take", duration: &c.TwilioTimeout},
 		{env: "AGENTLINE_FORM_SUBMITS_PER_MINUTE", flag: "form-submits-per-minute", def: "10", usage: "form submissions one client IP may make per minute; more get 429", integer: &c.FormSubmitsPerMinute},
+		{env: "AGENTLINE_BODY_READ_TIMEOUT", flag: "body-read-timeout", def: "30s", usage: "how long a request body may take to arrive; a slower client is cut off", duration: &c.BodyReadTimeout},
 		{env: "AGENTLINE_METRICS_ADDR", flag: "metrics-addr", def: "127.0.0.1:9090", usage: "address of the separate listener serving /metrics (Prometheus text); off disables it", str: &c.MetricsAddr},
 		{env: "AGENTLINE_TRUSTED_PROXIES", flag: "trusted-proxies", usage: "comma-separated CIDRs of reverse proxies whose X-Forwarded-For or Forwarded header names the client; empty trusts none", str: &c.TrustedProxyList},
 	}
@@ -228,6 +230,9 @@ func (c *Config) Validate() error {
 	}
 	if c.TwilioTimeout <= 0 {
 		bad("TWILIO_TIMEOUT must be positive, such as 15s")
+	}
+	if c.BodyReadTimeout <= 0 {
+		bad("AGENTLINE_BODY_READ_TIMEOUT must be positive, such as 30s")
 	}
 	if c.ShutdownTimeout <= 0 {
 		bad("AGENTLINE_SHUTDOWN_TIMEOUT must be positive")

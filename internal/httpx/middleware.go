@@ -26,8 +26,11 @@ type Edge struct {
 	// header names the client (AGENTLINE_TRUSTED_PROXIES); from any other
 	// peer those headers are ignored.
 	TrustedProxies []netip.Prefix
-	requests       *prometheus.CounterVec
-	latency        *prometheus.HistogramVec
+	// BodyReadTimeout is how long a request body may take to arrive
+	// (AGENTLINE_BODY_READ_TIMEOUT); 0 means no limit.
+	BodyReadTimeout time.Duration
+	requests        *prometheus.CounterVec
+	latency         *prometheus.HistogramVec
 }
 
 // NewEdge registers the HTTP metrics on reg.
@@ -52,8 +55,9 @@ func NewEdge(logger *slog.Logger, maxBodyBytes int64, reg prometheus.Registerer)
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // Wrap puts the middleware around next: request id, nosniff, per-request
-// logger, client address, body limit (a declared length over it is a 413 at
-// once), panic recovery, access log and metrics.
+// logger, client address, body size and read time limits (a declared length
+// over the size limit is a 413 at once), panic recovery, access log and
+// metrics.
 func (e *Edge) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -73,9 +77,7 @@ func (e *Edge) Wrap(next http.Handler) http.Handler {
 			ctx = context.WithValue(ctx, clientIPKey{}, client)
 		}
 		r = r.WithContext(ctx)
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, e.MaxBodyBytes)
-		}
+		e.limitBody(w, r)
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
 			if p := recover(); p != nil {
