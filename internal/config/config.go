@@ -160,7 +160,7 @@ func Parse(fs *flag.FlagSet, args []string) error {
 			fs.SetOutput(&b)
 			fs.PrintDefaults()
 			fs.SetOutput(io.Discard)
-			return fmt.Errorf("flags of %s:\n%s", fs.Name(), b.String())
+			return &HelpError{Usage: fmt.Sprintf("flags of %s:\n%s", fs.Name(), b.String())}
 		}
 		return fmt.Errorf("%w (run with -h for the list of flags)", err)
 	}
@@ -169,6 +169,15 @@ func Parse(fs *flag.FlagSet, args []string) error {
 	}
 	return nil
 }
+
+// HelpError is what Parse returns for -h or --help: asked-for help, not a
+// failure, so the command prints Usage and exits 0. It matches flag.ErrHelp.
+type HelpError struct{ Usage string }
+
+func (e *HelpError) Error() string { return e.Usage }
+
+// Unwrap lets errors.Is(err, flag.ErrHelp) find it.
+func (e *HelpError) Unwrap() error { return flag.ErrHelp }
 
 func (s setting) set(v string) error {
 	switch {
@@ -268,6 +277,7 @@ func (c *Config) Validate() error {
 	if strings.Contains(c.BotHost, "/") {
 		bad("BOT_HOST must be a host name (with an optional port), not a URL: %q", c.BotHost)
 	}
+	errs = append(errs, c.carrierCredentialErrors()...)
 	if c.Sandbox && c.Production() {
 		bad("AGENTLINE_SANDBOX must not be set in production: its provider is pretend")
 	}

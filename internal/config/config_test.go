@@ -127,7 +127,7 @@ func TestProductionNeedsSettingsOfEnabledFeatures(t *testing.T) {
 		t.Fatalf("development: %v", err)
 	}
 	// All present: production starts.
-	full := map[string]string{"AGENTLINE_ENV": "production", "TELEPHONY_ENABLED": "true", "TWILIO_ACCOUNT_SID": "AC1",
+	full := map[string]string{"AGENTLINE_ENV": "production", "TELEPHONY_ENABLED": "true", "TWILIO_ACCOUNT_SID": "AC0123456789abcdef0123456789abcdef",
 		"TWILIO_AUTH_TOKEN": "t", "BOT_HOST": "bot.example.com", "OPENAI_API_KEY": "sk"}
 	if _, err := config.Load(nil, env(full)); err != nil {
 		t.Fatalf("complete production config: %v", err)

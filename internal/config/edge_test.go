@@ -60,3 +60,31 @@ func TestMetricsAddr(t *testing.T) {
 		}
 	}
 }
+
+// Carrier credentials that cannot be valid stop the start with one line
+// naming the setting (the token itself never shown), in any environment.
+func TestCarrierCredentials(t *testing.T) {
+	const sid, token = "AC0123456789abcdef0123456789ABCDEF", "0123456789abcdef0123456789abcdef"
+	if _, err := config.Load(nil, env(map[string]string{"TWILIO_ACCOUNT_SID": sid, "TWILIO_AUTH_TOKEN": token})); err != nil {
+		t.Fatalf("valid credentials: %v", err)
+	}
+	for _, tc := range []struct{ sid, token, name string }{
+		{"AC1", token, "TWILIO_ACCOUNT_SID"},
+		{"PN0123456789abcdef0123456789abcdef", token, "TWILIO_ACCOUNT_SID"},
+		{"AC0123456789abcdef0123456789abcdeg", token, "TWILIO_ACCOUNT_SID"},
+		{" " + sid, token, "TWILIO_ACCOUNT_SID"},
+		{sid, `"` + token + `"`, "TWILIO_AUTH_TOKEN"},
+		{sid, token + "\n", "TWILIO_AUTH_TOKEN"},
+		{sid, "sec ret", "TWILIO_AUTH_TOKEN"},
+		{sid, "to-ken", "TWILIO_AUTH_TOKEN"},
+	} {
+		_, err := config.Load(nil, env(map[string]string{"TWILIO_ACCOUNT_SID": tc.sid, "TWILIO_AUTH_TOKEN": tc.token}))
+		if err == nil || !strings.Contains(err.Error(), tc.name) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q / %q: %v, want one line naming %s", tc.sid, tc.token, err, tc.name)
+			continue
+		}
+		if tc.name == "TWILIO_AUTH_TOKEN" && strings.Contains(err.Error(), strings.Trim(tc.token, "\"\n")) {
+			t.Errorf("the error repeats the token: %v", err)
+		}
+	}
+}
