@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -240,9 +239,6 @@ func (c *Config) Validate() error {
 	if c.TwilioTimeout <= 0 {
 		bad("TWILIO_TIMEOUT must be positive, such as 15s")
 	}
-	if c.BodyReadTimeout <= 0 {
-		bad("AGENTLINE_BODY_READ_TIMEOUT must be positive, such as 30s")
-	}
 	if c.ShutdownTimeout <= 0 {
 		bad("AGENTLINE_SHUTDOWN_TIMEOUT must be positive")
 	}
@@ -266,17 +262,10 @@ func (c *Config) Validate() error {
 			bad("%s must be an http(s) URL, not %q", name, u)
 		}
 	}
-	if c.MetricsEnabled() {
-		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
-			bad("AGENTLINE_METRICS_ADDR must be host:port such as 127.0.0.1:9090, or off, not %q", c.MetricsAddr)
-		}
-	}
-	if _, err := parsePrefixes(c.TrustedProxyList); err != nil {
-		bad("AGENTLINE_TRUSTED_PROXIES must be comma-separated CIDRs: %v", err)
-	}
 	if strings.Contains(c.BotHost, "/") {
 		bad("BOT_HOST must be a host name (with an optional port), not a URL: %q", c.BotHost)
 	}
+	errs = append(errs, c.edgeErrors()...)
 	errs = append(errs, c.carrierCredentialErrors()...)
 	if c.Sandbox && c.Production() {
 		bad("AGENTLINE_SANDBOX must not be set in production: its provider is pretend")

@@ -1,10 +1,30 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 )
+
+// edgeErrors checks the settings of the HTTP edge: the client address
+// behind proxies, the body read time and the metrics listener.
+func (c *Config) edgeErrors() []error {
+	var errs []error
+	if _, err := parsePrefixes(c.TrustedProxyList); err != nil {
+		errs = append(errs, fmt.Errorf("AGENTLINE_TRUSTED_PROXIES must be comma-separated CIDRs: %w", err))
+	}
+	if c.BodyReadTimeout <= 0 {
+		errs = append(errs, errors.New("AGENTLINE_BODY_READ_TIMEOUT must be positive, such as 30s"))
+	}
+	if c.MetricsEnabled() {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			errs = append(errs, fmt.Errorf("AGENTLINE_METRICS_ADDR must be host:port such as 127.0.0.1:9090, or off, not %q", c.MetricsAddr))
+		}
+	}
+	return errs
+}
 
 // TrustedProxies is AGENTLINE_TRUSTED_PROXIES parsed; Validate has refused
 // a list that does not parse, so errors are not expected here.
