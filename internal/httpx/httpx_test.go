@@ -280,4 +280,8 @@ func TestNosniffAndDeclaredLength(t *testing.T) {
 	if rec, _, _ := serve(t, ok, "GET", "/", ""); rec.Header().Get("X-Content-Type-Options") != "nosniff" {
 		t.Fatal("a 200 without nosniff")
 	}
+	// A GET reads no body: the page answers, the body stays unread.
+	if rec, _, _ := serve(t, ok, "GET", "/", strings.Repeat("!", 2000)); rec.Code != 200 {
+		t.Fatalf("GET with a body over the limit = %d, want the page", rec.Code)
+	}
 }

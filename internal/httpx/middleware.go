@@ -55,9 +55,9 @@ func NewEdge(logger *slog.Logger, maxBodyBytes int64, reg prometheus.Registerer)
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // Wrap puts the middleware around next: request id, nosniff, per-request
-// logger, client address, body size and read time limits (a declared length
-// over the size limit is a 413 at once), panic recovery, access log and
-// metrics.
+// logger, client address, body size and read time limits (a POST, PUT or
+// PATCH declaring a length over the size limit is a 413 at once), panic
+// recovery, access log and metrics.
 func (e *Edge) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -101,7 +101,7 @@ func (e *Edge) Wrap(next http.Handler) http.Handler {
 				slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Duration("duration", elapsed),
 				slog.String("remote", r.RemoteAddr), slog.String("client", clientLabel(r)))
 		}()
-		if r.ContentLength > e.MaxBodyBytes {
+		if r.ContentLength > e.MaxBodyBytes && carriesBody(r.Method) {
 			// Refused before a byte is read: a handler that fails on the
 			// first bytes would answer 400 to what is really too large.
 			WriteError(rec, r, &http.MaxBytesError{Limit: e.MaxBodyBytes})
@@ -118,6 +118,14 @@ func clientLabel(r *http.Request) string {
 		return a.String()
 	}
 	return ""
+}
+
+// carriesBody reports whether requests of method have a body by meaning.
+// Other methods' handlers never read one, so a body sent along is left
+// unread (and capped) instead of turning, say, an HTML page's own error
+// answer into a JSON 413.
+func carriesBody(method string) bool {
+	return method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch
 }
 
 // methodLabel keeps the metrics' method label to the standard methods, so
