@@ -2,7 +2,7 @@
 //
 //	agentline [serve] [flags]                 run the server (the default)
 //	agentline migrate [flags]                 apply database migrations and list them
-//	agentline user create --email --password  create a user
+//	agentline user create --email [--password]  create a user (password from stdin or AGENTLINE_USER_PASSWORD)
 //	agentline call --to +1NUMBER              simulate a phone call against a running server
 //	agentline version                         print the version
 package main
@@ -21,7 +21,6 @@ import (
 	"syscall"
 
 	"github.com/agentline/agentline/internal/app"
-	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/ratelimit"
 	"github.com/agentline/agentline/internal/store"
@@ -32,7 +31,7 @@ var version = ""
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Getenv, stdinIfPiped(), os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentline:", err)
@@ -40,10 +39,26 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// run runs the command in args. stdin is nil when standard input is a
+// terminal, since a password is never read from one (it would echo).
+// Asked-for help (help, -h, --help, also after a command) is printed on
+// stdout and is no error.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	err := dispatch(ctx, args, getenv, stdin, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, err)
+		return nil
+	}
+	return err
+}
+
+func dispatch(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmd := "serve"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
+	}
+	if len(args) > 0 && cmd == "serve" && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		cmd = "help"
 	}
 	switch cmd {
 	case "serve":
@@ -52,16 +67,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrate(ctx, args, getenv, stdout)
 	case "user":
 		if len(args) == 0 || args[0] != "create" {
-			return errors.New("usage: agentline user create --email EMAIL --password PASSWORD")
+			return errUserUsage
 		}
-		return userCreate(ctx, args[1:], getenv, stdout)
+		return userCreate(ctx, args[1:], getenv, stdin, stdout)
 	case "call":
 		return call(ctx, args, stdout)
 	case "version":
 		fmt.Fprintln(stdout, "agentline", versionString())
 		return nil
 	case "help":
-		fmt.Fprint(stdout, "usage: agentline [serve|migrate|user create|call|version] [flags]\nflags:\n"+config.Usage())
+		fmt.Fprint(stdout, "usage: agentline [serve|migrate|user create|call|version|help] [flags]\nflags:\n"+config.Usage())
 		return nil
 	}
 	return fmt.Errorf("unknown command %q: use serve, migrate, user create, call or version", cmd)
@@ -112,39 +127,6 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	for _, s := range status {
 		fmt.Fprintln(stdout, s)
 	}
-	return nil
-}
-
-func userCreate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("agentline user create", flag.ContinueOnError)
-	cfg, err := config.Register(fs, getenv)
-	if err != nil {
-		return err
-	}
-	email := fs.String("email", "", "email of the new user")
-	password := fs.String("password", "", "password of the new user (at least 8 characters)")
-	if err := config.Parse(fs, args); err != nil {
-		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	if *email == "" || *password == "" {
-		return errors.New("usage: agentline user create --email EMAIL --password PASSWORD")
-	}
-	db, err := store.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		return err
-	}
-	u, err := auth.New(db, cfg.SessionTTL, auth.WithPasswordCost(int(cfg.PasswordCost))).CreateUser(ctx, *email, *password)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "created user %d <%s>\n", u.ID, u.Email)
 	return nil
 }
 

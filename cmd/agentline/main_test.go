@@ -4,27 +4,37 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/store/storetest"
 )
 
 func TestMain(m *testing.M) { storetest.Main(m) }
 
-// runCmd runs the command with settings in env and returns its stdout.
+// runCmd runs the command with settings in env, standard input a
+// terminal, and returns its stdout.
 func runCmd(t *testing.T, env map[string]string, args ...string) (string, error) {
+	t.Helper()
+	return runCmdIn(t, env, nil, args...)
+}
+
+// runCmdIn is runCmd with stdin piped in (nil: a terminal).
+func runCmdIn(t *testing.T, env map[string]string, stdin io.Reader, args ...string) (string, error) {
 	t.Helper()
 	vars := map[string]string{"AGENTLINE_PASSWORD_COST": "4"}
 	for k, v := range env {
 		vars[k] = v
 	}
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), args, func(k string) string { return vars[k] }, &stdout, &stderr)
+	err := run(context.Background(), args, func(k string) string { return vars[k] }, stdin, &stdout, &stderr)
 	return stdout.String(), err
 }
 
@@ -36,6 +46,22 @@ func TestVersionAndHelp(t *testing.T) {
 	out, err = runCmd(t, nil, "help")
 	if err != nil || !strings.Contains(out, "AGENTLINE_DATABASE_URL") {
 		t.Fatalf("help = %q %v", out, err)
+	}
+}
+
+// Asked-for help, in any spelling and after any command, prints the flags
+// and is no failure (exit 0).
+func TestHelpIsNoError(t *testing.T) {
+	for _, args := range [][]string{
+		{"help"}, {"-h"}, {"--help"}, {"-help"}, {"serve", "--help"}, {"migrate", "-h"}, {"user", "create", "--help"}, {"call", "-h"},
+	} {
+		out, err := runCmd(t, nil, args...)
+		if err != nil || !strings.Contains(out, "-") || !strings.Contains(strings.ToLower(out), "usage") && !strings.Contains(out, "flags of") {
+			t.Errorf("%v = %q %v, want the flags and no error", args, out, err)
+		}
+	}
+	if out, _ := runCmd(t, nil, "--help"); !strings.Contains(out, "AGENTLINE_DATABASE_URL") {
+		t.Errorf("--help lacks the settings: %q", out)
 	}
 }
 
@@ -79,6 +105,60 @@ func TestUserCreate(t *testing.T) {
 	}
 }
 
+// The password of user create can stay off the command line: piped in on
+// standard input (with --password - or none), or in AGENTLINE_USER_PASSWORD.
+func TestUserCreatePasswordOffTheCommandLine(t *testing.T) {
+	env := map[string]string{"AGENTLINE_DATABASE_URL": storetest.URL(t, store.SQLite)}
+	for i, tc := range []struct {
+		env   map[string]string
+		stdin io.Reader
+		args  []string
+	}{
+		{nil, strings.NewReader("long enough\n"), []string{"--password", "-"}},
+		{nil, strings.NewReader("long enough\r\nsecond line ignored\n"), nil},
+		{nil, strings.NewReader("no newline at the end"), []string{"--password=-"}},
+		{map[string]string{"AGENTLINE_USER_PASSWORD": "long enough"}, nil, nil},
+		// The flag's value wins over the environment.
+		{map[string]string{"AGENTLINE_USER_PASSWORD": "short"}, nil, []string{"--password", "long enough"}},
+	} {
+		vars := map[string]string{"AGENTLINE_DATABASE_URL": env["AGENTLINE_DATABASE_URL"]}
+		for k, v := range tc.env {
+			vars[k] = v
+		}
+		email := fmt.Sprintf("user%d@example.com", i)
+		out, err := runCmdIn(t, vars, tc.stdin, append([]string{"user", "create", "--email", email}, tc.args...)...)
+		if err != nil || !strings.Contains(out, "<"+email+">") {
+			t.Errorf("case %d: %q %v", i, out, err)
+		}
+	}
+	// What was read is the password, without the line break: sign in with it.
+	db, err := store.Open(context.Background(), env["AGENTLINE_DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i, password := range []string{"long enough", "long enough", "no newline at the end", "long enough", "long enough"} {
+		if _, err := auth.New(db, time.Hour).Login(context.Background(), fmt.Sprintf("user%d@example.com", i), password, "127.0.0.1"); err != nil {
+			t.Errorf("user%d signs in: %v", i, err)
+		}
+	}
+	for _, tc := range []struct {
+		stdin io.Reader
+		args  []string
+		want  string
+	}{
+		{nil, []string{"--password", "-"}, "terminal"},
+		{strings.NewReader(""), []string{"--password", "-"}, "no password on standard input"},
+		{strings.NewReader("\n"), nil, "no password on standard input"},
+		{strings.NewReader("short\n"), nil, "at least 8"},
+		{nil, nil, "AGENTLINE_USER_PASSWORD"},
+	} {
+		if _, err := runCmdIn(t, env, tc.stdin, append([]string{"user", "create", "--email", "zed@example.com"}, tc.args...)...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
 func TestBadCommandsAndFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"frobnicate"},
@@ -86,6 +166,8 @@ func TestBadCommandsAndFlags(t *testing.T) {
 		{"--no-such-flag"},
 		{"serve", "--env", "staging"},
 		{"migrate", "--database-url", "mysql://x"},
+		{"serve", "--twilio-account-sid", "AC1"},
+		{"serve", "--twilio-auth-token", "with space"},
 	} {
 		if _, err := runCmd(t, nil, args...); err == nil {
 			t.Errorf("%v: no error", args)
@@ -102,28 +184,43 @@ func TestBadCommandsAndFlags(t *testing.T) {
 func TestServeIsTheDefault(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	vars := map[string]string{"AGENTLINE_DATABASE_URL": storetest.URL(t, store.SQLite), "AGENTLINE_PASSWORD_COST": "4"}
+	vars := map[string]string{"AGENTLINE_DATABASE_URL": storetest.URL(t, store.SQLite), "AGENTLINE_PASSWORD_COST": "4",
+		"AGENTLINE_METRICS_ADDR": "127.0.0.1:0"}
 	var stdout, stderr apptest.Buffer // the server logs while the test reads
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"--addr", "127.0.0.1:0"}, func(k string) string { return vars[k] }, &stdout, &stderr)
+		done <- run(ctx, []string{"--addr", "127.0.0.1:0"}, func(k string) string { return vars[k] }, nil, &stdout, &stderr)
 	}()
-	addr := ""
+	addr, metricsAddr := "", ""
 	for deadline := time.Now().Add(20 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		for _, line := range strings.Split(stderr.String(), "\n") {
 			var rec struct{ Msg, Addr string }
 			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "listening" {
 				addr = rec.Addr
 			}
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "metrics listening" {
+				metricsAddr = rec.Addr
+			}
 		}
 	}
-	if addr == "" {
+	if addr == "" || metricsAddr == "" {
 		cancel()
 		t.Fatalf("no listening line; err %v; log:\n%s", <-done, stderr.String())
 	}
 	res, err := http.Get("http://" + addr + "/healthz")
 	if err != nil || res.StatusCode != 200 {
 		t.Fatalf("healthz: %v %v", res, err)
+	}
+	res.Body.Close()
+	// Metrics on their own listener, not on the public one.
+	if res, err := http.Get("http://" + addr + "/metrics"); err != nil || res.StatusCode != 404 {
+		t.Errorf("public /metrics: %v %v, want 404", res, err)
+	} else {
+		res.Body.Close()
+	}
+	res, err = http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("metrics listener: %v %v", res, err)
 	}
 	res.Body.Close()
 	if !strings.Contains(stdout.String(), "password:") {

@@ -198,12 +198,15 @@ func (a *App) BaseURL() string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
-// Run serves on ln until ctx ends, then shuts down gracefully. First it
-// drains: /readyz answers 503 at once, new phone calls and widget sessions
-// are refused, and the calls live here go on until they end or the drain
-// timeout passes. Then it stops accepting, lets requests in flight finish
-// within the shutdown timeout, ends the calls still live, and returns.
-func (a *App) Run(ctx context.Context, ln net.Listener) error {
+// Serve serves on ln, and /metrics on metrics unless it is nil, until ctx
+// ends, then shuts down gracefully. First it drains: /readyz answers 503 at
+// once, new phone calls and widget sessions are refused, and the calls live
+// here go on until they end or the drain timeout passes. Then it stops
+// accepting, lets requests in flight finish within the shutdown timeout,
+// ends the calls still live, and returns.
+func (a *App) Serve(ctx context.Context, ln, metrics net.Listener) error {
+	// No ReadTimeout: the edge gives request bodies (and only them, never a
+	// WebSocket upgrade) AGENTLINE_BODY_READ_TIMEOUT.
 	srv := &http.Server{
 		Handler:           a.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -217,6 +220,9 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	var sweeping sync.WaitGroup
 	sweeping.Go(func() { a.sweep(sweepCtx) })
 	defer func() { stopSweep(); sweeping.Wait() }()
+	if metrics != nil {
+		defer a.serveMetrics(metrics)()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	a.Logger.Info("listening", "addr", ln.Addr().String(), "database", string(a.Store.Dialect()), "url", a.BaseURL())

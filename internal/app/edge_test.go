@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"net/http"
 	"regexp"
 	"strings"
@@ -40,11 +41,7 @@ func TestMetrics(t *testing.T) {
 	s.Must(t, 401, "GET", "/api/agents/7", "", nil, nil)
 	s.Must(t, 404, "GET", "/no/such/path", "", nil, nil)
 	s.Must(t, 404, "BREW", "/coffee", "", nil, nil)
-	r := s.Must(t, 200, "GET", "/metrics", "", nil, nil)
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
-		t.Errorf("Content-Type = %q, want Prometheus text", ct)
-	}
-	body := string(r.Body)
+	body := s.Metrics(t) // Prometheus text, from the metrics listener
 	for _, want := range []string{
 		`agentline_http_requests_total{method="GET",route="GET /healthz",status="200"} 1`,
 		// Labelled by the route pattern, never the raw path with its ids.
@@ -62,6 +59,31 @@ func TestMetrics(t *testing.T) {
 	}
 	if strings.Contains(body, "/api/agents/7") || strings.Contains(body, "BREW") {
 		t.Error("metrics hold a raw path or method")
+	}
+}
+
+// /metrics is served on the metrics listener only: on the public address
+// it is a path like any unknown one; with AGENTLINE_METRICS_ADDR=off there
+// is no metrics listener at all.
+func TestMetricsAreNotPublic(t *testing.T) {
+	s := startSQLite(t)
+	if r := s.Do(t, "GET", "/metrics", "", nil); r.Status != 404 || r.ErrorCode() != agentline.ENotFound || strings.Contains(string(r.Body), "go_goroutines") {
+		t.Fatalf("GET /metrics on the public address = %s, want 404", r)
+	}
+	if body := s.Metrics(t); !strings.Contains(body, "# TYPE agentline_http_requests_total counter") {
+		t.Fatalf("metrics listener: %.300s", body)
+	}
+	res, err := s.Client.Get(s.MetricsURL + "/healthz")
+	if err != nil || res.StatusCode != 404 {
+		t.Fatalf("metrics listener serves more than /metrics: %v %v", res, err)
+	}
+	res.Body.Close()
+	off := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_METRICS_ADDR": "off"})
+	if off.MetricsURL != "" {
+		t.Fatalf("metrics off, yet a listener at %s", off.MetricsURL)
+	}
+	if r := off.Do(t, "GET", "/metrics", "", nil); r.Status != 404 {
+		t.Fatalf("GET /metrics with metrics off = %s", r)
 	}
 }
 
@@ -133,5 +155,23 @@ func TestWrongMethodAndUnknownPath(t *testing.T) {
 		if r.Status != tc.status || r.ErrorCode() != tc.code || r.Header.Get("Allow") != tc.allow {
 			t.Errorf("%s %s = %s (Allow %q), want %d %s (Allow %q)", tc.method, tc.path, r, r.Header.Get("Allow"), tc.status, tc.code, tc.allow)
 		}
+	}
+}
+
+// A body whose declared Content-Length is over the limit is refused with 413
+// before it is read, malformed or not, signed in or not; a smaller malformed
+// body is still a 400 that names the problem.
+func TestDeclaredLengthOverTheLimit(t *testing.T) {
+	s := startSQLite(t)
+	_, token := s.NewUser(t, "ann@example.com")
+	malformed := append([]byte(`{"name": `), bytes.Repeat([]byte("!"), 3<<20)...)
+	for _, tok := range []string{token, ""} {
+		r := s.Do(t, "POST", "/api/projects", tok, malformed)
+		if r.Status != http.StatusRequestEntityTooLarge || r.ErrorCode() != agentline.ETooLarge || r.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Fatalf("3 MB malformed body (token %t) = %s, want 413 too_large", tok != "", r)
+		}
+	}
+	if r := s.Do(t, "POST", "/api/projects", token, malformed[:1000]); r.Status != 400 || r.ErrorCode() != agentline.EInvalid {
+		t.Fatalf("small malformed body = %s, want 400", r)
 	}
 }

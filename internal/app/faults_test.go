@@ -97,11 +97,11 @@ type listedSession struct {
 	ToolCalls []json.RawMessage `json:"tool_calls"`
 }
 
-// scrapeMetric returns the value of an unlabelled metric from /metrics, or -1.
+// scrapeMetric returns the value of an unlabelled metric from the metrics
+// listener, or -1.
 func scrapeMetric(t testing.TB, s *apptest.Server, name string) float64 {
 	t.Helper()
-	r := s.Must(t, 200, "GET", "/metrics", "", nil, nil)
-	for _, line := range strings.Split(string(r.Body), "\n") {
+	for _, line := range strings.Split(s.Metrics(t), "\n") {
 		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {

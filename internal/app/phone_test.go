@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
 	"testing"
 	"time"
@@ -70,5 +71,58 @@ func TestShutdownEndsCalls(t *testing.T) {
 	call, err := db.Call(ctx, p.ID, c.CallSID)
 	if err != nil || call.EndReason != "shutdown" || call.DurationS == nil || call.Status != agentline.CallCompleted {
 		t.Fatalf("record = %+v, %v", call, err)
+	}
+}
+
+// A phone call's media stream (a hijacked WebSocket) is not bound by
+// AGENTLINE_BODY_READ_TIMEOUT: audio still flows both ways after several
+// times that timeout.
+func TestCallOutlivesBodyReadTimeout(t *testing.T) {
+	model := realtimefake.New("sk-test")
+	defer model.Close()
+	s := apptest.StartFresh(t, store.SQLite, map[string]string{
+		"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(),
+		"AGENTLINE_ADMIN_EMAIL": "owner@example.com", "AGENTLINE_ADMIN_PASSWORD": "owner-password",
+		"AGENTLINE_BODY_READ_TIMEOUT": "500ms",
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	owner, _, _ := s.App.Store.UserByEmail(ctx, "owner@example.com")
+	p, _ := s.App.Store.CreateProject(ctx, agentline.Project{Name: "shop"}, owner.ID)
+	a, err := s.App.Store.CreateAgent(ctx, agentline.Agent{ProjectID: p.ID, Name: "Ada", Model: "gpt-realtime", Provider: agentline.ProviderOpenAI, Language: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.App.Store.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: p.ID, PhoneNumber: "+14155550100", AgentID: &a.ID, Status: agentline.NumberActive, CarrierSID: "PN1"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := callsim.Inbound(ctx, http.DefaultClient, s.URL, "+14155550199", "+14155550100", callsim.Options{EchoMarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ss, err := model.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := base64.StdEncoding.EncodeToString(make([]byte, callsim.FrameBytes))
+	for round := 1; round <= 2; round++ {
+		c.SendMedia(ctx, make([]byte, callsim.FrameBytes))
+		if _, err := ss.WaitAudio(ctx, round); err != nil {
+			t.Fatalf("round %d, caller to model: %v", round, err)
+		}
+		ss.Send(ctx, map[string]any{"type": "response.output_audio.delta", "item_id": "item_1", "delta": frame})
+		media := 0 // WaitFor sees each message once, from the first
+		if _, err := c.WaitFor(ctx, func(m callsim.Message) bool {
+			if m.Event == "media" {
+				media++
+			}
+			return media == round
+		}); err != nil {
+			t.Fatalf("round %d, model to caller: %v", round, err)
+		}
+		if round == 1 {
+			time.Sleep(1500 * time.Millisecond) // three body read timeouts
+		}
 	}
 }

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/api"
 	"github.com/agentline/agentline/internal/auth"
@@ -94,7 +92,9 @@ func (a *App) serveMux() http.Handler {
 		}
 		return agentline.Errorf(agentline.ENotFound, "no route for %s %s", r.Method, r.URL.Path)
 	}))
-	return httpx.NewEdge(a.Logger, a.Config.MaxBodyBytes, a.Registry).Wrap(mux)
+	edge := httpx.NewEdge(a.Logger, a.Config.MaxBodyBytes, a.Registry)
+	edge.TrustedProxies, edge.BodyReadTimeout = a.Config.TrustedProxies(), a.Config.BodyReadTimeout
+	return edge.Wrap(mux)
 }
 
 // allowedMethods lists the methods that have a route for r's path. The mux's
@@ -122,7 +122,6 @@ func (a *App) ownRoutes() []httpx.Route {
 	return []httpx.Route{
 		{Method: "GET", Pattern: "/healthz", Auth: httpx.Public, Name: httpx.NameOf(healthy), Handler: httpx.HandlerFunc(healthy)},
 		{Method: "GET", Pattern: "/readyz", Auth: httpx.Public, Name: httpx.NameOf(a.ready), Handler: httpx.HandlerFunc(a.ready)},
-		{Method: "GET", Pattern: "/metrics", Auth: httpx.Public, Name: "promhttp.Handler", Handler: promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{})},
 		{Method: "GET", Pattern: "/api/openapi.yaml", Auth: httpx.Public, Name: httpx.NameOf(openAPI), Handler: http.HandlerFunc(openAPI)},
 	}
 }

@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"net"
 	"net/http"
 	"strings"
 
@@ -133,12 +132,16 @@ func bearer(r *http.Request) string {
 	return ""
 }
 
-// ClientIP is the peer address of the request. Forwarded headers are not
-// trusted: behind a proxy, the proxy's address is what counts.
+// ClientIP is the key per-client limits (sign-in throttling, form submits)
+// count under: the client address the HTTP edge resolved, which behind a
+// trusted proxy is the forwarded one (see httpx.Edge.TrustedProxies), else
+// the TCP peer; an IPv6 client counts as its /64 (httpx.ClientKey).
 func ClientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
+	if a, ok := httpx.ClientAddr(r.Context()); ok {
+		return httpx.ClientKey(a)
 	}
-	return host
+	if a, ok := httpx.PeerAddr(r); ok {
+		return httpx.ClientKey(a)
+	}
+	return r.RemoteAddr
 }

@@ -87,6 +87,7 @@ func (i *instance) run(t *testing.T) {
 		"AGENTLINE_ADMIN_PASSWORD": ownerPassword,
 		"AGENTLINE_LOG_LEVEL":      "info",
 		"AGENTLINE_DRAIN_TIMEOUT":  "0s",
+		"AGENTLINE_METRICS_ADDR":   "127.0.0.1:0", // never the fixed default: instances share the host
 		"PATH":                     os.Getenv("PATH"),
 	}
 	for k, v := range i.env {

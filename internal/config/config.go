@@ -47,7 +47,14 @@ type Config struct {
 	ModelReadyTimeout    time.Duration // AGENTLINE_MODEL_READY_TIMEOUT
 	TwilioTimeout        time.Duration // TWILIO_TIMEOUT
 	FormSubmitsPerMinute int64         // AGENTLINE_FORM_SUBMITS_PER_MINUTE
+	TrustedProxyList     string        // AGENTLINE_TRUSTED_PROXIES; see TrustedProxies
+	MetricsAddr          string        // AGENTLINE_METRICS_ADDR; see MetricsEnabled
+	BodyReadTimeout      time.Duration // AGENTLINE_BODY_READ_TIMEOUT
 }
+
+// MetricsEnabled reports whether /metrics is served on MetricsAddr: "off"
+// (or an empty --metrics-addr) turns it off.
+func (c *Config) MetricsEnabled() bool { return c.MetricsAddr != "" && c.MetricsAddr != "off" }
 
 // Production reports whether the service runs in production mode.
 func (c *Config) Production() bool { return c.Env == "production" }
@@ -94,6 +101,9 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_MODEL_READY_TIMEOUT", flag: "model-ready-timeout", def: "10s", usage: "how long a call waits for the realtime model to take its session; then the caller hears an apology", duration: &c.ModelReadyTimeout},
 		{env: "TWILIO_TIMEOUT", flag: "twilio-timeout", def: "15s", usage: "how long a carrier REST request may take", duration: &c.TwilioTimeout},
 		{env: "AGENTLINE_FORM_SUBMITS_PER_MINUTE", flag: "form-submits-per-minute", def: "10", usage: "form submissions one client IP may make per minute; more get 429", integer: &c.FormSubmitsPerMinute},
+		{env: "AGENTLINE_BODY_READ_TIMEOUT", flag: "body-read-timeout", def: "30s", usage: "how long a request body may take to arrive; a slower client is cut off", duration: &c.BodyReadTimeout},
+		{env: "AGENTLINE_METRICS_ADDR", flag: "metrics-addr", def: "127.0.0.1:9090", usage: "address of the separate listener serving /metrics (Prometheus text); off disables it", str: &c.MetricsAddr},
+		{env: "AGENTLINE_TRUSTED_PROXIES", flag: "trusted-proxies", usage: "comma-separated CIDRs of reverse proxies whose X-Forwarded-For or Forwarded header names the client; empty trusts none", str: &c.TrustedProxyList},
 	}
 }
 
@@ -149,7 +159,7 @@ func Parse(fs *flag.FlagSet, args []string) error {
 			fs.SetOutput(&b)
 			fs.PrintDefaults()
 			fs.SetOutput(io.Discard)
-			return fmt.Errorf("flags of %s:\n%s", fs.Name(), b.String())
+			return &HelpError{Usage: fmt.Sprintf("flags of %s:\n%s", fs.Name(), b.String())}
 		}
 		return fmt.Errorf("%w (run with -h for the list of flags)", err)
 	}
@@ -158,6 +168,15 @@ func Parse(fs *flag.FlagSet, args []string) error {
 	}
 	return nil
 }
+
+// HelpError is what Parse returns for -h or --help: asked-for help, not a
+// failure, so the command prints Usage and exits 0. It matches flag.ErrHelp.
+type HelpError struct{ Usage string }
+
+func (e *HelpError) Error() string { return e.Usage }
+
+// Unwrap lets errors.Is(err, flag.ErrHelp) find it.
+func (e *HelpError) Unwrap() error { return flag.ErrHelp }
 
 func (s setting) set(v string) error {
 	switch {
@@ -246,6 +265,8 @@ func (c *Config) Validate() error {
 	if strings.Contains(c.BotHost, "/") {
 		bad("BOT_HOST must be a host name (with an optional port), not a URL: %q", c.BotHost)
 	}
+	errs = append(errs, c.edgeErrors()...)
+	errs = append(errs, c.carrierCredentialErrors()...)
 	if c.Sandbox && c.Production() {
 		bad("AGENTLINE_SANDBOX must not be set in production: its provider is pretend")
 	}

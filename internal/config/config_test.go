@@ -23,7 +23,7 @@ func TestDefaults(t *testing.T) {
 		LogLevel: "info", OpenAIBaseURL: "https://api.openai.com", GeminiBaseURL: "https://generativelanguage.googleapis.com",
 		TwilioAPIBaseURL: "https://api.twilio.com", MaxConcurrentCalls: 10, MaxCallDuration: 30 * time.Minute,
 		ModelReadyTimeout: 10 * time.Second, TwilioTimeout: 15 * time.Second,
-		FormSubmitsPerMinute: 10,
+		FormSubmitsPerMinute: 10, MetricsAddr: "127.0.0.1:9090", BodyReadTimeout: 30 * time.Second,
 	}
 	if c != want {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
@@ -75,6 +75,7 @@ func TestBadValues(t *testing.T) {
 		{vars: map[string]string{"AGENTLINE_SESSION_TTL": "1s"}, names: []string{"AGENTLINE_SESSION_TTL"}},
 		{vars: map[string]string{"AGENTLINE_SHUTDOWN_TIMEOUT": "0s"}, names: []string{"AGENTLINE_SHUTDOWN_TIMEOUT"}},
 		{vars: map[string]string{"AGENTLINE_DRAIN_TIMEOUT": "-1s"}, names: []string{"AGENTLINE_DRAIN_TIMEOUT"}},
+		{vars: map[string]string{"AGENTLINE_BODY_READ_TIMEOUT": "0s"}, names: []string{"AGENTLINE_BODY_READ_TIMEOUT"}},
 		{vars: map[string]string{"AGENTLINE_PASSWORD_COST": "3"}, names: []string{"AGENTLINE_PASSWORD_COST"}},
 		{vars: map[string]string{"AGENTLINE_PASSWORD_COST": "32"}, names: []string{"AGENTLINE_PASSWORD_COST"}},
 		{vars: map[string]string{"AGENTLINE_LOG_LEVEL": "loud"}, names: []string{"AGENTLINE_LOG_LEVEL"}},
@@ -126,7 +127,7 @@ func TestProductionNeedsSettingsOfEnabledFeatures(t *testing.T) {
 		t.Fatalf("development: %v", err)
 	}
 	// All present: production starts.
-	full := map[string]string{"AGENTLINE_ENV": "production", "TELEPHONY_ENABLED": "true", "TWILIO_ACCOUNT_SID": "AC1",
+	full := map[string]string{"AGENTLINE_ENV": "production", "TELEPHONY_ENABLED": "true", "TWILIO_ACCOUNT_SID": "AC0123456789abcdef0123456789abcdef",
 		"TWILIO_AUTH_TOKEN": "t", "BOT_HOST": "bot.example.com", "OPENAI_API_KEY": "sk"}
 	if _, err := config.Load(nil, env(full)); err != nil {
 		t.Fatalf("complete production config: %v", err)

@@ -29,7 +29,7 @@ func TestTelephonySettings(t *testing.T) {
 			t.Errorf("missing %s not reported: %v", name, err)
 		}
 	}
-	full := map[string]string{"AGENTLINE_ENV": "production", "TELEPHONY_ENABLED": "true", "TWILIO_ACCOUNT_SID": "AC1", "TWILIO_AUTH_TOKEN": "t",
+	full := map[string]string{"AGENTLINE_ENV": "production", "TELEPHONY_ENABLED": "true", "TWILIO_ACCOUNT_SID": "AC0123456789abcdef0123456789abcdef", "TWILIO_AUTH_TOKEN": "t",
 		"BOT_HOST": "bot.example.com", "OPENAI_API_KEY": "sk"}
 	if _, err := Load(nil, env(full)); err != nil {
 		t.Fatalf("complete production telephony settings: %v", err)

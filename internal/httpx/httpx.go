@@ -94,13 +94,17 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // Classify returns err as WriteError answers it: a body over the limit is
-// too_large. (An unreachable database already arrives as unavailable: the
+// too_large, one that arrives too slowly invalid_request. (An unreachable database already arrives as unavailable: the
 // store classifies its own errors.) Handlers that answer with HTML pages use
 // it to pick their page.
 func Classify(err error) error {
 	var maxErr *http.MaxBytesError
 	if errors.As(err, &maxErr) {
 		return &agentline.Error{Code: agentline.ETooLarge, Message: fmt.Sprintf("request body is larger than %d bytes", maxErr.Limit), Err: err}
+	}
+	var slow *slowBodyError
+	if errors.As(err, &slow) && agentline.ErrorCode(err) == agentline.EInternal {
+		return &agentline.Error{Code: agentline.EInvalid, Message: slow.Error() + "; send it at once", Err: err}
 	}
 	return err
 }
@@ -134,8 +138,12 @@ func Decode(r *http.Request, v any) error {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		var maxErr *http.MaxBytesError
-		if errors.As(err, &maxErr) {
+		var slow *slowBodyError
+		switch {
+		case errors.As(err, &maxErr):
 			return err
+		case errors.As(err, &slow):
+			return Classify(err)
 		}
 		return agentline.Invalid("", "request body must hold a single JSON value")
 	}
@@ -146,9 +154,12 @@ func decodeError(err error) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	var maxErr *http.MaxBytesError
+	var slow *slowBodyError
 	switch {
 	case errors.As(err, &maxErr):
 		return err
+	case errors.As(err, &slow):
+		return Classify(err)
 	case errors.Is(err, io.EOF):
 		return agentline.Invalid("", "request body is empty; send a JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -194,6 +205,16 @@ func PathID(r *http.Request, name string) (int64, error) {
 }
 
 type loggerKey struct{}
+
+type requestIDKey struct{}
+
+// RequestID is the id the edge gave the request (its X-Request-Id), or ""
+// outside the edge: code that logs with its own logger adds it, so that a
+// generic answer can be matched with the detail in the log.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
 
 // WithLogger returns ctx carrying logger, for Logger.
 func WithLogger(ctx context.Context, logger *slog.Logger) context.Context {

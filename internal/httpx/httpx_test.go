@@ -285,3 +285,31 @@ func TestNonce(t *testing.T) {
 		t.Errorf("nonces %q, %q", a, b)
 	}
 }
+
+// Every answer carries nosniff; a declared length over the limit is a 413
+// before the handler runs, so it never sees (or half-parses) the body.
+func TestNosniffAndDeclaredLength(t *testing.T) {
+	ran := false
+	h := httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		ran = true
+		return agentline.Invalid("", "malformed")
+	})
+	rec, e, _ := serve(t, h, "POST", "/", strings.Repeat("!", 1025))
+	if rec.Code != 413 || e.Error.Code != agentline.ETooLarge || ran {
+		t.Fatalf("1025 bytes declared = %d %+v (handler ran: %t)", rec.Code, e, ran)
+	}
+	for _, body := range []string{"", strings.Repeat("!", 1024)} {
+		rec, _, _ = serve(t, h, "POST", "/", body)
+		if rec.Code != 400 || rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+			t.Fatalf("%d bytes = %d, nosniff %q", len(body), rec.Code, rec.Header().Get("X-Content-Type-Options"))
+		}
+	}
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<p>hi</p>")) })
+	if rec, _, _ := serve(t, ok, "GET", "/", ""); rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatal("a 200 without nosniff")
+	}
+	// A GET reads no body: the page answers, the body stays unread.
+	if rec, _, _ := serve(t, ok, "GET", "/", strings.Repeat("!", 2000)); rec.Code != 200 {
+		t.Fatalf("GET with a body over the limit = %d, want the page", rec.Code)
+	}
+}

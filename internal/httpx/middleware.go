@@ -2,11 +2,13 @@ package httpx
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"strconv"
 	"time"
@@ -20,8 +22,15 @@ import (
 type Edge struct {
 	Logger       *slog.Logger
 	MaxBodyBytes int64
-	requests     *prometheus.CounterVec
-	latency      *prometheus.HistogramVec
+	// TrustedProxies are the peers whose X-Forwarded-For or Forwarded
+	// header names the client (AGENTLINE_TRUSTED_PROXIES); from any other
+	// peer those headers are ignored.
+	TrustedProxies []netip.Prefix
+	// BodyReadTimeout is how long a request body may take to arrive
+	// (AGENTLINE_BODY_READ_TIMEOUT); 0 means no limit.
+	BodyReadTimeout time.Duration
+	requests        *prometheus.CounterVec
+	latency         *prometheus.HistogramVec
 }
 
 // NewEdge registers the HTTP metrics on reg.
@@ -45,8 +54,10 @@ func NewEdge(logger *slog.Logger, maxBodyBytes int64, reg prometheus.Registerer)
 
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-// Wrap puts the middleware around next: request id, per-request logger,
-// body limit, panic recovery, access log and metrics.
+// Wrap puts the middleware around next: request id, nosniff, per-request
+// logger, client address, body size and read time limits (a POST, PUT or
+// PATCH declaring a length over the size limit is a 413 at once), panic
+// recovery, access log and metrics.
 func (e *Edge) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -57,11 +68,16 @@ func (e *Edge) Wrap(next http.Handler) http.Handler {
 			id = hex.EncodeToString(b[:])
 		}
 		w.Header().Set("X-Request-Id", id)
+		// No answer is ever to be read as another type than it says: a JSON
+		// error or a lead's text must not turn into a script or a page.
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		logger := e.Logger.With("request_id", id)
-		r = r.WithContext(WithLogger(r.Context(), logger))
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, e.MaxBodyBytes)
+		ctx := context.WithValue(WithLogger(r.Context(), logger), requestIDKey{}, id)
+		if client, ok := resolveClient(r, e.TrustedProxies); ok {
+			ctx = context.WithValue(ctx, clientIPKey{}, client)
 		}
+		r = r.WithContext(ctx)
+		e.limitBody(w, r)
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
 			if p := recover(); p != nil {
@@ -83,10 +99,33 @@ func (e *Edge) Wrap(next http.Handler) http.Handler {
 			logger.LogAttrs(r.Context(), slog.LevelInfo, "http",
 				slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("route", route),
 				slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Duration("duration", elapsed),
-				slog.String("remote", r.RemoteAddr))
+				slog.String("remote", r.RemoteAddr), slog.String("client", clientLabel(r)))
 		}()
+		if r.ContentLength > e.MaxBodyBytes && carriesBody(r.Method) {
+			// Refused before a byte is read: a handler that fails on the
+			// first bytes would answer 400 to what is really too large.
+			WriteError(rec, r, &http.MaxBytesError{Limit: e.MaxBodyBytes})
+			return
+		}
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// clientLabel is the resolved client address for the access log: behind a
+// proxy, "remote" is only the proxy.
+func clientLabel(r *http.Request) string {
+	if a, ok := ClientAddr(r.Context()); ok {
+		return a.String()
+	}
+	return ""
+}
+
+// carriesBody reports whether requests of method have a body by meaning.
+// Other methods' handlers never read one, so a body sent along is left
+// unread (and capped) instead of turning, say, an HTML page's own error
+// answer into a JSON 413.
+func carriesBody(method string) bool {
+	return method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch
 }
 
 // methodLabel keeps the metrics' method label to the standard methods, so

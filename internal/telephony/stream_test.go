@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"runtime"
 	"strings"
@@ -590,8 +591,10 @@ func TestPhoneMetrics(t *testing.T) {
 	c.SendMedia(ctx, frame(1))
 	ss.WaitAudio(ctx, 2)
 	metric := func(name string) float64 {
-		res := e.do("", "GET", "/metrics", nil)
-		for _, l := range strings.Split(string(res.body), "\n") {
+		// Metrics have their own listener; read them from its handler.
+		rec := httptest.NewRecorder()
+		e.app.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		for _, l := range strings.Split(rec.Body.String(), "\n") {
 			if v, ok := strings.CutPrefix(l, name+" "); ok {
 				var f float64
 				fmt.Sscan(v, &f)

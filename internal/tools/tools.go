@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
 )
 
 // SearchToolName is the built-in knowledge base search; no webhook tool may
@@ -128,10 +129,14 @@ func (f *Facility) Definitions(ctx context.Context, agent agentline.Agent) ([]ag
 }
 
 // toolError is a failure of the tool that the model reads as the output.
+// The output may reach a public widget, so Message is written for the
+// caller; the underlying error (names, addresses, resolvers), if any, is
+// cause, which only the log sees.
 type toolError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Status  int    `json:"status,omitempty"` // the webhook's HTTP status, for http_error
+	cause   error
 }
 
 func (e *toolError) Error() string { return e.Code + ": " + e.Message }
@@ -173,8 +178,13 @@ func (f *Facility) Execute(ctx context.Context, agent agentline.Agent, call agen
 	switch {
 	case te != nil && te.Status != 0:
 		attrs = append(attrs, slog.Int("status", te.Status))
+	case te != nil && te.cause != nil:
+		attrs = append(attrs, slog.String("err", te.cause.Error()))
 	case te == nil && err != nil:
 		attrs = append(attrs, slog.String("err", err.Error()))
+	}
+	if id := httpx.RequestID(ctx); id != "" {
+		attrs = append(attrs, slog.String("request_id", id))
 	}
 	f.logger.LogAttrs(ctx, level, "tool call", attrs...)
 

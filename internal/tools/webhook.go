@@ -129,7 +129,7 @@ func (f *Facility) callWebhook(ctx context.Context, agent agentline.Agent, tool 
 
 	req, err := buildRequest(cctx, tool, args)
 	if err != nil {
-		return "", false, &toolError{Code: "invalid_tool", Message: err.Error()}
+		return "", false, &toolError{Code: "invalid_tool", Message: "the tool's URL cannot be used", cause: err}
 	}
 	for name, value := range tool.Headers {
 		req.Header.Set(name, value)
@@ -226,15 +226,15 @@ func transportError(parent, call context.Context, err error, timeout time.Durati
 	case errors.Is(call.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
 		return &toolError{Code: "timeout", Message: fmt.Sprintf("the tool's endpoint did not answer within %s", timeout)}
 	}
-	return &toolError{Code: "unreachable", Message: "the tool's endpoint could not be reached: " + publicNetError(err)}
+	return &toolError{Code: "unreachable", Message: "the tool's webhook could not be reached", cause: logNetError(err)}
 }
 
-// publicNetError is the part of a network error worth showing: the cause,
-// without the request URL (which may carry secrets in its query).
-func publicNetError(err error) string {
+// logNetError is a network error as the log keeps it: without the request
+// URL, whose query may carry secrets.
+func logNetError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		err = ue.Err
+		return ue.Err
 	}
-	return err.Error()
+	return err
 }

@@ -39,13 +39,16 @@ import (
 // Config returns the settings of a test instance on databaseURL: the
 // defaults, then env (names as in DESIGN.md), with the cheapest bcrypt cost
 // so that sign-ins stay fast under -race, and no drain, so that Stop ends
-// live calls at once (tests of draining set AGENTLINE_DRAIN_TIMEOUT).
+// live calls at once (tests of draining set AGENTLINE_DRAIN_TIMEOUT), and
+// metrics on a port of their own (Server.MetricsURL).
 func Config(t testing.TB, databaseURL string, env map[string]string) config.Config {
 	t.Helper()
 	vars := map[string]string{
 		"AGENTLINE_DATABASE_URL":  databaseURL,
 		"AGENTLINE_PASSWORD_COST": "4",
 		"AGENTLINE_DRAIN_TIMEOUT": "0s",
+		// Never a fixed port: instances of parallel tests would collide.
+		"AGENTLINE_METRICS_ADDR": "127.0.0.1:0",
 	}
 	for k, v := range env {
 		vars[k] = v
@@ -67,10 +70,13 @@ func StartFresh(t testing.TB, d store.Dialect, env map[string]string) *Server {
 
 // Server is a running agentline on 127.0.0.1.
 type Server struct {
-	URL    string // http://127.0.0.1:PORT
-	App    *app.App
-	Stdout *Buffer // what the app printed on stdout (first-start credentials)
-	Client *http.Client
+	URL string // http://127.0.0.1:PORT
+	// MetricsURL is the base URL of the metrics listener, or "" when
+	// AGENTLINE_METRICS_ADDR is off.
+	MetricsURL string
+	App        *app.App
+	Stdout     *Buffer // what the app printed on stdout (first-start credentials)
+	Client     *http.Client
 
 	cancel  context.CancelFunc
 	done    chan error
@@ -97,7 +103,14 @@ func Start(t testing.TB, cfg config.Config) *Server {
 		t.Fatalf("app.New: %v", err)
 	}
 	s.App, s.cancel = a, cancel
-	go func() { s.done <- a.Run(ctx, ln) }()
+	var metrics net.Listener
+	if cfg.MetricsEnabled() {
+		if metrics, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		s.MetricsURL = "http://" + metrics.Addr().String()
+	}
+	go func() { s.done <- a.Serve(ctx, ln, metrics) }()
 	t.Cleanup(func() { s.Stop(t) })
 	return s
 }
@@ -123,6 +136,25 @@ func (s *Server) Stop(t testing.TB) {
 	if err := s.App.Close(); err != nil {
 		t.Errorf("close: %v", err)
 	}
+}
+
+// Metrics scrapes GET /metrics from the metrics listener and returns the
+// Prometheus text.
+func (s *Server) Metrics(t testing.TB) string {
+	t.Helper()
+	if s.MetricsURL == "" {
+		t.Fatal("metrics are off (AGENTLINE_METRICS_ADDR)")
+	}
+	res, err := s.Client.Get(s.MetricsURL + "/metrics")
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("GET /metrics = %d %q (%v)", res.StatusCode, res.Header.Get("Content-Type"), err)
+	}
+	return string(b)
 }
 
 // Response is a whole answer, body read.
