@@ -1,34 +1,38 @@
-// agentline website voice widget. Plain JavaScript, no framework, no build
-// step: agentline minifies it at start and serves it at /chat-widget.js.
+// agentline website voice widget: the view (launcher, panel, transcript,
+// form gate) on top of @agentline/client, which runs the session. agentline
+// bundles the two with esbuild at start and serves the result at
+// /chat-widget.js; no npm step.
+//
+// One tag is enough: the key names the channel, its project and its agent.
 //
 //   <script async src="https://agentline.example.com/chat-widget.js" data-public-key="svc_pk_..."></script>
-//   window.addEventListener("load", () => SvcChat.mount({projectId, agentId, channelId, publicKey}));
 //
-// The widget renders in a Shadow DOM, talks to the public widget API
-// (/widget/v1) of the server it was loaded from, and opens its own session
-// with the agent's provider: WebRTC with an "oai-events" data channel for
-// OpenAI-compatible agents, a WebSocket with 16 kHz PCM up and 24 kHz PCM
-// down for Gemini-compatible ones.
+// Optional attributes: data-position (bottom-right | bottom-left),
+// data-color (#rrggbb), data-open (the panel starts open). The spec's
+// two-step form, SvcChat.mount({projectId, agentId, channelId, publicKey})
+// after the load event, works too; explicit options win.
+import { createClient } from '@agentline/client';
+
 (function () {
-  'use strict';
   if (window.SvcChat && window.SvcChat.version) return;
 
   const script = document.currentScript;
   const base = script && script.src ? new URL(script.src).origin : location.origin;
-  const defaultKey = (script && script.getAttribute('data-public-key')) || '';
+  const attr = (n) => (script && script.getAttribute('data-' + n)) || '';
+  const defaults = { publicKey: attr('public-key'), position: attr('position'), color: attr('color'), open: !!script && script.hasAttribute('data-open') };
   const listeners = {};
   let current = null;
+  let explicit = false;
 
-  // Sentences a visitor understands, by error code.
+  // Sentences a visitor understands, by the SDK's error codes.
+  const unavailable = 'The assistant is unavailable right now. Please try again later.';
   const messages = {
-    mic_denied: 'We can\u2019t hear you: microphone access is blocked. Allow the microphone for this site and try again.',
-    no_mic: 'No microphone was found. Connect one and try again.',
-    origin_not_allowed: 'This assistant isn\u2019t available on this website.',
+    microphone_denied: 'We can\u2019t hear you: microphone access is blocked. Allow the microphone for this site and try again.',
+    no_microphone: 'No microphone was found. Connect one and try again.',
+    origin_refused: 'This assistant isn\u2019t available on this website.',
     invalid_key: 'This assistant isn\u2019t set up correctly. Please let the site owner know.',
     rate_limited: 'Lots of people are talking to us right now. Please try again in a minute.',
-    provider_error: 'The assistant is unavailable right now. Please try again later.',
-    not_configured: 'The assistant is unavailable right now. Please try again later.',
-    unavailable: 'The assistant is unavailable right now. Please try again later.',
+    provider_unavailable: unavailable,
     network: 'We couldn\u2019t connect. Check your internet connection and try again.',
     unsupported: 'This browser can\u2019t make voice calls. Please try a current browser.',
     failed: 'Something went wrong. Please try again.',
@@ -50,34 +54,9 @@
 
   function widgetError(code, status) {
     const e = new Error(messages[code] || messages.failed);
-    e.code = messages[code] ? code : 'failed';
+    e.code = code;
     e.status = status || 0;
     return e;
-  }
-
-  // api calls the public widget API. A refused key or origin answers without
-  // CORS headers, so the browser shows it as a network error; when the
-  // server itself is reachable that is what it most likely was.
-  async function api(key, path, body, keepalive) {
-    const headers = { 'X-API-Key': key };
-    if (body) headers['Content-Type'] = 'application/json';
-    let res;
-    try {
-      res = await fetch(base + '/widget/v1/' + path, {
-        method: body ? 'POST' : 'GET', headers, body: body ? JSON.stringify(body) : undefined, keepalive: !!keepalive,
-      });
-    } catch (e) {
-      let reachable = false;
-      try { await fetch(base + '/healthz', { mode: 'no-cors' }); reachable = true; } catch (_) { /* offline */ }
-      throw widgetError(reachable ? 'origin_not_allowed' : 'network');
-    }
-    let data = null;
-    try { data = await res.json(); } catch (_) { /* not JSON */ }
-    if (!res.ok) {
-      const code = data && data.error && data.error.code;
-      throw widgetError(code || (res.status === 429 ? 'rate_limited' : res.status >= 500 ? 'provider_error' : 'failed'), res.status);
-    }
-    return data;
   }
 
   const css = `
@@ -128,9 +107,8 @@ input{flex:1;min-width:0;padding:9px 10px;border:1px solid #d1d5db;border-radius
   class Widget {
     constructor(opts) {
       this.opts = opts;
-      this.key = opts.publicKey || defaultKey;
-      this.events = [];
-      this.conv = null;
+      this.client = createClient({ baseUrl: base, publicKey: opts.publicKey || defaults.publicKey });
+      this.session = null;
       this.host = document.createElement('svc-chat');
       this.host.setAttribute('data-position', 'bottom-right');
       if (opts.frame) this.host.setAttribute('data-frame', '');
@@ -154,30 +132,32 @@ input{flex:1;min-width:0;padding:9px 10px;border:1px solid #d1d5db;border-radius
       };
       this.el.launcher.onclick = () => this.toggle();
       this.el.close.onclick = () => this.toggle(false);
-      this.el.talk.onclick = () => (this.conv ? this.end() : this.start());
+      this.el.talk.onclick = () => (this.session ? this.end() : this.start());
       this.el.mute.onclick = () => this.setMuted(this.el.mute.getAttribute('aria-pressed') !== 'true');
       this.el.form.onsubmit = (e) => { e.preventDefault(); this.sendText(); };
       root.addEventListener('keydown', (e) => { if (e.key === 'Escape' && !opts.frame) { this.toggle(false); this.el.launcher.focus(); } });
       if (opts.frame) { this.el.launcher.hidden = true; this.el.close.hidden = true; this.el.panel.hidden = false; }
-      this.onPageHide = () => this.flush(true);
-      window.addEventListener('pagehide', this.onPageHide);
       this.setState('idle');
       (opts.container || document.body).appendChild(this.host);
       this.load();
     }
 
     async load() {
+      const o = this.opts;
       try {
-        const cfg = this.config = await api(this.key, 'config');
+        const cfg = this.config = await this.client.config();
         const s = (cfg.channel && cfg.channel.settings) || {};
-        if (/^#[0-9a-fA-F]{6}$/.test(s.color || '')) this.host.style.setProperty('--c', s.color);
-        this.host.setAttribute('data-position', s.position === 'bottom-left' ? 'bottom-left' : 'bottom-right');
+        const color = o.color || defaults.color || s.color || '';
+        if (/^#[0-9a-fA-F]{6}$/.test(color)) this.host.style.setProperty('--c', color);
+        const pos = o.position || defaults.position || s.position;
+        this.host.setAttribute('data-position', pos === 'bottom-left' ? 'bottom-left' : 'bottom-right');
         this.el.transcript.hidden = !s.show_transcript;
         this.el.form.hidden = !s.show_text_chat;
         const b = cfg.project && cfg.project.branding;
         const name = (b && b.display_name) || (cfg.project && cfg.project.name);
         if (name) this.el.title.textContent = name;
         if (cfg.channel.form_gate) this.gate(s.form);
+        if (o.open !== undefined ? o.open : defaults.open) this.toggle(true);
         emit('ready', { config: cfg });
       } catch (e) {
         this.fail(e);
@@ -234,7 +214,7 @@ input{flex:1;min-width:0;padding:9px 10px;border:1px solid #d1d5db;border-radius
               if (fe[n] && !first) first = input;
             }
             if (first) first.focus();
-            else throw widgetError(data.error && data.error.code, res.status);
+            else throw widgetError(res.status === 429 ? 'rate_limited' : 'failed');
             return;
           }
           this.lead = data;
@@ -271,322 +251,96 @@ input{flex:1;min-width:0;padding:9px 10px;border:1px solid #d1d5db;border-radius
     }
 
     fail(e) {
-      const code = (e && e.code) || 'failed';
-      this.el.error.textContent = messages[code] || messages.failed;
+      const code = messages[e && e.code] ? e.code : 'failed';
+      this.el.error.textContent = messages[code];
       this.el.error.hidden = false;
       this.host.setAttribute('data-error', code);
       this.setState('error');
-      this.track('error', { code, message: String((e && e.message) || e) });
-      emit('error', { code, message: messages[code] || messages.failed, status: (e && e.status) || 0 });
+      emit('error', { code, message: messages[code], status: (e && e.status) || 0 });
     }
 
-    async start() {
-      if (this.conv) return;
+    start() {
+      if (this.session) return;
       this.el.error.hidden = true;
       this.host.removeAttribute('data-error');
-      this.setState('connecting');
       // Audio must be unlocked inside the click that starts the call (iOS).
       const audio = document.createElement('audio');
       audio.autoplay = true;
       this.root.appendChild(audio);
-      const conv = this.conv = { audio, lines: {}, ended: false };
-      try {
-        if (!navigator.mediaDevices || !window.RTCPeerConnection) throw widgetError('unsupported');
-        try {
-          conv.stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true } });
-        } catch (e) {
-          throw widgetError(e && e.name === 'NotFoundError' ? 'no_mic' : 'mic_denied');
+      const lead = this.lead || {};
+      const cfg = this.config || {};
+      const agentId = lead.agent_id || this.opts.agentId || (cfg.agents && cfg.agents[0] && cfg.agents[0].id);
+      const s = this.session = this.client.startSession({ agentId, sessionId: lead.session_id, audioElement: audio });
+      const lines = {};
+      s.on('state', (st) => { if (st !== 'ended') this.setState(st); });
+      s.on('transcript', (t) => {
+        let li = lines[t.id];
+        if (!li) {
+          li = lines[t.id] = document.createElement('li');
+          li.className = t.role;
+          this.el.transcript.appendChild(li);
         }
-        const lead = this.lead || {};
-        const agentId = lead.agent_id || Number(this.opts.agentId) || (this.config && this.config.agents && this.config.agents[0] && this.config.agents[0].id);
-        const sess = conv.session = await api(this.key, 'session', { agent_id: agentId, session_id: lead.session_id });
-        this.sessionId = sess.session_id;
-        if (conv.ended) return;
-        if (sess.provider === 'gemini') await this.startGemini(conv, sess);
-        else await this.startOpenAI(conv, sess);
-        if (conv.ended) return;
-        this.setState('listening');
-        this.track('session_started', { provider: sess.provider, model: sess.model });
-        emit('session_started', { session_id: sess.session_id });
-      } catch (e) {
-        this.teardown(conv);
-        this.fail(e && e.code ? e : widgetError('provider_error'));
-      }
-    }
-
-    async startOpenAI(conv, sess) {
-      const pc = conv.pc = new RTCPeerConnection();
-      pc.ontrack = (e) => { conv.audio.srcObject = e.streams[0]; conv.audio.play().catch(() => {}); };
-      for (const t of conv.stream.getTracks()) pc.addTrack(t, conv.stream);
-      const dc = conv.dc = pc.createDataChannel('oai-events');
-      dc.onmessage = (e) => { let ev; try { ev = JSON.parse(e.data); } catch (_) { return; } this.onOpenAI(conv, ev); };
-      conv.send = (obj) => { if (dc.readyState === 'open') dc.send(JSON.stringify(obj)); };
-      pc.onconnectionstatechange = () => {
-        if (conv.ended) return;
-        if (pc.connectionState === 'failed') { this.teardown(conv); this.fail(widgetError('provider_error')); }
-        if (pc.connectionState === 'closed') this.end();
-      };
-      await pc.setLocalDescription(await pc.createOffer());
-      let res;
-      try {
-        res = await fetch(sess.connect.url, {
-          method: 'POST', body: pc.localDescription.sdp,
-          headers: { Authorization: 'Bearer ' + sess.client_secret, 'Content-Type': 'application/sdp' },
-        });
-      } catch (_) { throw widgetError('provider_error'); }
-      if (!res.ok) throw widgetError(res.status === 429 ? 'rate_limited' : 'provider_error', res.status);
-      const sdp = await res.text();
-      if (conv.ended) return;
-      await pc.setRemoteDescription({ type: 'answer', sdp });
-      conv.mute = (m) => { for (const t of conv.stream.getAudioTracks()) t.enabled = !m; };
-      conv.text = (text) => {
-        conv.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
-        conv.send({ type: 'response.create' });
-      };
-    }
-
-    onOpenAI(conv, ev) {
-      switch (ev.type) {
-        case 'response.output_audio_transcript.delta':
-        case 'response.audio_transcript.delta':
-          this.line(conv, ev.item_id || 'a', 'assistant', ev.delta || '', false);
-          break;
-        case 'response.output_audio_transcript.done':
-        case 'response.audio_transcript.done':
-          this.line(conv, ev.item_id || 'a', 'assistant', ev.transcript || '', true);
-          break;
-        case 'conversation.item.input_audio_transcription.completed':
-          this.line(conv, ev.item_id || 'u', 'user', ev.transcript || '', true);
-          break;
-        case 'output_audio_buffer.started':
-        case 'response.created':
-          this.setState('speaking');
-          break;
-        case 'output_audio_buffer.stopped':
-        case 'response.done':
-        case 'input_audio_buffer.speech_started':
-          if (this.state === 'speaking') this.setState('listening');
-          break;
-        case 'response.function_call_arguments.done':
-          this.runTool(conv, ev.call_id, ev.name, ev.arguments, (output) => {
-            conv.send({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: ev.call_id, output } });
-            conv.send({ type: 'response.create' });
-          });
-          break;
-        case 'error':
-          this.track('error', { provider: ev.error || ev });
-          break;
-      }
-    }
-
-    async startGemini(conv, sess) {
-      const AC = window.AudioContext || window.webkitAudioContext;
-      if (!AC || !window.AudioWorkletNode) throw widgetError('unsupported');
-      const mic = conv.micCtx = new AC();
-      const out = conv.outCtx = new AC({ sampleRate: 24000 });
-      conv.playAt = 0;
-      conv.sources = [];
-      await mic.audioWorklet.addModule(base + '/chat-widget-audio.js');
-      const url = sess.connect.url + (sess.connect.url.indexOf('?') < 0 ? '?' : '&') + 'access_token=' + encodeURIComponent(sess.ephemeral_token);
-      const ws = conv.ws = new WebSocket(url);
-      conv.send = (obj) => { if (ws.readyState === 1) ws.send(JSON.stringify(obj)); };
-      await new Promise((resolve, reject) => {
-        ws.onopen = () => conv.send({ setup: { model: sess.model.indexOf('models/') === 0 ? sess.model : 'models/' + sess.model } });
-        ws.onerror = () => reject(widgetError('provider_error'));
-        ws.onclose = () => reject(widgetError('provider_error'));
-        ws.onmessage = async (e) => {
-          let msg;
-          try { msg = JSON.parse(typeof e.data === 'string' ? e.data : await e.data.text()); } catch (_) { return; }
-          if (msg.setupComplete) resolve();
-          this.onGemini(conv, msg);
-        };
+        li.textContent = t.text;
+        this.el.transcript.scrollTop = this.el.transcript.scrollHeight;
+        if (t.final) emit('transcript', { role: t.role, text: t.text });
       });
-      ws.onclose = () => { if (!conv.ended) { this.teardown(conv); this.fail(widgetError('provider_error')); } };
-      const src = mic.createMediaStreamSource(conv.stream);
-      const node = conv.node = new AudioWorkletNode(mic, 'pcm16-capture', { processorOptions: { rate: 16000 } });
-      node.port.onmessage = (e) => {
-        if (!conv.muted) conv.send({ realtimeInput: { audio: { data: toBase64(new Uint8Array(e.data)), mimeType: 'audio/pcm;rate=16000' } } });
-      };
-      src.connect(node);
-      conv.mute = (m) => { conv.muted = m; };
-      conv.text = (text) => conv.send({ clientContent: { turns: [{ role: 'user', parts: [{ text }] }], turnComplete: true } });
-    }
-
-    onGemini(conv, msg) {
-      const sc = msg.serverContent;
-      if (sc) {
-        if (sc.interrupted) { for (const s of conv.sources) { try { s.stop(); } catch (_) { /* done */ } } conv.sources = []; conv.playAt = 0; }
-        const parts = (sc.modelTurn && sc.modelTurn.parts) || [];
-        for (const p of parts) if (p.inlineData && p.inlineData.data) this.play(conv, p.inlineData.data);
-        if (sc.inputTranscription && sc.inputTranscription.text) this.line(conv, 'u' + (conv.turn || 0), 'user', sc.inputTranscription.text, false);
-        if (sc.outputTranscription && sc.outputTranscription.text) this.line(conv, 'a' + (conv.turn || 0), 'assistant', sc.outputTranscription.text, false);
-        if (sc.turnComplete) {
-          const t = conv.turn || 0;
-          for (const id of ['u' + t, 'a' + t]) if (conv.lines[id]) this.line(conv, id, conv.lines[id].role, conv.lines[id].text, true);
-          conv.turn = t + 1;
-          if (this.state === 'speaking') this.setState('listening');
-        }
-      }
-      if (msg.toolCall) {
-        for (const call of msg.toolCall.functionCalls || []) {
-          this.runTool(conv, call.id, call.name, call.args || {}, (output) => {
-            conv.send({ toolResponse: { functionResponses: [{ id: call.id, name: call.name, response: { output } }] } });
-          });
-        }
-      }
-    }
-
-    // play queues one chunk of 24 kHz 16-bit little-endian PCM.
-    play(conv, b64) {
-      const bytes = fromBase64(b64);
-      const n = bytes.length >> 1;
-      if (!n) return;
-      const view = new DataView(bytes.buffer, bytes.byteOffset, n * 2);
-      const buf = conv.outCtx.createBuffer(1, n, 24000);
-      const ch = buf.getChannelData(0);
-      for (let i = 0; i < n; i++) ch[i] = view.getInt16(i * 2, true) / 32768;
-      const src = conv.outCtx.createBufferSource();
-      src.buffer = buf;
-      src.connect(conv.outCtx.destination);
-      const at = Math.max(conv.outCtx.currentTime, conv.playAt);
-      src.start(at);
-      conv.playAt = at + buf.duration;
-      conv.sources.push(src);
-      src.onended = () => { conv.sources = conv.sources.filter((s) => s !== src); if (!conv.sources.length && this.state === 'speaking') this.setState('listening'); };
-      this.setState('speaking');
-    }
-
-    // line shows a transcript line: deltas append, done replaces the text
-    // and reports it.
-    line(conv, id, role, text, done) {
-      let l = conv.lines[id];
-      if (!l) {
-        const li = document.createElement('li');
-        li.className = role;
-        this.el.transcript.appendChild(li);
-        l = conv.lines[id] = { li, role, text: '', done: false };
-      }
-      if (l.done) return;
-      l.text = done ? text : l.text + text;
-      l.li.textContent = l.text;
-      this.el.transcript.scrollTop = this.el.transcript.scrollHeight;
-      if (done && l.text) {
-        l.done = true;
-        this.track('transcript', { role, text: l.text });
-        emit('transcript', { role, text: l.text });
-      }
-    }
-
-    async runTool(conv, callId, name, args, reply) {
-      let output;
-      try {
-        const r = await api(this.key, 'tools/execute', { session_id: this.sessionId, call_id: callId, name, arguments: args });
-        output = r.output;
-      } catch (e) {
-        output = JSON.stringify({ error: 'the tool could not be run' });
-      }
-      if (!conv.ended) reply(output);
+      s.on('error', (e) => this.fail(e));
+      s.on('end', (e) => {
+        audio.remove();
+        if (this.session === s) this.session = null;
+        this.setMuted(false);
+        if (e.reason !== 'error') this.setState('ended');
+        if (s.id) emit('session_ended', { session_id: s.id });
+      });
+      s.ready.then(() => emit('session_started', { session_id: s.id }), () => {});
     }
 
     sendText() {
       const text = this.el.input.value.trim();
-      if (!text || !this.conv || !this.conv.text) return;
-      this.el.input.value = '';
-      this.conv.text(text);
-      this.line(this.conv, 't' + Date.now(), 'user', text, true);
+      if (text && this.session && this.session.sendText(text)) this.el.input.value = '';
     }
 
     setMuted(m) {
-      if (!this.conv || !this.conv.mute) return;
-      this.conv.mute(m);
+      if (this.session) this.session.mute(m);
       this.el.mute.setAttribute('aria-pressed', String(m));
       this.el.mute.textContent = m ? 'Unmute' : 'Mute';
     }
 
-    teardown(conv) {
-      conv.ended = true;
-      if (conv.dc) try { conv.dc.close(); } catch (_) { /* closed */ }
-      if (conv.pc) try { conv.pc.close(); } catch (_) { /* closed */ }
-      if (conv.ws) try { conv.ws.close(1000); } catch (_) { /* closed */ }
-      if (conv.stream) for (const t of conv.stream.getTracks()) t.stop();
-      for (const c of [conv.micCtx, conv.outCtx]) if (c) c.close().catch(() => {});
-      conv.audio.remove();
-      if (this.conv === conv) this.conv = null;
-      this.el.mute.setAttribute('aria-pressed', 'false');
-      this.el.mute.textContent = 'Mute';
-    }
-
     end() {
-      const conv = this.conv;
-      if (!conv) return;
-      const started = !!conv.session;
-      // Lines cut off by the end are reported as far as they got.
-      for (const id of Object.keys(conv.lines)) {
-        const l = conv.lines[id];
-        if (!l.done && l.text) this.line(conv, id, l.role, l.text, true);
-      }
-      this.teardown(conv);
-      this.setState('ended');
-      if (started) {
-        this.track('session_ended', {});
-        emit('session_ended', { session_id: this.sessionId });
-        this.flush();
-      }
-    }
-
-    // track queues an analytics event of the current session; they are
-    // sent in batches.
-    track(type, data) {
-      if (!this.sessionId) return;
-      this.events.push({ type, at: new Date().toISOString(), data });
-      if (this.events.length >= 20) this.flush();
-      else if (!this.timer) this.timer = setTimeout(() => this.flush(), 5000);
-    }
-
-    flush(keepalive) {
-      clearTimeout(this.timer);
-      this.timer = null;
-      if (!this.events.length || !this.sessionId) return;
-      const events = this.events.splice(0, 100);
-      api(this.key, 'analytics', { session_id: this.sessionId, events }, keepalive).catch(() => {});
+      if (this.session) this.session.end();
     }
 
     destroy() {
       this.end();
-      this.flush(true);
-      window.removeEventListener('pagehide', this.onPageHide);
       this.host.remove();
     }
   }
 
-  function toBase64(bytes) {
-    let s = '';
-    for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
-    return btoa(s);
-  }
+  // same reports whether two mounts ask for the same widget.
+  const same = (a, b) => JSON.stringify(a, (k, v) => (k === 'container' ? undefined : v)) === JSON.stringify(b, (k, v) => (k === 'container' ? undefined : v));
 
-  function fromBase64(b64) {
-    const s = atob(b64);
-    const out = new Uint8Array(s.length);
-    for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-    return out;
+  function mount(opts, auto) {
+    opts = opts || {};
+    if (!auto) explicit = true;
+    const go = () => {
+      if (auto && (explicit || current)) return;
+      if (current && same(current.opts, opts) && current.host.isConnected) return;
+      if (current) current.destroy();
+      current = new Widget(opts);
+    };
+    if (document.readyState === 'complete') go();
+    else addEventListener('load', go, { once: true });
   }
 
   window.SvcChat = {
-    version: 1,
-    // mount shows the widget; called after the window load event. Options:
-    // projectId, agentId, channelId, publicKey (default: the script tag's
-    // data-public-key).
-    mount(opts) {
-      opts = opts || {};
-      const go = () => {
-        if (current) current.destroy();
-        current = new Widget(opts);
-      };
-      if (document.readyState === 'complete') go();
-      else window.addEventListener('load', go, { once: true });
-    },
+    version: 2,
+    // mount shows the widget (one at most: a second mount replaces the
+    // first, unless it asks for the same). Options: projectId, agentId,
+    // channelId (strings or numbers), publicKey (default: the script tag's
+    // data-public-key), position, color, open.
+    mount: (opts) => mount(opts, false),
     unmount() {
+      explicit = true;
       if (current) current.destroy();
       current = null;
     },
@@ -597,4 +351,12 @@ input{flex:1;min-width:0;padding:9px 10px;border:1px solid #d1d5db;border-radius
       listeners[event] = (listeners[event] || []).filter((f) => f !== fn);
     },
   };
+
+  // The one-tag embed: with a key on the script tag and no mount call by
+  // the end of the load event, the widget mounts itself.
+  if (defaults.publicKey) {
+    const auto = () => setTimeout(() => mount({}, true), 0);
+    if (document.readyState === 'complete') auto();
+    else addEventListener('load', auto, { once: true });
+  }
 })();

@@ -38,8 +38,9 @@ type Asset struct {
 
 // Assets are the browser files, minified and compressed.
 type Assets struct {
-	Widget *Asset // /chat-widget.js
+	Widget *Asset // /chat-widget.js: the widget's view bundled with the SDK
 	Audio  *Asset // /chat-widget-audio.js
+	SDK    *Asset // /sdk/client.js: @agentline/client as one ES module
 
 	Console    *Asset // the console's page, at /
 	ConsoleJS  *Asset // /console/app.js
@@ -74,19 +75,22 @@ func Load() (*Assets, error) {
 	}
 	consoleHeader := http.Header{"Cache-Control": {"no-cache"}}
 	var a Assets
+	js, css := transform(api.LoaderJS), transform(api.LoaderCSS)
+	asIs := func(src []byte) ([]byte, error) { return src, nil }
 	for _, f := range []struct {
 		dst         **Asset
 		name, ctype string
-		loader      api.Loader
+		build       func([]byte) ([]byte, error)
 		header      http.Header
 	}{
-		{&a.Widget, "chat-widget.js", typeJS, api.LoaderJS, widgetHeader},
-		{&a.Audio, "chat-widget-audio.js", typeJS, api.LoaderJS, widgetHeader},
-		{&a.Console, "console/index.html", typeHTML, api.LoaderNone, pageHeader},
-		{&a.ConsoleJS, "console/app.js", typeJS, api.LoaderJS, consoleHeader},
-		{&a.ConsoleCSS, "console/app.css", typeCSS, api.LoaderCSS, consoleHeader},
+		{&a.Widget, "chat-widget.js", typeJS, bundler("chat-widget.js", api.FormatIIFE), widgetHeader},
+		{&a.Audio, "chat-widget-audio.js", typeJS, js, widgetHeader},
+		{&a.SDK, sdkEntry, typeJS, bundler("client.js", api.FormatESModule), widgetHeader},
+		{&a.Console, "console/index.html", typeHTML, asIs, pageHeader},
+		{&a.ConsoleJS, "console/app.js", typeJS, js, consoleHeader},
+		{&a.ConsoleCSS, "console/app.css", typeCSS, css, consoleHeader},
 	} {
-		asset, err := load(f.name, f.loader)
+		asset, err := load(f.name, f.build)
 		if err != nil {
 			return nil, err
 		}
@@ -96,17 +100,32 @@ func Load() (*Assets, error) {
 	return &a, nil
 }
 
-// load reads, minifies (unless loader is LoaderNone) and compresses a file.
-func load(name string, loader api.Loader) (*Asset, error) {
+// sdkEntry is the source name of /sdk/client.js, which is not a file:
+// the SDK's modules re-exported as one.
+const sdkEntry = "sdk/client.js"
+
+// transform is a build step that minifies one file with loader.
+func transform(loader api.Loader) func([]byte) ([]byte, error) {
+	return func(src []byte) ([]byte, error) { return minify(src, loader) }
+}
+
+// bundler is a build step that bundles a module with the SDK.
+func bundler(name string, format api.Format) func([]byte) ([]byte, error) {
+	return func(src []byte) ([]byte, error) { return bundle(name, src, format) }
+}
+
+// load reads, builds (minifies or bundles) and compresses a file.
+func load(name string, build func([]byte) ([]byte, error)) (*Asset, error) {
 	src, err := files.ReadFile(name)
+	if name == sdkEntry {
+		src, err = []byte(`export * from "`+sdkImport+`";`), nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
-	min := src
-	if loader != api.LoaderNone {
-		if min, err = minify(src, loader); err != nil {
-			return nil, fmt.Errorf("web: %s: %w", name, err)
-		}
+	min, err := build(src)
+	if err != nil {
+		return nil, fmt.Errorf("web: %s: %w", name, err)
 	}
 	var gz bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
@@ -143,12 +162,13 @@ func minify(src []byte, loader api.Loader) ([]byte, error) {
 	return res.Code, nil
 }
 
-// Routes serves the widget's assets: GET /chat-widget.js and GET
-// /chat-widget-audio.js.
+// Routes serves the widget's assets: GET /chat-widget.js, GET
+// /chat-widget-audio.js and the SDK as an ES module, GET /sdk/client.js.
 func (a *Assets) Routes() []httpx.Route {
 	return []httpx.Route{
 		{Method: "GET", Pattern: "/chat-widget.js", Auth: httpx.Public, Name: "web.Assets.Widget", Handler: a.Widget},
 		{Method: "GET", Pattern: "/chat-widget-audio.js", Auth: httpx.Public, Name: "web.Assets.Audio", Handler: a.Audio},
+		{Method: "GET", Pattern: "/sdk/client.js", Auth: httpx.Public, Name: "web.Assets.SDK", Handler: a.SDK},
 	}
 }
 

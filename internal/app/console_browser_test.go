@@ -332,7 +332,9 @@ func TestConsoleWidgetJourney(t *testing.T) {
 		t.Errorf("clipboard holds %q (%v), want the key", copied, err)
 	}
 	script := c.text("#snippet-script")
-	if !strings.Contains(script, `data-public-key="`+key+`"`) || !strings.Contains(script, "SvcChat.mount") {
+	// The script snippet is the one tag (pasted below, it mounts itself);
+	// the two-step form with SvcChat.mount is offered beside it.
+	if !strings.Contains(script, `data-public-key="`+key+`"`) || strings.Contains(script, "SvcChat.mount") || !strings.Contains(c.text("#snippet-mount"), "SvcChat.mount") {
 		t.Errorf("script snippet while the key is shown:\n%s", script)
 	}
 	c.shot(shots, "console-channel.png")

@@ -112,17 +112,22 @@ func frameAncestors(allowed []string) string {
 type snippets struct {
 	ChannelID int64   `json:"channel_id"`
 	KeyPrefix *string `json:"key_prefix"`
-	Script    string  `json:"script"`
-	Iframe    string  `json:"iframe"`
-	EmbedURL  string  `json:"embed_url"`
-	ScriptURL string  `json:"script_url"`
+	// Script is the one tag: the key names the channel, project and agent.
+	Script string `json:"script"`
+	// ScriptMount is the spec's two-step form: the tag, then
+	// SvcChat.mount with explicit options after the load event.
+	ScriptMount string `json:"script_mount"`
+	Iframe      string `json:"iframe"`
+	EmbedURL    string `json:"embed_url"`
+	ScriptURL   string `json:"script_url"`
 }
 
 // KeyPlaceholder stands for the widget key in snippets.
 const KeyPlaceholder = "YOUR_WIDGET_KEY"
 
 // getSnippets serves GET /api/channels/{channel_id}/snippets (PROJECT:VIEW):
-// for a voice_widget channel the script tag and the iframe; for a live
+// for a voice_widget channel the one script tag, the two-step form with
+// SvcChat.mount, and the iframe; for a live
 // chat form the same with the gate (no agentId; the embed-widget page); for
 // a lead capture form the form page's iframe (no key, no script).
 func (h *Handler) getSnippets(w http.ResponseWriter, r *http.Request) error {
@@ -160,7 +165,8 @@ func (h *Handler) getSnippets(w http.ResponseWriter, r *http.Request) error {
 		out.EmbedURL = base + "/api/channels/form/embed-widget/" + id + "?key=" + KeyPlaceholder
 		agent = "" // the form's submission gives the agent
 	}
-	out.Script = `<script async src="` + template.HTMLEscapeString(out.ScriptURL) + `" data-public-key="` + KeyPlaceholder + `"></script>` + "\n" +
+	out.Script = `<script async src="` + template.HTMLEscapeString(out.ScriptURL) + `" data-public-key="` + KeyPlaceholder + `"></script>` + "\n"
+	out.ScriptMount = out.Script +
 		"<script>\n  window.addEventListener(\"load\", function () {\n    window.SvcChat.mount({projectId: " + js(ch.ProjectID) +
 		agent + ", channelId: " + js(ch.ID) + ", publicKey: \"" + KeyPlaceholder + "\"});\n  });\n</script>\n"
 	out.Iframe = `<iframe src="` + template.HTMLEscapeString(out.EmbedURL) + `" allow="microphone" title="Voice assistant" style="width:380px;height:560px;border:0"></iframe>` + "\n"

@@ -122,12 +122,13 @@ func TestSnippets(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, envOptions{db: db})
 		var s struct {
-			ChannelID int64   `json:"channel_id"`
-			KeyPrefix *string `json:"key_prefix"`
-			Script    string  `json:"script"`
-			Iframe    string  `json:"iframe"`
-			EmbedURL  string  `json:"embed_url"`
-			ScriptURL string  `json:"script_url"`
+			ChannelID   int64   `json:"channel_id"`
+			KeyPrefix   *string `json:"key_prefix"`
+			Script      string  `json:"script"`
+			ScriptMount string  `json:"script_mount"`
+			Iframe      string  `json:"iframe"`
+			EmbedURL    string  `json:"embed_url"`
+			ScriptURL   string  `json:"script_url"`
 		}
 		path := "/api/channels/" + itoa(e.channel.ID) + "/snippets"
 		e.do("GET", path, e.viewer, "", nil, 200, &s)
@@ -140,14 +141,19 @@ func TestSnippets(t *testing.T) {
 			"iframe text": `title="Voice assistant"`,
 		}
 		for name, want := range checks {
-			if !strings.Contains(s.Script+s.Iframe, want) {
-				t.Errorf("%s: snippets lack %q:\n%s\n%s", name, want, s.Script, s.Iframe)
+			if !strings.Contains(s.ScriptMount+s.Iframe, want) {
+				t.Errorf("%s: snippets lack %q:\n%s\n%s", name, want, s.ScriptMount, s.Iframe)
 			}
+		}
+		// The script snippet is the one tag alone; the two-step form
+		// starts with the same tag.
+		if oneTag := checks["script tag"] + "\n"; s.Script != oneTag || !strings.HasPrefix(s.ScriptMount, oneTag) {
+			t.Errorf("script snippet %q, mount snippet %q", s.Script, s.ScriptMount)
 		}
 		if s.KeyPrefix == nil || !strings.HasPrefix(e.key, *s.KeyPrefix) {
 			t.Errorf("key_prefix %v does not name the key", s.KeyPrefix)
 		}
-		if strings.Contains(s.Script+s.Iframe, e.key) {
+		if strings.Contains(s.Script+s.ScriptMount+s.Iframe, e.key) {
 			t.Error("snippets hold the whole key, which the server must not know")
 		}
 

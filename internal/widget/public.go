@@ -27,22 +27,23 @@ const exposedHeaders = "RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, R
 func (h *Handler) public(fn publicFunc) http.Handler {
 	return httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Add("Vary", "Origin")
+		origin := r.Header.Get("Origin")
 		raw := r.Header.Get("X-API-Key")
 		if !wellFormedKey(raw) {
+			allowRead(w, origin)
 			return errInvalidKey
 		}
 		key, err := h.keys.get(r.Context(), hashKey(raw))
 		if err != nil {
+			if agentline.ErrorCode(err) == agentline.EInvalidKey {
+				allowRead(w, origin)
+			}
 			return err
 		}
-		origin := r.Header.Get("Origin")
 		if !originAllowed(key.AllowedOrigins, origin) && !sameOrigin(r, origin) {
 			return agentline.Errorf(agentline.EOriginNotAllowed, "origin %q is not in this key's allowed_origins", origin)
 		}
-		if origin != "" && origin != "null" {
-			w.Header().Set("Access-Control-Allow-Origin", origin)
-			w.Header().Set("Access-Control-Expose-Headers", exposedHeaders)
-		}
+		allowRead(w, origin)
 		windows := []ratelimit.Window{{Limit: key.RateLimitPerMinute, Period: time.Minute}}
 		if key.RateLimitPerDay != nil {
 			windows = append(windows, ratelimit.Window{Limit: *key.RateLimitPerDay, Period: 24 * time.Hour})
@@ -59,6 +60,18 @@ func (h *Handler) public(fn publicFunc) http.Handler {
 		ctx := httpx.WithLogger(r.Context(), httpx.Logger(r.Context()).With("channel_id", key.ChannelID, "project_id", key.ProjectID))
 		return fn(w, r.WithContext(ctx), key)
 	})
+}
+
+// allowRead lets the page of origin read the answer. Pages of an allowed
+// origin read every answer; any page reads an invalid_key answer, which
+// holds nothing about the key, so that the site owner's widget can say
+// what is wrong. An origin refusal stays unreadable: it would tell any page
+// that the key exists.
+func allowRead(w http.ResponseWriter, origin string) {
+	if origin != "" && origin != "null" {
+		w.Header().Set("Access-Control-Allow-Origin", origin)
+		w.Header().Set("Access-Control-Expose-Headers", exposedHeaders)
+	}
 }
 
 // preflight answers CORS preflights. A preflight carries no X-API-Key, so it

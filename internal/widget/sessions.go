@@ -140,6 +140,11 @@ func toolArguments(raw json.RawMessage) (json.RawMessage, error) {
 	return raw, nil
 }
 
+// eventHeartbeat is reported every 30 s by a live client: the session is
+// still on. It is acknowledged and not stored (the session's events are
+// its conversation); the answer tells a client whose session is gone.
+const eventHeartbeat = "heartbeat"
+
 // maxEventsPerBatch and maxEventData bound one analytics report.
 const (
 	maxEventsPerBatch = 100
@@ -166,22 +171,26 @@ func (h *Handler) reportEvents(w http.ResponseWriter, r *http.Request, key agent
 			Message: "a batch holds at most 100 events; send the rest in another request"}
 	}
 	now := h.now().UTC()
-	events := make([]agentline.SessionEvent, len(in.Events))
+	events := make([]agentline.SessionEvent, 0, len(in.Events))
 	for i, e := range in.Events {
 		ev, err := checkEvent(i, e.Type, e.At, e.Data, now)
 		if err != nil {
 			return err
 		}
-		events[i] = ev
+		if ev.Type != eventHeartbeat {
+			events = append(events, ev)
+		}
 	}
 	s, err := h.sessionOfChannel(r.Context(), key, in.SessionID)
 	if err != nil {
 		return err
 	}
-	if err := h.store.AddSessionEvents(r.Context(), key.ProjectID, s.ID, events); err != nil {
-		return err
+	if len(events) > 0 {
+		if err := h.store.AddSessionEvents(r.Context(), key.ProjectID, s.ID, events); err != nil {
+			return err
+		}
 	}
-	httpx.WriteJSON(w, http.StatusAccepted, map[string]int{"accepted": len(events)})
+	httpx.WriteJSON(w, http.StatusAccepted, map[string]int{"accepted": len(in.Events)})
 	return nil
 }
 
@@ -190,11 +199,11 @@ func checkEvent(i int, typ string, at *time.Time, data json.RawMessage, now time
 	field := func(name string) string { return "events[" + strconv.Itoa(i) + "]" + name }
 	ev := agentline.SessionEvent{Type: typ, At: now, Data: json.RawMessage(`{}`)}
 	switch typ {
-	case agentline.EventSessionStarted, agentline.EventSessionEnded, agentline.EventTranscript, agentline.EventToolCall, agentline.EventError:
+	case agentline.EventSessionStarted, agentline.EventSessionEnded, agentline.EventTranscript, agentline.EventToolCall, agentline.EventError, eventHeartbeat:
 	case "":
 		return ev, agentline.Invalid(field(".type"), "type is required")
 	default:
-		return ev, agentline.Invalid(field(".type"), "unknown event type %q: use session_started, session_ended, transcript, tool_call or error", typ)
+		return ev, agentline.Invalid(field(".type"), "unknown event type %q: use session_started, session_ended, transcript, tool_call, error or heartbeat", typ)
 	}
 	if at != nil {
 		if at.After(now.Add(5*time.Minute)) || at.Before(now.Add(-24*time.Hour)) {

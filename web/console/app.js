@@ -915,8 +915,9 @@ function keyCard(c, key, whole) {
   return box;
 }
 
-// snippetsCard shows what the API gives to paste: the script tag (none for
-// a lead capture form) and the iframe, with the whole key in them while it
+// snippetsCard shows what the API gives to paste: the one script tag and
+// its two-step form with SvcChat.mount (none for a lead capture form) and
+// the iframe, with the whole key in them while it
 // is on screen, else the placeholder for it.
 async function snippetsCard(c, whole) {
   const box = h("div", { class: "card" }, h("h2", {}, "Snippets"));
@@ -939,7 +940,9 @@ async function snippetsCard(c, whole) {
   box.append(h("p", { class: "muted" }, !keyed ? "Paste it into your site's HTML; the form page needs no key."
     : whole ? "Paste one into your site's HTML; they hold the whole key while it is shown above."
       : "Paste one into your site's HTML. YOUR_WIDGET_KEY stands for the key, which agentline does not keep."),
-  ...flat([block("Script tag", sn.script, "snippet-script"), block("Iframe", sn.iframe, "snippet-iframe")]));
+  ...flat([block("Script tag", sn.script, "snippet-script"),
+    block("Script tag with SvcChat.mount (explicit options)", sn.script_mount, "snippet-mount"),
+    block("Iframe", sn.iframe, "snippet-iframe")]));
   return box;
 }
 

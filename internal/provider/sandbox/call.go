@@ -66,6 +66,21 @@ func (c *call) sessionCreated() {
 		"id": "sess_" + c.id[4:], "object": "realtime.session", "type": "realtime", "model": c.session.Model}})
 }
 
+// sessionUpdated answers a client's session.update on the data channel:
+// the session as updated, as the real service does (OpenAI's Agents SDK
+// waits for it before its connect resolves). The sandbox's script stays
+// what the client secret set.
+func (c *call) sessionUpdated(ev map[string]any) {
+	session, _ := ev["session"].(map[string]any)
+	out := map[string]any{"id": "sess_" + c.id[4:], "object": "realtime.session", "type": "realtime", "model": c.session.Model}
+	for k, v := range session {
+		if k != "id" && k != "object" {
+			out[k] = v
+		}
+	}
+	c.send(map[string]any{"type": "session.updated", "session": out})
+}
+
 // wait pauses for n script units; false when the call ended.
 func (c *call) wait(n float64) bool {
 	select {

@@ -174,17 +174,21 @@ func (s *Server) clientSecret(w http.ResponseWriter, r *http.Request) error {
 }
 
 // preflight lets browsers POST an SDP offer with a bearer token from any
-// page, as the real provider does.
+// page, as the real provider does; OpenAI's Agents SDK adds its
+// X-OpenAI-Agents-SDK header.
 func preflight(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	w.Header().Set("Access-Control-Allow-Methods", "POST")
-	w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+	w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-OpenAI-Agents-SDK")
 	w.Header().Set("Access-Control-Max-Age", "600")
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// newCall answers an SDP offer with the sandbox's answer, and the call's
+// id in Location, which a page may read (OpenAI's Agents SDK does).
 func (s *Server) newCall(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.Header().Set("Access-Control-Expose-Headers", "Location")
 	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	s.mu.Lock()
 	sec, ok := s.secrets[token]
@@ -314,11 +318,16 @@ func (c *call) attach(pc *webrtc.PeerConnection, dc *atomic.Pointer[webrtc.DataC
 		})
 		d.OnMessage(func(msg webrtc.DataChannelMessage) {
 			var ev map[string]any
-			if json.Unmarshal(msg.Data, &ev) == nil {
-				select {
-				case c.in <- ev:
-				default: // a flood of events; the script needs few
-				}
+			if json.Unmarshal(msg.Data, &ev) != nil {
+				return
+			}
+			if ev["type"] == "session.update" {
+				c.sessionUpdated(ev)
+				return
+			}
+			select {
+			case c.in <- ev:
+			default: // a flood of events; the script needs few
 			}
 		})
 	})

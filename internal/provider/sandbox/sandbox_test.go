@@ -57,6 +57,23 @@ func newSecret(t *testing.T, base string, session string) string {
 	return out.Value
 }
 
+// A page may send OpenAI's Agents SDK header to /v1/realtime/calls.
+func TestPreflight(t *testing.T) {
+	_, srv := newSandbox(t)
+	req, _ := http.NewRequest("OPTIONS", srv.URL+"/v1/realtime/calls", nil)
+	req.Header.Set("Origin", "http://127.0.0.1:1")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "authorization,content-type,x-openai-agents-sdk")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 204 || !strings.Contains(res.Header.Get("Access-Control-Allow-Headers"), "X-OpenAI-Agents-SDK") {
+		t.Fatalf("preflight %d %v", res.StatusCode, res.Header)
+	}
+}
+
 func TestBadRequests(t *testing.T) {
 	_, srv := newSandbox(t)
 	secret := newSecret(t, srv.URL, `{"type":"realtime","model":"gpt-realtime"}`)
@@ -123,9 +140,23 @@ func TestCallOverWebRTC(t *testing.T) {
 	gathered := webrtc.GatheringCompletePromise(pc)
 	pc.SetLocalDescription(offer)
 	<-gathered
-	status, answer := post(t, srv.URL+"/v1/realtime/calls", secret, "application/sdp", pc.LocalDescription().SDP)
+	// As OpenAI's Agents SDK posts it: it reads the call id from Location.
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/realtime/calls", strings.NewReader(pc.LocalDescription().SDP))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/sdp")
+	req.Header.Set("X-OpenAI-Agents-SDK", "openai-agents-sdk.realtime/0.20.0")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	status, answer := res.StatusCode, string(b)
 	if status != 201 {
 		t.Fatalf("calls: %d %s", status, answer)
+	}
+	if loc := res.Header.Get("Location"); !strings.HasPrefix(loc, "/v1/realtime/calls/rtc_") || res.Header.Get("Access-Control-Expose-Headers") != "Location" {
+		t.Errorf("Location %q, exposed %q", loc, res.Header.Get("Access-Control-Expose-Headers"))
 	}
 	if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: answer}); err != nil {
 		t.Fatal(err)
@@ -165,6 +196,12 @@ func TestCallOverWebRTC(t *testing.T) {
 		typ, _ := ev["type"].(string)
 		seen = append(seen, typ)
 		switch typ {
+		case "session.created":
+			send(map[string]any{"type": "session.update", "session": map[string]any{"type": "realtime", "instructions": "be brief"}})
+		case "session.updated":
+			if sess, _ := ev["session"].(map[string]any); sess["instructions"] != "be brief" || sess["model"] != "gpt-realtime" {
+				t.Errorf("session.updated %v", ev)
+			}
 		case "response.output_audio_transcript.done", "conversation.item.input_audio_transcription.completed":
 			transcripts = append(transcripts, ev["transcript"].(string))
 		case "response.function_call_arguments.done":
@@ -175,8 +212,8 @@ func TestCallOverWebRTC(t *testing.T) {
 			send(map[string]any{"type": "response.create"})
 		}
 	}
-	if seen[0] != "session.created" {
-		t.Errorf("first event %q, want session.created", seen[0])
+	if seen[0] != "session.created" || !strings.Contains(strings.Join(seen, " "), "session.updated") {
+		t.Errorf("events %v, want session.created first and a session.updated", seen)
 	}
 	if !strings.Contains(transcripts[0], "sandbox") || !strings.Contains(transcripts[1], "audio packets received") || transcripts[2] != "The tool answered: Order 42 shipped" {
 		t.Errorf("transcripts %q", transcripts)

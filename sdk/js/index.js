@@ -1,0 +1,228 @@
+// @agentline/client: the browser client of agentline's public widget API
+// (/widget/v1). Plain ES modules, no dependencies. It reads a channel's
+// config, starts sessions, opens the provider session by kind (WebRTC with
+// the "oai-events" data channel for OpenAI-compatible agents, the Live
+// WebSocket for Gemini-compatible ones), runs the agent's tool calls through
+// /widget/v1/tools/execute, and reports analytics, heartbeats and the end.
+// agentline's widget (/chat-widget.js) is built on it.
+import { connectOpenAI } from './openai.js';
+import { connectGemini } from './gemini.js';
+import { AgentlineError } from './errors.js';
+
+export { AgentlineError };
+
+/** Heartbeat interval of a live session. */
+export const HEARTBEAT_MS = 30000;
+
+// The server's error codes, as the client's.
+const codes = {
+  origin_not_allowed: 'origin_refused', invalid_key: 'invalid_key', unauthorized: 'invalid_key',
+  rate_limited: 'rate_limited', provider_error: 'provider_unavailable', not_configured: 'provider_unavailable',
+  unavailable: 'provider_unavailable',
+};
+
+export function createClient(options) {
+  const o = options || {};
+  const key = o.publicKey || '';
+  const base = String(o.baseUrl || location.origin).replace(/\/+$/, '');
+  const warned = {};
+  // warn tells the site owner, once per cause, what to fix.
+  const warn = (code, text) => { if (!warned[code]) { warned[code] = 1; console.warn('agentline: ' + text); } };
+  const short = key.slice(0, 11) + '\u2026';
+
+  async function request(path, body, keepalive) {
+    let res;
+    try {
+      res = await fetch(base + '/widget/v1/' + path, {
+        method: body ? 'POST' : 'GET', keepalive: !!keepalive, body: body ? JSON.stringify(body) : undefined,
+        headers: body ? { 'X-API-Key': key, 'Content-Type': 'application/json' } : { 'X-API-Key': key },
+      });
+    } catch (e) {
+      // A refused origin is answered without CORS headers, which the page
+      // sees as a network error: when the server is reachable, that is it.
+      let up = false;
+      try { await fetch(base + '/healthz', { mode: 'no-cors' }); up = true; } catch (_) { /* offline */ }
+      if (!up) throw new AgentlineError('network', 'agentline at ' + base + ' is unreachable');
+      warn('origin', 'this page\u2019s origin ' + location.origin + ' is not in the allowed_origins of widget key ' + short +
+        ': add "' + location.origin + '" to the key\u2019s allowed_origins in the agentline console (Channels \u2192 key), or use a key without allowed_origins');
+      throw new AgentlineError('origin_refused', 'origin ' + location.origin + ' is not in this key\u2019s allowed_origins', 401, undefined, 'origin_not_allowed');
+    }
+    let data = null;
+    try { data = await res.json(); } catch (_) { /* not JSON */ }
+    if (res.ok) return data;
+    const err = (data && data.error) || {};
+    const code = codes[err.code] || (res.status === 429 ? 'rate_limited' : res.status >= 500 ? 'provider_unavailable' : err.code || 'failed');
+    const retry = Number(res.headers.get('Retry-After')) || undefined;
+    if (code === 'invalid_key') warn(code, 'widget key ' + short + ' was refused by ' + base + ': it is mistyped, revoked, or of another agentline server (' + (err.message || res.status) + ')');
+    if (code === 'rate_limited') warn(code, 'widget key ' + short + ' is over its rate limit; retry after ' + (retry || '?') + ' s, or raise rate_limit_per_minute / rate_limit_per_day on the key');
+    throw new AgentlineError(code, err.message || 'HTTP ' + res.status, res.status, code === 'rate_limited' ? retry : undefined, err.code);
+  }
+
+  let cfg = null;
+  const client = {
+    baseUrl: base,
+    publicKey: key,
+    request,
+    config() {
+      cfg = cfg || request('config');
+      cfg.catch(() => { cfg = null; });
+      return cfg;
+    },
+    startSession: (opts) => new Session(client, opts || {}),
+  };
+  return client;
+}
+
+const micError = (e) => e && e.name === 'NotFoundError'
+  ? new AgentlineError('no_microphone', 'no microphone was found')
+  : new AgentlineError('microphone_denied', 'microphone access was refused');
+
+// Session is one conversation; it starts connecting at once.
+class Session {
+  constructor(client, opts) {
+    this.client = client;
+    this.opts = opts;
+    this.state = 'idle';
+    this.id = null;
+    this.provider = null;
+    this.muted = false;
+    this._l = {};
+    this._lines = {};
+    this._events = [];
+    this.ready = Promise.resolve().then(() => this._start());
+    this.ready.catch(() => {});
+  }
+
+  on(event, fn) { (this._l[event] = this._l[event] || []).push(fn); return this; }
+
+  off(event, fn) { this._l[event] = (this._l[event] || []).filter((f) => f !== fn); return this; }
+
+  _emit(event, data) {
+    for (const fn of (this._l[event] || []).slice()) {
+      try { fn(data); } catch (e) { console.error('agentline listener', e); }
+    }
+  }
+
+  _state(s) {
+    if (this.state === s || this.state === 'ended') return;
+    this.state = s;
+    this._emit('state', s);
+  }
+
+  async _start() {
+    this._state('connecting');
+    try {
+      const o = this.opts;
+      if (!o.textOnly) {
+        if (!navigator.mediaDevices) throw new AgentlineError('unsupported', 'this browser has no microphone access');
+        try {
+          this._stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true } });
+        } catch (e) { throw micError(e); }
+        if (this.state === 'ended') return this._stop(), this;
+      }
+      let agentId = Number(o.agentId);
+      if (!agentId) {
+        const c = await this.client.config();
+        agentId = c.agents[0] && c.agents[0].id;
+      }
+      const s = this.info = await this.client.request('session', { agent_id: agentId, session_id: o.sessionId || undefined });
+      this.id = s.session_id;
+      this.provider = s.provider;
+      if (this.state === 'ended') return this;
+      this._t = await (s.provider === 'gemini' ? connectGemini : connectOpenAI)(this, s);
+      if (this.state === 'ended') return this._t.close(), this;
+      this._state('listening');
+      this._track('session_started', { provider: s.provider, model: s.model });
+      this._hb = setInterval(() => this._track('heartbeat', {}, true), HEARTBEAT_MS);
+      this._hide = () => this.end('pagehide');
+      addEventListener('pagehide', this._hide);
+      return this;
+    } catch (e) {
+      const err = e instanceof AgentlineError ? e : new AgentlineError('provider_unavailable', String((e && e.message) || e));
+      this._fail(err);
+      throw err;
+    }
+  }
+
+  _fail(err) {
+    if (this.state === 'ended') return;
+    this._track('error', { code: err.code, message: err.message });
+    this._emit('error', err);
+    this.end('error');
+  }
+
+  // _line shows a transcript line: deltas append, final replaces the text.
+  _line(id, role, text, final) {
+    let l = this._lines[id];
+    if (!l) l = this._lines[id] = { role, text: '' };
+    if (l.final) return;
+    const delta = final ? '' : text;
+    l.text = final ? text || l.text : l.text + text;
+    l.final = final;
+    if (final && !l.text) return;
+    this._emit('transcript', { id, role, text: l.text, delta, final });
+    if (final) this._track('transcript', { role, text: l.text });
+  }
+
+  // _tool runs a tool call through agentline and answers its output.
+  async _tool(callId, name, args) {
+    let output, isError = false;
+    try {
+      const r = await this.client.request('tools/execute', { session_id: this.id, call_id: callId, name, arguments: args });
+      output = r.output;
+      isError = !!r.is_error;
+    } catch (e) {
+      output = JSON.stringify({ error: 'the tool could not be run' });
+      isError = true;
+    }
+    this._emit('toolCall', { callId, name, arguments: args, output, isError });
+    return output;
+  }
+
+  sendText(text) {
+    text = String(text || '').trim();
+    if (!text || !this._t || this.state === 'ended') return false;
+    this._t.text(text);
+    this._line('t' + Date.now(), 'user', text, true);
+    return true;
+  }
+
+  mute(muted) {
+    this.muted = muted !== false;
+    if (this._t) this._t.mute(this.muted);
+  }
+
+  end(reason) {
+    if (this.state === 'ended') return;
+    reason = reason || 'client';
+    for (const id in this._lines) if (!this._lines[id].final) this._line(id, this._lines[id].role, this._lines[id].text, true);
+    if (this._t) this._t.close();
+    this._stop();
+    clearInterval(this._hb);
+    removeEventListener('pagehide', this._hide);
+    this._track('session_ended', { reason });
+    this._flush(true);
+    this.state = 'ended';
+    this._emit('state', 'ended');
+    this._emit('end', { reason, sessionId: this.id });
+  }
+
+  _stop() {
+    if (this._stream) for (const t of this._stream.getTracks()) t.stop();
+  }
+
+  // _track queues an analytics event of the session; they go in batches.
+  _track(type, data, now) {
+    if (!this.id) return;
+    this._events.push({ type, at: new Date().toISOString(), data });
+    if (now || this._events.length >= 20) this._flush();
+    else if (!this._timer) this._timer = setTimeout(() => this._flush(), 5000);
+  }
+
+  _flush(keepalive) {
+    clearTimeout(this._timer);
+    this._timer = null;
+    if (!this._events.length) return;
+    this.client.request('analytics', { session_id: this.id, events: this._events.splice(0, 100) }, keepalive).catch(() => {});
+  }
+}

@@ -1,0 +1,47 @@
+package web
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+// The widget is one classic script with the SDK inside, and /sdk/client.js
+// one ES module exporting the SDK's API.
+func TestWidgetIsBuiltOnTheSDK(t *testing.T) {
+	a := loadAssets(t)
+	if bytes.Contains(a.Widget.Raw, []byte("import ")) || bytes.Contains(a.Widget.Raw, []byte("@agentline/client")) {
+		t.Error("the widget bundle still imports: it must be one classic script")
+	}
+	for _, want := range []string{"tools/execute", "heartbeat", "pagehide", "SvcChat", "public-key"} {
+		if !bytes.Contains(a.Widget.Raw, []byte(want)) {
+			t.Errorf("the widget bundle lacks %q", want)
+		}
+	}
+	if !bytes.Contains(a.SDK.Raw, []byte("export{")) {
+		t.Errorf("/sdk/client.js is not an ES module: %.200s", a.SDK.Raw)
+	}
+	for _, name := range []string{"createClient", "AgentlineError", "HEARTBEAT_MS"} {
+		if !bytes.Contains(a.SDK.Raw, []byte(" as "+name)) && !bytes.Contains(a.SDK.Raw, []byte(name+",")) && !bytes.Contains(a.SDK.Raw, []byte(name+"}")) {
+			t.Errorf("/sdk/client.js does not export %s", name)
+		}
+	}
+	t.Logf("sdk/client.js: %d B minified, %d B gzipped", len(a.SDK.Raw), len(a.SDK.Gzip))
+}
+
+// The bundle holds agentline's code only: any import but the SDK's fails
+// the build, and so does a syntax error in an SDK file.
+func TestBundleRefusesOtherImports(t *testing.T) {
+	if _, err := bundle("x.js", []byte(`import "left-pad";`), api.FormatIIFE); err == nil || !strings.Contains(err.Error(), "left-pad") {
+		t.Fatalf("bundle with a foreign import: %v", err)
+	}
+	broken := fstest.MapFS{"index.js": {Data: []byte("export function (")}}
+	res := api.Build(api.BuildOptions{Stdin: &api.StdinOptions{Contents: `import "@agentline/client";`}, Bundle: true,
+		Plugins: []api.Plugin{sdkPlugin(broken)}})
+	if len(res.Errors) == 0 {
+		t.Fatal("a broken SDK file bundled")
+	}
+}
