@@ -31,6 +31,7 @@ import (
 	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/jobs"
 	"github.com/agentline/agentline/internal/provider"
 	"github.com/agentline/agentline/internal/provider/sandbox"
 	"github.com/agentline/agentline/internal/ratelimit"
@@ -38,6 +39,7 @@ import (
 	"github.com/agentline/agentline/internal/telephony"
 	"github.com/agentline/agentline/internal/telephony/twiliofake"
 	"github.com/agentline/agentline/internal/tools"
+	"github.com/agentline/agentline/internal/webhooks"
 	"github.com/agentline/agentline/internal/widget"
 	"github.com/agentline/agentline/web"
 )
@@ -63,8 +65,9 @@ type App struct {
 	closers []io.Closer
 	phone   *telephony.Handler // ends live calls on shutdown
 	widget  *widget.Handler    // refuses new sessions while draining
-	// notifier's first attempts at lead deliveries are waited for in the drain.
-	notifier *form.Notifier
+	// jobs runs durable jobs (webhook and notify_url deliveries) while Run
+	// serves.
+	jobs *jobs.Queue
 	// draining is set on shutdown, before the drain: /readyz answers 503.
 	draining atomic.Bool
 }
@@ -156,12 +159,14 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	a.phone = phone
 	a.routes = append(a.routes, phone.Routes()...)
 	// forms (issue 7):
-	a.notifier = form.NewNotifier(form.NotifierOptions{Client: a.Tools.Client(), Logger: a.Logger})
-	a.closers = append(a.closers, a.notifier)
 	a.routes = append(a.routes, form.New(form.Options{
-		Store: a.Store, Auth: a.Auth, Limiter: limiter, SubmitsPerMinute: a.Config.FormSubmitsPerMinute,
-		Notifier: a.notifier, Logger: a.Logger,
+		Store: a.Store, Auth: a.Auth, Limiter: limiter, SubmitsPerMinute: a.Config.FormSubmitsPerMinute, Logger: a.Logger,
 	}).Routes()...)
+	// events (issue 19):
+	if err := a.jobQueue(ctx); err != nil {
+		return err
+	}
+	a.routes = append(a.routes, webhooks.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks).Routes()...)
 	// console (issue 10):
 	a.routes = append(a.routes, assets.ConsoleRoutes()...)
 
@@ -363,6 +368,10 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	var sweeping sync.WaitGroup
 	sweeping.Go(func() { a.sweep(sweepCtx) })
 	defer func() { stopSweep(); sweeping.Wait() }()
+	if err := a.jobs.Start(ctx); err != nil {
+		return err
+	}
+	defer a.stopJobs()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	a.Logger.Info("listening", "addr", ln.Addr().String(), "database", string(a.Store.Dialect()), "url", a.BaseURL())
@@ -390,8 +399,8 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 }
 
 // drain refuses new work and waits, up to the drain timeout, for the calls
-// live here to end and for the first attempts of the lead deliveries queued
-// here. The listener stays open meanwhile: requests of sessions and calls
+// live here to end. Deliveries need no wait: they are durable jobs, which
+// another instance (or this one, restarted) runs. The listener stays open meanwhile: requests of sessions and calls
 // already running are still served.
 func (a *App) drain() {
 	a.draining.Store(true)
@@ -402,10 +411,6 @@ func (a *App) drain() {
 	defer cancel()
 	if err := a.phone.WaitCalls(ctx); err != nil {
 		a.Logger.Warn("drain timeout: ending the calls still live", "err", err)
-		return
-	}
-	if err := a.notifier.Wait(ctx); err != nil {
-		a.Logger.Warn("drain timeout: giving up lead deliveries still in flight", "err", err)
 		return
 	}
 	a.Logger.Info("drained")
@@ -430,7 +435,7 @@ func (a *App) sweep(ctx context.Context) {
 }
 
 // Close releases what New opened: the sandbox provider and fake carrier
-// (in sandbox mode), the lead notifier, any connection to Redis, and the
+// (in sandbox mode), any connection to Redis, and the
 // database, last.
 func (a *App) Close() error {
 	var errs []error
@@ -459,4 +464,35 @@ func randomString(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// jobQueue migrates River's tables, builds the durable job queue with the
+// workers of every job kind, and connects the store's outbox to it.
+func (a *App) jobQueue(ctx context.Context) error {
+	dialect := string(a.Store.Dialect())
+	if err := jobs.Migrate(ctx, dialect, a.Store.JobPool(), a.Store.MigrationLock); err != nil {
+		return err
+	}
+	r := jobs.NewRegistry()
+	notifier := form.NewNotifier(form.NotifierOptions{Client: a.Tools.Client(), Logger: a.Logger})
+	jobs.Add(r, notifier, notifier.MaxAttempts())
+	jobs.Add(r, webhooks.NewDeliverer(webhooks.DelivererOptions{Store: a.Store, Client: a.Tools.Client(), Logger: a.Logger,
+		Span: a.Config.WebhookRetrySpan, Registerer: a.Registry}), 25)
+	q, err := jobs.New(jobs.Options{Pool: a.Store.JobPool(), Dialect: dialect, Logger: a.Logger, Registerer: a.Registry}, r)
+	if err != nil {
+		return err
+	}
+	a.jobs = q
+	a.Store.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx, DeliverySpan: a.Config.WebhookRetrySpan})
+	return nil
+}
+
+// stopJobs lets the jobs running finish within the shutdown timeout; those
+// cut short run again later.
+func (a *App) stopJobs() {
+	ctx, cancel := context.WithTimeout(context.Background(), a.Config.ShutdownTimeout)
+	defer cancel()
+	if err := a.jobs.Stop(ctx); err != nil {
+		a.Logger.Warn("stop job queue", "err", err)
+	}
 }

@@ -47,6 +47,7 @@ type Config struct {
 	ModelReadyTimeout    time.Duration // AGENTLINE_MODEL_READY_TIMEOUT
 	TwilioTimeout        time.Duration // TWILIO_TIMEOUT
 	FormSubmitsPerMinute int64         // AGENTLINE_FORM_SUBMITS_PER_MINUTE
+	WebhookRetrySpan     time.Duration // AGENTLINE_WEBHOOK_RETRY_SPAN
 }
 
 // Production reports whether the service runs in production mode.
@@ -94,6 +95,7 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_MODEL_READY_TIMEOUT", flag: "model-ready-timeout", def: "10s", usage: "how long a call waits for the realtime model to take its session; then the caller hears an apology", duration: &c.ModelReadyTimeout},
 		{env: "TWILIO_TIMEOUT", flag: "twilio-timeout", def: "15s", usage: "how long a carrier REST request may take", duration: &c.TwilioTimeout},
 		{env: "AGENTLINE_FORM_SUBMITS_PER_MINUTE", flag: "form-submits-per-minute", def: "10", usage: "form submissions one client IP may make per minute; more get 429", integer: &c.FormSubmitsPerMinute},
+		{env: "AGENTLINE_WEBHOOK_RETRY_SPAN", flag: "webhook-retry-span", def: "72h", usage: "how long an event webhook delivery is retried (the schedule scales with it) and an endpoint may fail before it is disabled", duration: &c.WebhookRetrySpan},
 	}
 }
 
@@ -210,6 +212,9 @@ func (c *Config) Validate() error {
 	}
 	if c.FormSubmitsPerMinute < 1 {
 		bad("AGENTLINE_FORM_SUBMITS_PER_MINUTE must be at least 1")
+	}
+	if c.WebhookRetrySpan <= 0 {
+		bad("AGENTLINE_WEBHOOK_RETRY_SPAN must be positive, such as 72h")
 	}
 	if c.MaxCallDuration <= 0 {
 		bad("AGENTLINE_MAX_CALL_DURATION must be positive, such as 30m")

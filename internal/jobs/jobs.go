@@ -42,12 +42,12 @@ func NewRegistry() *Registry {
 	return &Registry{workers: river.NewWorkers(), opts: map[string]river.InsertOpts{}}
 }
 
-// Add registers w as the worker of T's kind; opts apply to every job of
-// that kind inserted through the queue (MaxAttempts, Queue, Priority).
-func Add[T river.JobArgs](r *Registry, w river.Worker[T], opts river.InsertOpts) {
+// Add registers w as the worker of T's kind, whose jobs get maxAttempts
+// runs at most.
+func Add[T river.JobArgs](r *Registry, w river.Worker[T], maxAttempts int) {
 	var zero T
 	river.AddWorker(r.workers, w)
-	r.opts[zero.Kind()] = opts
+	r.opts[zero.Kind()] = river.InsertOpts{MaxAttempts: maxAttempts}
 }
 
 // Options configures a Queue.
@@ -133,6 +133,8 @@ func New(o Options, r *Registry) (*Queue, error) {
 		Logger:      slog.New(levelAtLeast{o.Logger.Handler(), slog.LevelWarn}),
 		MaxAttempts: 25,
 		JobTimeout:  time.Minute,
+		// A job whose instance died mid-run (kill -9) runs again after this.
+		RescueStuckJobsAfter: 5 * time.Minute,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)

@@ -58,7 +58,7 @@ func newQueue(t *testing.T, db *store.DB, w *pingWorker) *jobs.Queue {
 		t.Fatal(err)
 	}
 	r := jobs.NewRegistry()
-	jobs.Add(r, w, river.InsertOpts{MaxAttempts: 5})
+	jobs.Add(r, w, 5)
 	q, err := jobs.New(jobs.Options{Pool: db.JobPool(), Dialect: string(db.Dialect()), PollInterval: 50 * time.Millisecond}, r)
 	if err != nil {
 		t.Fatal(err)
