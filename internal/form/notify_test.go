@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/tools"
@@ -23,24 +22,6 @@ func httptestServer(t *testing.T, h http.Handler) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-// waitForLog waits until the log holds text.
-func waitForLog(t *testing.T, logs *apptest.Buffer, text string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), text) {
-		if time.Now().After(deadline) {
-			t.Fatalf("log lacks %q:\n%s", text, logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func channelTo(url string) agentline.Channel {
-	f := agentline.DefaultFormSettings()
-	f.NotifyURL = url
-	return agentline.Channel{ID: 7, Name: "Contact", Type: agentline.ChannelForm, Settings: agentline.ChannelSettings{Form: f}}
 }
 
 // job is a NotifyLead job's run number attempt of max.
