@@ -18,6 +18,7 @@ const (
 	KindLead              Kind = "leads"
 	KindPhoneNumber       Kind = "phone_numbers"
 	KindCall              Kind = "calls"
+	KindWebhook           Kind = "webhook_endpoints"
 )
 
 // Noun names one row of the kind in messages: "agent" for agents.

@@ -26,6 +26,7 @@ import (
 	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/jobs"
 	"github.com/agentline/agentline/internal/provider/sandbox"
 	"github.com/agentline/agentline/internal/ratelimit"
 	"github.com/agentline/agentline/internal/store"
@@ -33,6 +34,7 @@ import (
 	phonecarrier "github.com/agentline/agentline/internal/telephony/carrier"
 	"github.com/agentline/agentline/internal/telephony/twiliofake"
 	"github.com/agentline/agentline/internal/tools"
+	"github.com/agentline/agentline/internal/webhooks"
 	"github.com/agentline/agentline/internal/widget"
 )
 
@@ -57,8 +59,9 @@ type App struct {
 	closers []io.Closer
 	phone   *telephony.Handler // ends live calls on shutdown
 	widget  *widget.Handler    // refuses new sessions while draining
-	// notifier's first attempts at lead deliveries are waited for in the drain.
-	notifier *form.Notifier
+	// jobs runs durable jobs (webhook and notify_url deliveries) while Run
+	// serves.
+	jobs *jobs.Queue
 	// draining is set on shutdown, before the drain: /readyz answers 503.
 	draining atomic.Bool
 }
@@ -223,6 +226,10 @@ func (a *App) Serve(ctx context.Context, ln, metrics net.Listener) error {
 	if metrics != nil {
 		defer a.serveMetrics(metrics)()
 	}
+	if err := a.jobs.Start(ctx); err != nil {
+		return err
+	}
+	defer a.stopJobs()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	a.Logger.Info("listening", "addr", ln.Addr().String(), "database", string(a.Store.Dialect()), "url", a.BaseURL())
@@ -250,8 +257,8 @@ func (a *App) Serve(ctx context.Context, ln, metrics net.Listener) error {
 }
 
 // drain refuses new work and waits, up to the drain timeout, for the calls
-// live here to end and for the first attempts of the lead deliveries queued
-// here. The listener stays open meanwhile: requests of sessions and calls
+// live here to end. Deliveries need no wait: they are durable jobs, which
+// another instance (or this one, restarted) runs. The listener stays open meanwhile: requests of sessions and calls
 // already running are still served.
 func (a *App) drain() {
 	a.draining.Store(true)
@@ -262,10 +269,6 @@ func (a *App) drain() {
 	defer cancel()
 	if err := a.phone.WaitCalls(ctx); err != nil {
 		a.Logger.Warn("drain timeout: ending the calls still live", "err", err)
-		return
-	}
-	if err := a.notifier.Wait(ctx); err != nil {
-		a.Logger.Warn("drain timeout: giving up lead deliveries still in flight", "err", err)
 		return
 	}
 	a.Logger.Info("drained")
@@ -290,7 +293,7 @@ func (a *App) sweep(ctx context.Context) {
 }
 
 // Close releases what New opened: the sandbox provider and fake carrier
-// (in sandbox mode), the lead notifier, any connection to Redis, and the
+// (in sandbox mode), any connection to Redis, and the
 // database, last.
 func (a *App) Close() error {
 	var errs []error
@@ -319,4 +322,35 @@ func randomString(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// jobQueue migrates River's tables, builds the durable job queue with the
+// workers of every job kind, and connects the store's outbox to it.
+func (a *App) jobQueue(ctx context.Context) error {
+	dialect := string(a.Store.Dialect())
+	if err := jobs.Migrate(ctx, dialect, a.Store.JobPool(), a.Store.MigrationLock); err != nil {
+		return err
+	}
+	r := jobs.NewRegistry()
+	notifier := form.NewNotifier(form.NotifierOptions{Client: a.Tools.Client(), Logger: a.Logger})
+	jobs.Add(r, notifier, notifier.MaxAttempts())
+	jobs.Add(r, webhooks.NewDeliverer(webhooks.DelivererOptions{Store: a.Store, Client: a.Tools.Client(), Logger: a.Logger,
+		Span: a.Config.WebhookRetrySpan, Registerer: a.Registry}), 25)
+	q, err := jobs.New(jobs.Options{Pool: a.Store.JobPool(), Dialect: dialect, Logger: a.Logger, Registerer: a.Registry}, r)
+	if err != nil {
+		return err
+	}
+	a.jobs = q
+	a.Store.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx, DeliverySpan: a.Config.WebhookRetrySpan})
+	return nil
+}
+
+// stopJobs lets the jobs running finish within the shutdown timeout; those
+// cut short run again later.
+func (a *App) stopJobs() {
+	ctx, cancel := context.WithTimeout(context.Background(), a.Config.ShutdownTimeout)
+	defer cancel()
+	if err := a.jobs.Stop(ctx); err != nil {
+		a.Logger.Warn("stop job queue", "err", err)
+	}
 }

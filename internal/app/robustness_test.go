@@ -31,6 +31,7 @@ type tenants struct {
 // own ids.
 type domainObjects struct {
 	number, tool, document, channel, lead int64
+	webhook, delivery                     int64
 	callSID                               string
 }
 
@@ -48,6 +49,8 @@ var paramFixtures = map[string]func(f tenants) (own, other string){
 	"document_id": func(f tenants) (string, string) { return itoa(f.own.document), itoa(f.other.document) },
 	"channel_id":  func(f tenants) (string, string) { return itoa(f.own.channel), itoa(f.other.channel) },
 	"lead_id":     func(f tenants) (string, string) { return itoa(f.own.lead), itoa(f.other.lead) },
+	"webhook_id":  func(f tenants) (string, string) { return itoa(f.own.webhook), itoa(f.other.webhook) },
+	"delivery_id": func(f tenants) (string, string) { return itoa(f.own.delivery), itoa(f.other.delivery) },
 }
 
 // newObjects makes one of each domain object for the agent: a webhook tool,
@@ -91,7 +94,19 @@ func newObjects(t *testing.T, s *apptest.Server, token string, projectID, agentI
 		t.Fatal(err)
 	}
 	o.number, o.callSID = n.ID, c.CallSID
+	o.webhook, o.delivery = newWebhook(t, s, token, projectID)
 	return o
+}
+
+// newWebhook makes a webhook endpoint (on an address the SSRF guard
+// refuses at once) with one test delivery.
+func newWebhook(t *testing.T, s *apptest.Server, token string, projectID int64) (webhookID, deliveryID int64) {
+	t.Helper()
+	var wh struct{ ID int64 }
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(projectID)+"/webhooks", token, map[string]any{"url": "https://127.0.0.1:9/hook"}, &wh)
+	var d struct{ ID int64 }
+	s.Must(t, 202, "POST", "/api/webhooks/"+itoa(wh.ID)+"/test", token, nil, &d)
+	return wh.ID, d.ID
 }
 
 var phoneSeq atomic.Int64

@@ -20,6 +20,7 @@ import (
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/provider"
 	"github.com/agentline/agentline/internal/tools"
+	"github.com/agentline/agentline/internal/webhooks"
 	"github.com/agentline/agentline/internal/widget"
 	"github.com/agentline/agentline/web"
 )
@@ -67,12 +68,13 @@ func (a *App) mount(ctx context.Context) error {
 	}
 	a.phone = phone
 	a.routes = append(a.routes, phone.Routes()...)
-	a.notifier = form.NewNotifier(form.NotifierOptions{Client: a.Tools.Client(), Logger: a.Logger})
-	a.closers = append(a.closers, a.notifier)
 	a.routes = append(a.routes, form.New(form.Options{
-		Store: a.Store, Auth: a.Auth, Limiter: limiter, SubmitsPerMinute: a.Config.FormSubmitsPerMinute,
-		Notifier: a.notifier, Logger: a.Logger,
+		Store: a.Store, Auth: a.Auth, Limiter: limiter, SubmitsPerMinute: a.Config.FormSubmitsPerMinute, Logger: a.Logger,
 	}).Routes()...)
+	if err := a.jobQueue(ctx); err != nil {
+		return err
+	}
+	a.routes = append(a.routes, webhooks.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks).Routes()...)
 	a.routes = append(a.routes, assets.ConsoleRoutes()...)
 
 	return nil

@@ -50,6 +50,7 @@ type Config struct {
 	TrustedProxyList     string        // AGENTLINE_TRUSTED_PROXIES; see TrustedProxies
 	MetricsAddr          string        // AGENTLINE_METRICS_ADDR; see MetricsEnabled
 	BodyReadTimeout      time.Duration // AGENTLINE_BODY_READ_TIMEOUT
+	WebhookRetrySpan     time.Duration // AGENTLINE_WEBHOOK_RETRY_SPAN
 }
 
 // MetricsEnabled reports whether /metrics is served on MetricsAddr: "off"
@@ -104,6 +105,7 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_BODY_READ_TIMEOUT", flag: "body-read-timeout", def: "30s", usage: "how long a request body may take to arrive; a slower client is cut off", duration: &c.BodyReadTimeout},
 		{env: "AGENTLINE_METRICS_ADDR", flag: "metrics-addr", def: "127.0.0.1:9090", usage: "address of the separate listener serving /metrics (Prometheus text); off disables it", str: &c.MetricsAddr},
 		{env: "AGENTLINE_TRUSTED_PROXIES", flag: "trusted-proxies", usage: "comma-separated CIDRs of reverse proxies whose X-Forwarded-For or Forwarded header names the client; empty trusts none", str: &c.TrustedProxyList},
+		{env: "AGENTLINE_WEBHOOK_RETRY_SPAN", flag: "webhook-retry-span", def: "72h", usage: "how long an event webhook delivery is retried (the schedule scales with it) and an endpoint may fail before it is disabled", duration: &c.WebhookRetrySpan},
 	}
 }
 
@@ -229,6 +231,9 @@ func (c *Config) Validate() error {
 	}
 	if c.FormSubmitsPerMinute < 1 {
 		bad("AGENTLINE_FORM_SUBMITS_PER_MINUTE must be at least 1")
+	}
+	if c.WebhookRetrySpan <= 0 {
+		bad("AGENTLINE_WEBHOOK_RETRY_SPAN must be positive, such as 72h")
 	}
 	if c.MaxCallDuration <= 0 {
 		bad("AGENTLINE_MAX_CALL_DURATION must be positive, such as 30m")

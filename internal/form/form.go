@@ -3,7 +3,8 @@
 // off, the public submit endpoint that checks the answers against the
 // channel's fields and stores them as a lead (in live chat mode with a
 // widget session for the agent to continue from), the leads API and CSV
-// export, and the delivery of each lead to the form's notify_url.
+// export, and the delivery of each lead to the form's notify_url (a
+// durable job, enqueued with the lead) and as a lead.created event.
 package form
 
 import (
@@ -22,7 +23,8 @@ import (
 type Store interface {
 	ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error)
 	Channel(ctx context.Context, projectID, channelID int64) (agentline.Channel, error)
-	CreateLead(ctx context.Context, l agentline.Lead, s *agentline.WidgetSession) (agentline.Lead, error)
+	CreateLeadThen(ctx context.Context, l agentline.Lead, s *agentline.WidgetSession,
+		then func(ctx context.Context, l agentline.Lead, out agentline.Outbox) error) (agentline.Lead, error)
 	Lead(ctx context.Context, projectID, id int64) (agentline.Lead, error)
 	Leads(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.Lead, error)
 	DeleteLead(ctx context.Context, projectID, id int64) error
@@ -37,20 +39,17 @@ type Options struct {
 	// SubmitsPerMinute is how many submissions one client IP may make per
 	// minute (AGENTLINE_FORM_SUBMITS_PER_MINUTE).
 	SubmitsPerMinute int64
-	// Notifier delivers leads to notify_url; nil delivers none.
-	Notifier *Notifier
-	Logger   *slog.Logger
+	Logger           *slog.Logger
 }
 
 // Handler serves the form channel's routes.
 type Handler struct {
-	store    Store
-	auth     *auth.Service
-	limiter  ratelimit.Limiter
-	perMin   int64
-	notifier *Notifier
-	logger   *slog.Logger
-	now      func() time.Time
+	store   Store
+	auth    *auth.Service
+	limiter ratelimit.Limiter
+	perMin  int64
+	logger  *slog.Logger
+	now     func() time.Time
 }
 
 // New returns the form channel's handler.
@@ -62,7 +61,7 @@ func New(o Options) *Handler {
 		o.Logger = slog.Default()
 	}
 	return &Handler{store: o.Store, auth: o.Auth, limiter: o.Limiter, perMin: o.SubmitsPerMinute,
-		notifier: o.Notifier, logger: o.Logger, now: time.Now}
+		logger: o.Logger, now: time.Now}
 }
 
 // Routes lists the routes of this package.

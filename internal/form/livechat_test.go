@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/store/storetest"
 )
 
 // widgetCall sends a /widget/v1 request with the key.
@@ -111,11 +113,16 @@ func TestLiveChat(t *testing.T) {
 		t.Fatalf("lead: %+v %+v", lead.Lead, lead.Session)
 	}
 
-	// Snippets: the gate mounts without agentId, and its iframe is the
-	// embed-widget page.
-	var snip struct{ Script, Iframe string }
+	// Snippets: the one tag (the key names the gate channel); the spec's
+	// two-step form mounts without agentId; the iframe is the embed-widget
+	// page.
+	var snip struct {
+		Script, Iframe string
+		ScriptMount    string `json:"script_mount"`
+	}
 	f.s.Must(t, 200, "GET", "/api/channels/"+itoa(c.ID)+"/snippets", f.tok, nil, &snip)
-	if strings.Contains(snip.Script, "agentId") || !strings.Contains(snip.Script, `channelId: "`+itoa(c.ID)+`"`) ||
+	if !strings.Contains(snip.Script, `data-public-key="YOUR_WIDGET_KEY"`) ||
+		strings.Contains(snip.ScriptMount, "agentId") || !strings.Contains(snip.ScriptMount, `channelId: "`+itoa(c.ID)+`"`) ||
 		!strings.Contains(snip.Iframe, "/api/channels/form/embed-widget/"+itoa(c.ID)+"?key=YOUR_WIDGET_KEY") {
 		t.Errorf("gate snippets: %+v", snip)
 	}
@@ -220,16 +227,31 @@ func TestNotifyURLRetries(t *testing.T) {
 	}
 }
 
-// A lead submitted just before shutdown still reaches the notify_url: the
-// drain waits for the first attempt of each queued delivery.
-func TestShutdownWaitsForLeadDeliveries(t *testing.T) {
-	h := &holder{hold: 500 * time.Millisecond}
+// A lead's notify_url delivery is a durable job: a lead submitted to an
+// instance that stops before delivering it (the receiver fails meanwhile)
+// is delivered, once, by a new instance on the same database.
+func TestLeadDeliverySurvivesRestart(t *testing.T) {
+	h := &holder{failing: true}
 	srv := httptestServer(t, h)
-	f := newFixture(t, store.SQLite, map[string]string{"AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true", "AGENTLINE_DRAIN_TIMEOUT": "10s"})
+	env := map[string]string{"AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true"}
+	dbURL := storetest.URL(t, store.SQLite)
+	f := fixture{s: apptest.Start(t, apptest.Config(t, dbURL, env))}
+	_, f.tok = f.s.NewUser(t, "owner@example.com")
+	f.s.Must(t, 201, "POST", "/api/projects", f.tok, map[string]string{"name": "Acme"}, &f.project)
 	c := f.formChannel(t, map[string]any{"notify_url": srv.URL + "/leads"}, false)
 	f.s.Must(t, 201, "POST", submitPath(c), "", map[string]any{"name": "Ada", "email": "ada@example.com"}, nil)
 	f.s.Stop(t)
+	if h.count() != 0 {
+		t.Fatalf("%d deliveries before the restart", h.count())
+	}
+	h.mu.Lock()
+	h.failing = false
+	h.mu.Unlock()
+	apptest.Start(t, apptest.Config(t, dbURL, env))
+	for i := 0; i < 3000 && h.count() == 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if h.count() != 1 {
-		t.Fatalf("%d deliveries answered before the exit, want 1", h.count())
+		t.Fatalf("%d deliveries after the restart, want 1", h.count())
 	}
 }

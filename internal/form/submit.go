@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/agentline/agentline"
@@ -151,13 +152,30 @@ func (h *Handler) submitForm(ctx context.Context, ch agentline.Channel, sub subm
 		}
 		session = &agentline.WidgetSession{ID: id, ProjectID: ch.ProjectID, ChannelID: ch.ID, AgentID: *ch.AgentID, Origin: origin}
 	}
-	lead, err := h.store.CreateLead(ctx, lead, session)
+	lead, err := h.store.CreateLeadThen(ctx, lead, session, func(ctx context.Context, l agentline.Lead, out agentline.Outbox) error {
+		return leadCreated(ctx, ch, l, out)
+	})
 	if err != nil {
 		return agentline.Lead{}, fmt.Errorf("store lead: %w", err)
 	}
 	httpx.Logger(ctx).Info("form lead stored", "lead_id", lead.ID, "channel_id", ch.ID, "project_id", ch.ProjectID, "mode", lead.Mode)
-	if h.notifier != nil {
-		h.notifier.Send(ch, lead)
-	}
 	return lead, nil
+}
+
+// leadCreated emits lead.created to the project's webhook endpoints and
+// enqueues the notify_url delivery, in the transaction that stores l.
+func leadCreated(ctx context.Context, ch agentline.Channel, l agentline.Lead, out agentline.Outbox) error {
+	data := map[string]any{"lead": l, "channel": map[string]any{"id": ch.ID, "name": ch.Name}}
+	ev, err := agentline.NewEvent(l.ProjectID, agentline.EventLeadCreated, "lead:"+strconv.FormatInt(l.ID, 10), data)
+	if err != nil {
+		return err
+	}
+	if err := out.Emit(ctx, ev); err != nil {
+		return err
+	}
+	job, ok, err := notifyJob(ch, l)
+	if err != nil || !ok {
+		return err
+	}
+	return out.Enqueue(ctx, job)
 }

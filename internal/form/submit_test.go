@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/jobs"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/store/storetest"
 )
@@ -43,9 +44,8 @@ func newSubmitFixture(t *testing.T) *submitFixture {
 		f.mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
-	n := NewNotifier(NotifierOptions{Client: srv.Client(), Backoff: []time.Duration{}})
-	t.Cleanup(func() { n.Close() })
-	f.h = New(Options{Store: f.db, Notifier: n})
+	startNotifier(t, f.db, NewNotifier(NotifierOptions{Client: srv.Client(), Backoff: []time.Duration{}}))
+	f.h = New(Options{Store: f.db})
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -126,10 +126,8 @@ func TestSubmitForm(t *testing.T) {
 				if len(leads) != 1 || leads[0].ID != lead.ID || !sameAnswers(leads[0].Answers, want) || len(sessions) != 0 {
 					t.Errorf("stored %+v and %d sessions", leads, len(sessions))
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				if err := f.h.notifier.Wait(ctx); err != nil {
-					t.Fatal(err)
+				for i := 0; i < 1000 && f.notifiedCount() == 0; i++ {
+					time.Sleep(10 * time.Millisecond)
 				}
 				f.mu.Lock()
 				defer f.mu.Unlock()
@@ -243,4 +241,31 @@ func sameAnswers(got, want map[string]any) bool {
 	a, _ := json.Marshal(got)
 	b, _ := json.Marshal(want)
 	return string(a) == string(b)
+}
+
+func (f *submitFixture) notifiedCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.notified)
+}
+
+// startNotifier runs a job queue on db with n as its only worker until the
+// test ends.
+func startNotifier(t *testing.T, db *store.DB, n *Notifier) {
+	t.Helper()
+	ctx := context.Background()
+	if err := jobs.Migrate(ctx, string(db.Dialect()), db.JobPool(), db.MigrationLock); err != nil {
+		t.Fatal(err)
+	}
+	r := jobs.NewRegistry()
+	jobs.Add(r, n, n.MaxAttempts())
+	q, err := jobs.New(jobs.Options{Pool: db.JobPool(), Dialect: string(db.Dialect()), PollInterval: 50 * time.Millisecond}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx})
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Stop(ctx) })
 }

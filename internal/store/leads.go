@@ -35,6 +35,15 @@ func scanLead(row interface{ Scan(...any) error }) (agentline.Lead, error) {
 // widget session created for it (s, whose id the caller chose), in one
 // transaction: there is never a lead without its session or the reverse.
 func (db *DB) CreateLead(ctx context.Context, l agentline.Lead, s *agentline.WidgetSession) (agentline.Lead, error) {
+	return db.CreateLeadThen(ctx, l, s, nil)
+}
+
+// CreateLeadThen is CreateLead that runs then, when not nil, in the same
+// transaction with the stored lead and an outbox: the events and jobs the
+// lead causes (lead.created, the notify_url delivery) are kept with it or
+// not at all.
+func (db *DB) CreateLeadThen(ctx context.Context, l agentline.Lead, s *agentline.WidgetSession,
+	then func(ctx context.Context, l agentline.Lead, out agentline.Outbox) error) (agentline.Lead, error) {
 	answers, err := json.Marshal(l.Answers)
 	if err != nil {
 		return l, err
@@ -47,9 +56,13 @@ func (db *DB) CreateLead(ctx context.Context, l agentline.Lead, s *agentline.Wid
 			}
 			l.SessionID, l.AgentID = &s.ID, &s.AgentID
 		}
-		return c.queryRow(ctx, `INSERT INTO leads (project_id, channel_id, mode, answers, session_id, agent_id, created_at)
+		err := c.queryRow(ctx, `INSERT INTO leads (project_id, channel_id, mode, answers, session_id, agent_id, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			l.ProjectID, l.ChannelID, l.Mode, string(answers), l.SessionID, l.AgentID, l.CreatedAt).Scan(&l.ID)
+		if err != nil || then == nil {
+			return err
+		}
+		return then(ctx, l, db.outboxOn(c))
 	})
 	if isForeignKeyViolation(err) {
 		return l, agentline.NotFound("project")

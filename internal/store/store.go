@@ -45,13 +45,14 @@ type DB struct {
 	read    *sql.DB
 	write   *sql.DB
 	now     func() time.Time
+	outbox  OutboxOptions
 }
 
 // Open connects to the database named by rawURL: "sqlite:PATH" (PATH may be
 // ":memory:" only for tests that keep one connection) or "postgres://...".
 // It does not migrate; call Migrate.
 func Open(ctx context.Context, rawURL string) (*DB, error) {
-	db := &DB{now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
+	db := &DB{now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }, outbox: OutboxOptions{DeliverySpan: 72 * time.Hour}}
 	switch {
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		db.dialect = SQLite

@@ -1,0 +1,118 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/jobs"
+	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/store/storetest"
+)
+
+func TestMain(m *testing.M) { storetest.Main(m) }
+
+type pingArgs struct {
+	N int `json:"n"`
+}
+
+func (pingArgs) Kind() string { return "test_ping" }
+
+// pingWorker fails each job's first failFirst attempts, then records it.
+type pingWorker struct {
+	river.WorkerDefaults[pingArgs]
+	failFirst int
+	mu        sync.Mutex
+	runs      map[int]int
+	done      chan int
+}
+
+func (w *pingWorker) Work(ctx context.Context, j *river.Job[pingArgs]) error {
+	w.mu.Lock()
+	w.runs[j.Args.N]++
+	n := w.runs[j.Args.N]
+	w.mu.Unlock()
+	if n <= w.failFirst {
+		return errors.New("not yet")
+	}
+	w.done <- j.Args.N
+	return nil
+}
+
+func (w *pingWorker) NextRetry(*river.Job[pingArgs]) time.Time { return time.Now() }
+
+// newQueue migrates River's tables on db and starts a queue with w.
+func newQueue(t *testing.T, db *store.DB, w *pingWorker) *jobs.Queue {
+	t.Helper()
+	ctx := context.Background()
+	if err := jobs.Migrate(ctx, string(db.Dialect()), db.JobPool(), db.MigrationLock); err != nil {
+		t.Fatal(err)
+	}
+	// Migrating twice is a no-op.
+	if err := jobs.Migrate(ctx, string(db.Dialect()), db.JobPool(), db.MigrationLock); err != nil {
+		t.Fatal(err)
+	}
+	r := jobs.NewRegistry()
+	jobs.Add(r, w, 5)
+	q, err := jobs.New(jobs.Options{Pool: db.JobPool(), Dialect: string(db.Dialect()), PollInterval: 50 * time.Millisecond}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx})
+	return q
+}
+
+// A job enqueued in a committed store transaction runs once (after its
+// failed attempts are retried); one enqueued in a transaction that rolls
+// back never runs.
+func TestEnqueueInTransaction(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		w := &pingWorker{failFirst: 2, runs: map[int]int{}, done: make(chan int, 10)}
+		q := newQueue(t, db, w)
+		enqueue := func(n int, fail bool) error {
+			return db.WithOutbox(ctx, func(ctx context.Context, out agentline.Outbox) error {
+				if err := out.Enqueue(ctx, pingArgs{N: n}); err != nil {
+					return err
+				}
+				if fail {
+					return errors.New("rolled back")
+				}
+				return nil
+			})
+		}
+		if err := enqueue(1, true); err == nil {
+			t.Fatal("want the rollback's error")
+		}
+		if err := enqueue(2, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer q.Stop(ctx)
+		select {
+		case n := <-w.done:
+			if n != 2 {
+				t.Fatalf("ran job %d", n)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("the committed job did not run")
+		}
+		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := q.Stop(stopCtx); err != nil {
+			t.Fatal(err)
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.runs[1] != 0 || w.runs[2] != 3 {
+			t.Errorf("runs = %v, want job 2 three times (two failures), job 1 never", w.runs)
+		}
+	})
+}

@@ -1,0 +1,190 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentline/agentline"
+)
+
+// Enqueuer inserts durable jobs inside a store transaction: the job queue's
+// InsertManyTx on tx. The store calls it; the job queue provides it.
+type Enqueuer func(ctx context.Context, tx *sql.Tx, jobs []agentline.Job) error
+
+// OutboxOptions connects the store's outbox to the job queue.
+type OutboxOptions struct {
+	Enqueue Enqueuer
+	// DeliverySpan is how long a webhook delivery is retried (default 72 h).
+	DeliverySpan time.Duration
+}
+
+// SetOutbox connects the outbox to the job queue; call it before serving.
+// Without it, a write that would enqueue a job fails.
+func (db *DB) SetOutbox(o OutboxOptions) {
+	if o.DeliverySpan <= 0 {
+		o.DeliverySpan = 72 * time.Hour
+	}
+	db.outbox = o
+}
+
+// JobPool is the connection pool the job queue works on. On SQLite it is
+// the single write connection: River's own writes then queue behind the
+// store's (and the reverse) instead of failing with "database is locked",
+// as riversqlite's documentation advises (one open connection). River holds
+// no connection between its statements, so store writes made by job
+// workers do not wait on it for long.
+func (db *DB) JobPool() *sql.DB { return db.write }
+
+// MigrationLock runs fn while holding, on PostgreSQL, a session advisory
+// lock, so instances starting together migrate the job queue's schema one
+// after the other (River migrates each version in a transaction of its own).
+// On SQLite it just runs fn.
+func (db *DB) MigrationLock(ctx context.Context, fn func(ctx context.Context) error) error {
+	if db.dialect != Postgres {
+		return fn(ctx)
+	}
+	c, err := db.write.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("job queue migration lock: %w", classify(err))
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, `SELECT pg_advisory_lock(7245091338)`); err != nil {
+		return fmt.Errorf("job queue migration lock: %w", classify(err))
+	}
+	defer c.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(7245091338)`)
+	return fn(ctx)
+}
+
+// outbox is agentline.Outbox on one write transaction.
+type outbox struct {
+	db *DB
+	c  conn
+}
+
+func (db *DB) outboxOn(c conn) *outbox { return &outbox{db: db, c: c} }
+
+// Enqueue inserts jobs in the transaction.
+func (o *outbox) Enqueue(ctx context.Context, jobs ...agentline.Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	if o.db.outbox.Enqueue == nil {
+		return errors.New("enqueue: no job queue is connected to the store")
+	}
+	tx, ok := o.c.q.(*sql.Tx)
+	if !ok {
+		return errors.New("enqueue: not in a transaction")
+	}
+	if err := o.db.outbox.Enqueue(ctx, tx, jobs); err != nil {
+		return fmt.Errorf("enqueue: %w", err)
+	}
+	return nil
+}
+
+// Emit stores e and a delivery for each enabled endpoint of its project
+// that wants its type, each with its job. An event nobody wants is not
+// stored.
+func (o *outbox) Emit(ctx context.Context, e agentline.Event) error {
+	eps, err := queryAll(ctx, o.c, scanWebhook, `SELECT `+webhookColumns+` FROM webhook_endpoints WHERE project_id = ? AND enabled ORDER BY id`, e.ProjectID)
+	if err != nil {
+		return fmt.Errorf("emit %s: %w", e.Type, err)
+	}
+	var ids []int64
+	for _, ep := range eps {
+		if ep.Wants(e.Type) {
+			ids = append(ids, ep.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err = o.emitTo(ctx, e, ids...)
+	return err
+}
+
+// emitTo stores e and one delivery (with its job) to each endpoint.
+func (o *outbox) emitTo(ctx context.Context, e agentline.Event, endpointIDs ...int64) ([]int64, error) {
+	body, err := e.Body()
+	if err != nil {
+		return nil, err
+	}
+	now := o.db.now()
+	if _, err := o.c.exec(ctx, `INSERT INTO webhook_events (id, project_id, type, subject, body, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		e.ID, e.ProjectID, e.Type, e.Subject, string(body), now); err != nil {
+		return nil, fmt.Errorf("emit %s: %w", e.Type, err)
+	}
+	jobs := make([]agentline.Job, 0, len(endpointIDs))
+	ids := make([]int64, 0, len(endpointIDs))
+	for _, ep := range endpointIDs {
+		var id int64
+		err := o.c.queryRow(ctx, `INSERT INTO webhook_deliveries (project_id, endpoint_id, event_id, subject, status, give_up_at, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, e.ProjectID, ep, e.ID, e.Subject, agentline.DeliveryPending,
+			now.Add(o.db.outbox.DeliverySpan), now, now).Scan(&id)
+		if err != nil {
+			return nil, fmt.Errorf("emit %s: %w", e.Type, err)
+		}
+		ids = append(ids, id)
+		jobs = append(jobs, agentline.DeliverWebhook{DeliveryID: id, EndpointID: ep})
+	}
+	return ids, o.Enqueue(ctx, jobs...)
+}
+
+// WithOutbox runs fn in a write transaction of its own with an outbox on
+// it: for events that follow no other store write of the caller.
+func (db *DB) WithOutbox(ctx context.Context, fn func(ctx context.Context, out agentline.Outbox) error) error {
+	return db.tx(ctx, func(c conn) error { return fn(ctx, db.outboxOn(c)) })
+}
+
+// Emit stores one event and its deliveries in a transaction of its own.
+func (db *DB) Emit(ctx context.Context, e agentline.Event) error {
+	return db.WithOutbox(ctx, func(ctx context.Context, out agentline.Outbox) error { return out.Emit(ctx, e) })
+}
+
+// SendTestEvent stores e and one delivery of it to the project's endpoint
+// id (enabled or not), with its job, and returns the delivery.
+func (db *DB) SendTestEvent(ctx context.Context, projectID, endpointID int64, e agentline.Event) (agentline.WebhookDelivery, error) {
+	var id int64
+	err := db.tx(ctx, func(c conn) error {
+		if err := c.queryRow(ctx, `SELECT id FROM webhook_endpoints WHERE project_id = ? AND id = ?`, projectID, endpointID).Scan(&id); err != nil {
+			return notFound(err, "webhook endpoint")
+		}
+		ids, err := db.outboxOn(c).emitTo(ctx, e, endpointID)
+		if err == nil {
+			id = ids[0]
+		}
+		return err
+	})
+	if err != nil {
+		return agentline.WebhookDelivery{}, err
+	}
+	return db.WebhookDelivery(ctx, projectID, endpointID, id)
+}
+
+// RetryDelivery makes a finished delivery pending again, with a new retry
+// span, and enqueues its job; a pending one is a conflict.
+func (db *DB) RetryDelivery(ctx context.Context, projectID, endpointID, deliveryID int64) (agentline.WebhookDelivery, error) {
+	err := db.tx(ctx, func(c conn) error {
+		var status string
+		err := c.queryRow(ctx, `SELECT status FROM webhook_deliveries WHERE project_id = ? AND endpoint_id = ? AND id = ?`,
+			projectID, endpointID, deliveryID).Scan(&status)
+		if err != nil {
+			return notFound(err, "delivery")
+		}
+		if status == agentline.DeliveryPending {
+			return agentline.Errorf(agentline.EConflict, "the delivery is still pending: it is retried on its own")
+		}
+		now := db.now()
+		if _, err := c.exec(ctx, `UPDATE webhook_deliveries SET status = ?, give_up_at = ?, updated_at = ? WHERE id = ?`,
+			agentline.DeliveryPending, now.Add(db.outbox.DeliverySpan), now, deliveryID); err != nil {
+			return err
+		}
+		return db.outboxOn(c).Enqueue(ctx, agentline.DeliverWebhook{DeliveryID: deliveryID, EndpointID: endpointID})
+	})
+	if err != nil {
+		return agentline.WebhookDelivery{}, err
+	}
+	return db.WebhookDelivery(ctx, projectID, endpointID, deliveryID)
+}
