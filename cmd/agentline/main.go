@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return userCreate(ctx, args[1:], getenv, stdout)
 	case "call":
-		return call(ctx, args, stdout)
+		return call(ctx, args, getenv, stdout)
 	case "version":
 		fmt.Fprintln(stdout, "agentline", versionString())
 		return nil
