@@ -138,16 +138,14 @@ func (c *Client) openAISecret(ctx context.Context, agent agentline.Agent, tools 
 }
 
 // GeminiAuthTokenRequest is the body of POST /v1alpha/auth_tokens.
+// bidiGenerateContentSetup is the setup itself, as Google's @google/genai
+// SDK posts it; a {"setup": ...} wrapper, as in the Live WebSocket's first
+// message, is not a field of the token request.
 type GeminiAuthTokenRequest struct {
-	Uses                     int                 `json:"uses"`
-	ExpireTime               string              `json:"expireTime"`
-	NewSessionExpireTime     string              `json:"newSessionExpireTime"`
-	BidiGenerateContentSetup GeminiSetupEnvelope `json:"bidiGenerateContentSetup"`
-}
-
-// GeminiSetupEnvelope wraps the locked Live API setup.
-type GeminiSetupEnvelope struct {
-	Setup GeminiSetup `json:"setup"`
+	Uses                     int         `json:"uses"`
+	ExpireTime               string      `json:"expireTime"`
+	NewSessionExpireTime     string      `json:"newSessionExpireTime"`
+	BidiGenerateContentSetup GeminiSetup `json:"bidiGenerateContentSetup"`
 }
 
 // GeminiSetup is the Live API setup the token is constrained to.
@@ -194,7 +192,7 @@ func (c *Client) geminiToken(ctx context.Context, agent agentline.Agent, tools [
 		ExpireTime:           now.Add(geminiTokenTTL).Format(time.RFC3339),
 		NewSessionExpireTime: newSession.Format(time.RFC3339),
 	}
-	s := &body.BidiGenerateContentSetup.Setup
+	s := &body.BidiGenerateContentSetup
 	s.Model = "models/" + strings.TrimPrefix(agent.Model, "models/")
 	s.GenerationConfig.ResponseModalities = []string{"AUDIO"}
 	s.GenerationConfig.SpeechConfig.VoiceConfig.PrebuiltVoiceConfig.VoiceName = agent.Voice
