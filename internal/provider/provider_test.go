@@ -86,7 +86,7 @@ func TestGeminiAuthToken(t *testing.T) {
 		t.Fatalf("requests = %+v", reqs)
 	}
 	var body struct {
-		Uses                     int
+		Uses int
 		// The setup itself, as @google/genai posts it: no "setup" wrapper.
 		BidiGenerateContentSetup struct {
 			Model             string
