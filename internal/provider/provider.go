@@ -118,7 +118,9 @@ func (c *Client) openAISecret(ctx context.Context, agent agentline.Agent, tools 
 	}
 	body.Session.Audio.Input.Transcription.Model = transcriptionModel
 	body.Session.Audio.Input.Transcription.Language = primaryLanguage(agent.Language)
-	body.Session.Audio.Output.Voice = agent.Voice
+	// The same mapping as on the phone path: an agent whose voice the
+	// realtime API does not take (nova, a Gemini voice) still starts.
+	body.Session.Audio.Output.Voice, _ = agentline.RealtimeVoice(agent.Voice)
 	var out struct {
 		Value     string `json:"value"`
 		ExpiresAt int64  `json:"expires_at"`
