@@ -12,15 +12,18 @@ import (
 	"time"
 
 	"github.com/agentline/agentline/internal/telephony/callsim"
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
-const callUsage = "usage: agentline call --to +1NUMBER [--from +1NUMBER] [--server http://127.0.0.1:8080] [--in caller.wav] [--out agent.wav] [--listen 5s]"
+const callUsage = "usage: agentline call --to +1NUMBER [--from +1NUMBER] [--server http://127.0.0.1:8080] [--in caller.wav] [--out agent.wav] [--listen 5s] [--auth-token TOKEN] [--bot-host HOST]"
 
 // call simulates a phone call against a running server: it posts the
 // inbound webhook as the carrier would, opens the media stream the TwiML
 // names, plays a WAV file as 20 ms mu-law frames in real time, and writes
-// what the agent said to another WAV file.
-func call(ctx context.Context, args []string, stdout io.Writer) error {
+// what the agent said to another WAV file. It signs its requests as the
+// carrier does, with the server's TWILIO_AUTH_TOKEN (or the sandbox's), since
+// the server checks them in every environment.
+func call(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("agentline call", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	server := fs.String("server", "http://127.0.0.1:8080", "base URL of the running agentline")
@@ -29,6 +32,8 @@ func call(ctx context.Context, args []string, stdout io.Writer) error {
 	in := fs.String("in", "", "WAV file the caller says: 8 kHz mono, mu-law or 16-bit PCM (default: 2 s of silence)")
 	out := fs.String("out", "agent.wav", "WAV file to write what the agent said to (8 kHz mu-law)")
 	listen := fs.Duration("listen", 5*time.Second, "how long to keep listening after the caller's audio has played")
+	token := fs.String("auth-token", orDefault(getenv("TWILIO_AUTH_TOKEN"), twiliofake.SandboxAuthToken), "the server's carrier auth token, to sign requests with (env TWILIO_AUTH_TOKEN; default: the sandbox's)")
+	botHost := fs.String("bot-host", getenv("BOT_HOST"), "the server's BOT_HOST, whose URLs the carrier signs (env BOT_HOST)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w\n%s", err, callUsage)
 	}
@@ -47,7 +52,7 @@ func call(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("%s: %w", *in, err)
 		}
 	}
-	c, err := callsim.Inbound(ctx, &http.Client{Timeout: 15 * time.Second}, *server, *from, *to, callsim.Options{EchoMarks: true})
+	c, err := callsim.Inbound(ctx, &http.Client{Timeout: 15 * time.Second}, *server, *from, *to, callsim.Options{EchoMarks: true, AuthToken: *token, BotHost: *botHost})
 	if err != nil {
 		return err
 	}
@@ -77,4 +82,11 @@ func call(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "wrote %.1f s of the agent's audio to %s\n", float64(len(said))/8000, *out)
 	return nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }

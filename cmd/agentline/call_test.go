@@ -29,6 +29,7 @@ func TestCallSimulator(t *testing.T) {
 		"AGENTLINE_DATABASE_URL": "sqlite:" + filepath.Join(dir, "test.db"), "AGENTLINE_ADMIN_EMAIL": "owner@example.com",
 		"AGENTLINE_ADMIN_PASSWORD": "owner-password", "AGENTLINE_PASSWORD_COST": "4", "TELEPHONY_ENABLED": "true",
 		"BOT_HOST": "bot.example.test", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(),
+		"TWILIO_AUTH_TOKEN": "0123456789abcdef0123456789abcdef", // the call is signed with it
 	}
 	cfg, err := config.Load(nil, func(k string) string { return vars[k] })
 	if err != nil {
@@ -61,7 +62,7 @@ func TestCallSimulator(t *testing.T) {
 	var b bytes.Buffer
 	callsim.WriteWAV(&b, said)
 	os.WriteFile(in, b.Bytes(), 0o600)
-	stdout, err := runCmd(t, nil, "call", "--server", srv.URL, "--to", "+14155550100", "--in", in, "--out", out, "--listen", "300ms")
+	stdout, err := runCmd(t, vars, "call", "--server", srv.URL, "--to", "+14155550100", "--in", in, "--out", out, "--listen", "300ms")
 	if err != nil {
 		t.Fatalf("call: %v\n%s", err, stdout)
 	}
@@ -86,8 +87,9 @@ func TestCallSimulator(t *testing.T) {
 		{[]string{"call", "--to", "+14155550100", "--in", filepath.Join(dir, "missing.wav")}, "missing.wav"},
 		{[]string{"call", "--to", "+14155550100", "--in", out + "x"}, "no such file"},
 		{[]string{"call", "--server", srv.URL, "--to", "+14155550199", "--out", filepath.Join(dir, "none.wav")}, "not in service"},
+		{[]string{"call", "--server", srv.URL, "--to", "+14155550100", "--auth-token", "not-the-token", "--out", filepath.Join(dir, "none.wav")}, "403"},
 	} {
-		if _, err := runCmd(t, nil, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := runCmd(t, vars, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v = %v, want an error with %q", tc.args, err, tc.want)
 		}
 	}

@@ -71,7 +71,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return userCreate(ctx, args[1:], getenv, stdin, stdout)
 	case "call":
-		return call(ctx, args, stdout)
+		return call(ctx, args, getenv, stdout)
 	case "version":
 		fmt.Fprintln(stdout, "agentline", versionString())
 		return nil

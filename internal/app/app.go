@@ -120,6 +120,7 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 // the routes that need the carrier answer 503.
 func (a *App) telephony() (*telephony.Handler, error) {
 	var carrier phonecarrier.Carrier
+	token := a.Config.TwilioAuthToken
 	if a.Config.TwilioAccountSID != "" && a.Config.TwilioAuthToken != "" {
 		t, err := phonecarrier.NewTwilio(phonecarrier.TwilioConfig{
 			AccountSID: a.Config.TwilioAccountSID, AuthToken: a.Config.TwilioAuthToken, BaseURL: a.Config.TwilioAPIBaseURL,
@@ -132,8 +133,12 @@ func (a *App) telephony() (*telephony.Handler, error) {
 	} else if a.Sandbox != nil {
 		// phone calls (issue 9): with no carrier account, the sandbox sells
 		// pretend numbers from an in-process fake Twilio, so that a number
-		// can be linked and called with `agentline call`.
-		f := twiliofake.New(twiliofake.Options{})
+		// can be linked and called with `agentline call`, which signs its
+		// requests with the same token.
+		if token == "" {
+			token = twiliofake.SandboxAuthToken
+		}
+		f := twiliofake.New(twiliofake.Options{AuthToken: token})
 		a.closers = append(a.closers, closeFunc(f.Close))
 		t, err := phonecarrier.NewTwilio(phonecarrier.TwilioConfig{AccountSID: f.AccountSID(), AuthToken: f.AuthToken(), BaseURL: f.URL(), Timeout: a.Config.TwilioTimeout})
 		if err != nil {
@@ -145,11 +150,24 @@ func (a *App) telephony() (*telephony.Handler, error) {
 	return telephony.New(telephony.Options{
 		Enabled: a.Config.TelephonyEnabled, Store: a.Store, Auth: a.Auth, Carrier: carrier,
 		Secret: a.Secret, BotHost: a.Config.BotHost,
-		Signatures:         phonecarrier.NewSignatures(a.Config.TwilioAuthToken, a.Config.BotHost, a.Config.Production()),
+		Signatures:         a.carrierSignatures(token),
 		MaxConcurrentCalls: int(a.Config.MaxConcurrentCalls),
 		Tools:              a.Tools, OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
 		MaxCallDuration: a.Config.MaxCallDuration, ModelReadyTimeout: a.Config.ModelReadyTimeout, Registerer: a.Registry, Logger: a.Logger,
 	}), nil
+}
+
+// carrierSignatures checks the carrier's requests with token in every
+// environment, and says at start when they are not checked at all or when,
+// with no token, every one of them will be refused.
+func (a *App) carrierSignatures(token string) *phonecarrier.Signatures {
+	switch {
+	case a.Config.SkipCarrierSigs:
+		a.Logger.Warn("carrier signatures are NOT checked (AGENTLINE_SKIP_CARRIER_SIGNATURES=true): anyone who can reach this service can open calls to the model")
+	case token == "" && a.Config.TelephonyEnabled:
+		a.Logger.Warn("TWILIO_AUTH_TOKEN is not set: every carrier webhook and media stream is refused (403)")
+	}
+	return phonecarrier.NewSignatures(token, a.Config.BotHost, a.Config.SkipCarrierSigs)
 }
 
 // closeFunc makes a func() an io.Closer.

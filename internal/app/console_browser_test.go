@@ -538,7 +538,7 @@ func TestConsolePhoneJourney(t *testing.T) {
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	call, err := callsim.Open(cctx, stream, callsim.Options{Server: s.URL, CallSID: placed[0].SID, EchoMarks: true})
+	call, err := callsim.Open(cctx, stream, callsim.Options{Server: s.URL, CallSID: placed[0].SID, EchoMarks: true, AuthToken: carrier.AuthToken()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,12 +19,13 @@ import (
 // connections, so Run ends the live calls itself, and their records are
 // written before it returns.
 func TestShutdownEndsCalls(t *testing.T) {
+	const carrierToken = "0123456789abcdef0123456789abcdef" // signs the simulated carrier's requests
 	model := realtimefake.New("sk-test")
 	defer model.Close()
 	url := storetest.URL(t, store.SQLite)
 	s := apptest.Start(t, apptest.Config(t, url, map[string]string{
 		"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(),
-		"AGENTLINE_ADMIN_EMAIL": "owner@example.com", "AGENTLINE_ADMIN_PASSWORD": "owner-password",
+		"TWILIO_AUTH_TOKEN": carrierToken, "AGENTLINE_ADMIN_EMAIL": "owner@example.com", "AGENTLINE_ADMIN_PASSWORD": "owner-password",
 	}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -37,7 +38,7 @@ func TestShutdownEndsCalls(t *testing.T) {
 	if _, err := s.App.Store.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: p.ID, PhoneNumber: "+14155550100", AgentID: &a.ID, Status: agentline.NumberActive, CarrierSID: "PN1"}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := callsim.Inbound(ctx, http.DefaultClient, s.URL, "+14155550199", "+14155550100", callsim.Options{EchoMarks: true})
+	c, err := callsim.Inbound(ctx, http.DefaultClient, s.URL, "+14155550199", "+14155550100", callsim.Options{EchoMarks: true, AuthToken: carrierToken, BotHost: "bot.example.test"})
 	if err != nil {
 		t.Fatal(err)
 	}

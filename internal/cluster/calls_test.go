@@ -28,7 +28,7 @@ type liveCall struct {
 // and waits for the model's socket.
 func dial(t *testing.T, ctx context.Context, i *instance, f fakes, fx fixture) *liveCall {
 	t.Helper()
-	c, err := callsim.Inbound(ctx, i.Client, i.URL, "+14155550199", fx.number, callsim.Options{EchoMarks: true})
+	c, err := callsim.Inbound(ctx, i.Client, i.URL, "+14155550199", fx.number, signed(callsim.Options{EchoMarks: true}))
 	if err != nil {
 		t.Fatalf("call through %s: %v", i.name, err)
 	}

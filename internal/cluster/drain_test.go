@@ -62,7 +62,7 @@ func TestDrainKeepsLiveCallsUntilTheyEnd(t *testing.T) {
 	defer cancel()
 	i, fx, lc, dbURL, f := drainingInstance(t, ctx, "30s")
 	// Answered before the signal; its stream opens after it.
-	answered, err := callsim.Webhook(ctx, i.Client, i.URL, "CAaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "+14155550198", fx.number)
+	answered, err := callsim.Webhook(ctx, i.Client, i.URL, "CAaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "+14155550198", fx.number, signed(callsim.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestDrainKeepsLiveCallsUntilTheyEnd(t *testing.T) {
 	if r.Status != http.StatusServiceUnavailable || r.ErrorCode() != "unavailable" || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("new widget session while draining: %s (Retry-After %q)", r, r.Header.Get("Retry-After"))
 	}
-	doc, err := callsim.Webhook(ctx, i.Client, i.URL, "CA0123456789abcdef0123456789abcdef", "+14155550199", fx.number)
+	doc, err := callsim.Webhook(ctx, i.Client, i.URL, "CA0123456789abcdef0123456789abcdef", "+14155550199", fx.number, signed(callsim.Options{}))
 	if err != nil || !strings.Contains(doc, `<Reject reason="busy"`) {
 		t.Fatalf("new inbound call while draining: %q, %v; want a busy <Reject>", doc, err)
 	}
@@ -117,7 +117,7 @@ func TestDrainKeepsLiveCallsUntilTheyEnd(t *testing.T) {
 	if !i.running() {
 		t.Fatal("the instance exited before the stream of a call it had answered came")
 	}
-	late, err := callsim.Open(ctx, stream, callsim.Options{Server: i.URL, CallSID: "CAaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", EchoMarks: true})
+	late, err := callsim.Open(ctx, stream, signed(callsim.Options{Server: i.URL, CallSID: "CAaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", EchoMarks: true}))
 	if err != nil {
 		t.Fatalf("stream of a call answered before the drain: %v", err)
 	}

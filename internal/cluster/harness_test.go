@@ -21,6 +21,7 @@ import (
 	"github.com/agentline/agentline/internal/provider/realtimefake"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/store/storetest"
+	"github.com/agentline/agentline/internal/telephony/callsim"
 )
 
 // binary is the agentline built by TestMain.
@@ -302,12 +303,26 @@ func (f fakes) env(databaseURL, redisURL string) map[string]string {
 		"AGENTLINE_DATABASE_URL": databaseURL,
 		"AGENTLINE_REDIS_URL":    redisURL,
 		"TELEPHONY_ENABLED":      "true",
-		"BOT_HOST":               "bot.example.test",
+		"BOT_HOST":               botHost,
+		"TWILIO_AUTH_TOKEN":      carrierToken,
 		"OPENAI_API_KEY":         "sk-test",
 		"OPENAI_BASE_URL":        f.model.URL(),
 		"GEMINI_API_KEY":         "gemini-test",
 		"GEMINI_BASE_URL":        f.tokens.URL,
 	}
+}
+
+// The instances' public host and carrier token: the simulated carrier signs
+// its webhooks and stream upgrades with them, as Twilio does.
+const (
+	botHost      = "bot.example.test"
+	carrierToken = "0123456789abcdef0123456789abcdef"
+)
+
+// signed is opts signing the simulated carrier's requests.
+func signed(opts callsim.Options) callsim.Options {
+	opts.AuthToken, opts.BotHost = carrierToken, botHost
+	return opts
 }
 
 // openDB opens the instances' database directly, to write or read behind

@@ -42,6 +42,7 @@ type Config struct {
 	TwilioAccountSID     string        // TWILIO_ACCOUNT_SID
 	TwilioAuthToken      string        // TWILIO_AUTH_TOKEN
 	TwilioAPIBaseURL     string        // TWILIO_API_BASE_URL
+	SkipCarrierSigs      bool          // AGENTLINE_SKIP_CARRIER_SIGNATURES
 	MaxConcurrentCalls   int64         // AGENTLINE_MAX_CONCURRENT_CALLS
 	MaxCallDuration      time.Duration // AGENTLINE_MAX_CALL_DURATION
 	ModelReadyTimeout    time.Duration // AGENTLINE_MODEL_READY_TIMEOUT
@@ -96,6 +97,7 @@ func (c *Config) settings() []setting {
 		{env: "GEMINI_BASE_URL", flag: "gemini-base-url", def: "https://generativelanguage.googleapis.com", usage: "base URL of the Gemini-compatible live provider", str: &c.GeminiBaseURL},
 		{env: "TWILIO_ACCOUNT_SID", flag: "twilio-account-sid", usage: "carrier account SID", str: &c.TwilioAccountSID},
 		{env: "TWILIO_AUTH_TOKEN", flag: "twilio-auth-token", usage: "carrier auth token, also used to check webhook signatures", str: &c.TwilioAuthToken},
+		{env: "AGENTLINE_SKIP_CARRIER_SIGNATURES", flag: "skip-carrier-signatures", def: "false", usage: "accept carrier webhooks and media streams without a valid X-Twilio-Signature (development only; refused in production)", boolean: &c.SkipCarrierSigs},
 		{env: "TWILIO_API_BASE_URL", flag: "twilio-api-base-url", def: "https://api.twilio.com", usage: "base URL of the carrier REST API", str: &c.TwilioAPIBaseURL},
 		{env: "AGENTLINE_MAX_CONCURRENT_CALLS", flag: "max-concurrent-calls", def: "10", usage: "most live phone calls per project; more outbound calls get 429", integer: &c.MaxConcurrentCalls},
 		{env: "AGENTLINE_MAX_CALL_DURATION", flag: "max-call-duration", def: "30m", usage: "longest a phone call may last; the relay hangs up then", duration: &c.MaxCallDuration},
@@ -274,6 +276,9 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.carrierCredentialErrors()...)
 	if c.Sandbox && c.Production() {
 		bad("AGENTLINE_SANDBOX must not be set in production: its provider is pretend")
+	}
+	if c.SkipCarrierSigs && c.Production() {
+		bad("AGENTLINE_SKIP_CARRIER_SIGNATURES must not be set in production: anyone could open calls to the model")
 	}
 	if c.Production() {
 		for _, m := range c.missing() {

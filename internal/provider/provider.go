@@ -118,7 +118,9 @@ func (c *Client) openAISecret(ctx context.Context, agent agentline.Agent, tools 
 	}
 	body.Session.Audio.Input.Transcription.Model = transcriptionModel
 	body.Session.Audio.Input.Transcription.Language = primaryLanguage(agent.Language)
-	body.Session.Audio.Output.Voice = agent.Voice
+	// The same mapping as on the phone path: an agent whose voice the
+	// realtime API does not take (nova, a Gemini voice) still starts.
+	body.Session.Audio.Output.Voice, _ = agentline.RealtimeVoice(agent.Voice)
 	var out struct {
 		Value     string `json:"value"`
 		ExpiresAt int64  `json:"expires_at"`
@@ -138,16 +140,14 @@ func (c *Client) openAISecret(ctx context.Context, agent agentline.Agent, tools 
 }
 
 // GeminiAuthTokenRequest is the body of POST /v1alpha/auth_tokens.
+// bidiGenerateContentSetup is the setup itself, as Google's @google/genai
+// SDK posts it; a {"setup": ...} wrapper, as in the Live WebSocket's first
+// message, is not a field of the token request.
 type GeminiAuthTokenRequest struct {
-	Uses                     int                 `json:"uses"`
-	ExpireTime               string              `json:"expireTime"`
-	NewSessionExpireTime     string              `json:"newSessionExpireTime"`
-	BidiGenerateContentSetup GeminiSetupEnvelope `json:"bidiGenerateContentSetup"`
-}
-
-// GeminiSetupEnvelope wraps the locked Live API setup.
-type GeminiSetupEnvelope struct {
-	Setup GeminiSetup `json:"setup"`
+	Uses                     int         `json:"uses"`
+	ExpireTime               string      `json:"expireTime"`
+	NewSessionExpireTime     string      `json:"newSessionExpireTime"`
+	BidiGenerateContentSetup GeminiSetup `json:"bidiGenerateContentSetup"`
 }
 
 // GeminiSetup is the Live API setup the token is constrained to.
@@ -194,7 +194,7 @@ func (c *Client) geminiToken(ctx context.Context, agent agentline.Agent, tools [
 		ExpireTime:           now.Add(geminiTokenTTL).Format(time.RFC3339),
 		NewSessionExpireTime: newSession.Format(time.RFC3339),
 	}
-	s := &body.BidiGenerateContentSetup.Setup
+	s := &body.BidiGenerateContentSetup
 	s.Model = "models/" + strings.TrimPrefix(agent.Model, "models/")
 	s.GenerationConfig.ResponseModalities = []string{"AUDIO"}
 	s.GenerationConfig.SpeechConfig.VoiceConfig.PrebuiltVoiceConfig.VoiceName = agent.Voice

@@ -86,24 +86,26 @@ func TestGeminiAuthToken(t *testing.T) {
 		t.Fatalf("requests = %+v", reqs)
 	}
 	var body struct {
-		Uses                     int
+		Uses int
+		// The setup itself, as @google/genai posts it: no "setup" wrapper.
 		BidiGenerateContentSetup struct {
-			Setup struct {
-				Model             string
-				SystemInstruction struct{ Parts []struct{ Text string } }
-				GenerationConfig  struct {
-					ResponseModalities []string
-					SpeechConfig       struct {
-						VoiceConfig struct{ PrebuiltVoiceConfig struct{ VoiceName string } }
-					}
+			Model             string
+			SystemInstruction struct{ Parts []struct{ Text string } }
+			GenerationConfig  struct {
+				ResponseModalities []string
+				SpeechConfig       struct {
+					VoiceConfig struct{ PrebuiltVoiceConfig struct{ VoiceName string } }
 				}
-				Tools                   []agentline.GeminiTool
-				InputAudioTranscription *struct{}
 			}
+			Tools                   []agentline.GeminiTool
+			InputAudioTranscription *struct{}
 		}
 	}
 	json.Unmarshal(reqs[0].Body, &body)
-	s := body.BidiGenerateContentSetup.Setup
+	if strings.Contains(string(reqs[0].Body), `"setup"`) {
+		t.Fatalf("body sent wraps the setup: %s", reqs[0].Body)
+	}
+	s := body.BidiGenerateContentSetup
 	if body.Uses != 1 || s.Model != "models/gemini-2.5-flash-native-audio-preview" || s.SystemInstruction.Parts[0].Text != "Be brief." ||
 		s.GenerationConfig.SpeechConfig.VoiceConfig.PrebuiltVoiceConfig.VoiceName != "Puck" || s.GenerationConfig.ResponseModalities[0] != "AUDIO" ||
 		len(s.Tools) != 1 || s.Tools[0].FunctionDeclarations[0].Name != "lookup_order" || s.InputAudioTranscription == nil {
@@ -165,8 +167,10 @@ func TestFakeRejectsBadShapes(t *testing.T) {
 		{"openai unknown field", "/v1/realtime/client_secrets", `{"session":{"type":"realtime","model":"m"},"x":1}`, map[string]string{"Authorization": "Bearer sk-test"}, 400},
 		{"openai ok", "/v1/realtime/client_secrets", `{"session":{"type":"realtime","model":"m"}}`, map[string]string{"Authorization": "Bearer sk-test"}, 200},
 		{"gemini bearer instead of key", "/v1alpha/auth_tokens", `{}`, map[string]string{"Authorization": "Bearer g-test"}, 400},
-		{"gemini bad model", "/v1alpha/auth_tokens", `{"bidiGenerateContentSetup":{"setup":{"model":"gemini-x"}}}`, map[string]string{"x-goog-api-key": "g-test"}, 400},
-		{"gemini ok", "/v1alpha/auth_tokens", `{"uses":1,"bidiGenerateContentSetup":{"setup":{"model":"models/gemini-x"}}}`, map[string]string{"x-goog-api-key": "g-test"}, 200},
+		{"gemini bad model", "/v1alpha/auth_tokens", `{"bidiGenerateContentSetup":{"model":"gemini-x"}}`, map[string]string{"x-goog-api-key": "g-test"}, 400},
+		{"gemini setup wrapper", "/v1alpha/auth_tokens", `{"uses":1,"bidiGenerateContentSetup":{"setup":{"model":"models/gemini-x"}}}`, map[string]string{"x-goog-api-key": "g-test"}, 400},
+		{"gemini unknown setup field", "/v1alpha/auth_tokens", `{"uses":1,"bidiGenerateContentSetup":{"model":"models/gemini-x","voice":"Puck"}}`, map[string]string{"x-goog-api-key": "g-test"}, 400},
+		{"gemini ok", "/v1alpha/auth_tokens", `{"uses":1,"bidiGenerateContentSetup":{"model":"models/gemini-x","generationConfig":{"responseModalities":["AUDIO"]}}}`, map[string]string{"x-goog-api-key": "g-test"}, 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -258,20 +258,6 @@ func (db *DB) WidgetSession(ctx context.Context, projectID int64, id string) (ag
 	return s, notFound(err, "session")
 }
 
-// StartWidgetSession records the provider session opened for a session that
-// was created in advance (a form lead's): its origin, provider and model,
-// and the start time.
-func (db *DB) StartWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error) {
-	res, err := db.writer().exec(ctx,
-		`UPDATE widget_sessions SET origin = ?, provider = ?, model = ?, started_at = ?
-		 WHERE project_id = ? AND channel_id = ? AND id = ?`,
-		s.Origin, s.Provider, s.Model, db.now(), s.ProjectID, s.ChannelID, s.ID)
-	if err := mustAffect(res, err, "session"); err != nil {
-		return s, err
-	}
-	return db.WidgetSession(ctx, s.ProjectID, s.ID)
-}
-
 // AddSessionEvents appends events to a session of the project and keeps the
 // session's counters: tool calls, errors, and the end time and duration at
 // the first session_ended.

@@ -84,7 +84,7 @@ func TestOutboundCall(t *testing.T) {
 		t.Fatalf("over the cap: %d %v %s", res.status, res.header, res.body)
 	}
 	// When a call ends, there is room again.
-	if r := e.postForm("/api/telephony/status", url.Values{"CallSid": {sid}, "CallStatus": {"completed"}, "Direction": {"outbound-api"}, "CallDuration": {"3"}}, ""); r.status != 204 {
+	if r := e.postForm("/api/telephony/status", url.Values{"CallSid": {sid}, "CallStatus": {"completed"}, "Direction": {"outbound-api"}, "CallDuration": {"3"}}, e.fake.AuthToken()); r.status != 204 {
 		t.Fatalf("status callback: %d %s", r.status, r.body)
 	}
 	e.run([]check{{name: "room again", token: e.owner, method: "POST", path: out(e.ada), body: to, status: 201}})
@@ -124,7 +124,7 @@ func TestEndCall(t *testing.T) {
 
 	// An inbound call, known from its status callback, ends the same way.
 	in := e.fake.IncomingCall("+14155550199", n.PhoneNumber)
-	if r := e.postForm("/api/telephony/status", url.Values{"CallSid": {in}, "CallStatus": {"in-progress"}, "Direction": {"inbound"}, "From": {"+14155550199"}, "To": {n.PhoneNumber}}, ""); r.status != 204 {
+	if r := e.postForm("/api/telephony/status", url.Values{"CallSid": {in}, "CallStatus": {"in-progress"}, "Direction": {"inbound"}, "From": {"+14155550199"}, "To": {n.PhoneNumber}}, e.fake.AuthToken()); r.status != 204 {
 		t.Fatalf("status callback: %d %s", r.status, r.body)
 	}
 	e.run([]check{{name: "end inbound", token: e.owner, method: "DELETE", path: end(e.ada, in), status: 204}})
@@ -133,7 +133,7 @@ func TestEndCall(t *testing.T) {
 	}
 	// The carrier refuses to hang up.
 	in2 := e.fake.IncomingCall("+14155550199", n.PhoneNumber)
-	e.postForm("/api/telephony/status", url.Values{"CallSid": {in2}, "CallStatus": {"ringing"}, "Direction": {"inbound"}, "From": {"+14155550199"}, "To": {n.PhoneNumber}}, "")
+	e.postForm("/api/telephony/status", url.Values{"CallSid": {in2}, "CallStatus": {"ringing"}, "Direction": {"inbound"}, "From": {"+14155550199"}, "To": {n.PhoneNumber}}, e.fake.AuthToken())
 	e.fake.FailNext(500, 20500, "cannot hang up now")
 	e.run([]check{{name: "carrier failure", token: e.owner, method: "DELETE", path: end(e.ada, in2), status: 502, code: "carrier_error", has: "cannot hang up now"}})
 }
@@ -149,7 +149,7 @@ func TestCallRecords(t *testing.T) {
 		for i := 0; i+1 < len(extra); i += 2 {
 			f.Set(extra[i], extra[i+1])
 		}
-		if r := e.postForm("/api/telephony/status", f, ""); r.status != 204 {
+		if r := e.postForm("/api/telephony/status", f, e.fake.AuthToken()); r.status != 204 {
 			t.Fatalf("status %s %s: %d %s", sid, st, r.status, r.body)
 		}
 	}
@@ -183,12 +183,15 @@ func TestCallRecords(t *testing.T) {
 		{name: "limit too large", token: e.owner, method: "GET", path: calls + "?limit=201", status: 400, has: "limit"},
 		{name: "limit zero", token: e.owner, method: "GET", path: calls + "?limit=0", status: 400},
 		{name: "bad cursor", token: e.owner, method: "GET", path: calls + "?before=-1", status: 400, has: "before"},
-		{name: "status callback without CallSid", method: "POST", path: "/api/telephony/status", body: "", status: 400},
+		{name: "unsigned status callback", method: "POST", path: "/api/telephony/status", body: "", status: 403},
 	})
-	if r := e.postForm("/api/telephony/status", url.Values{"CallSid": {a}, "CallStatus": {"exploded"}}, ""); r.status != 400 {
+	if r := e.postForm("/api/telephony/status", url.Values{}, e.fake.AuthToken()); r.status != 400 {
+		t.Fatalf("status callback without CallSid: %d", r.status)
+	}
+	if r := e.postForm("/api/telephony/status", url.Values{"CallSid": {a}, "CallStatus": {"exploded"}}, e.fake.AuthToken()); r.status != 400 {
 		t.Fatalf("bad CallStatus: %d", r.status)
 	}
-	if r := e.postForm("/api/telephony/status", url.Values{"CallSid": {a}, "CallStatus": {"completed"}, "CallDuration": {"x"}}, ""); r.status != 400 {
+	if r := e.postForm("/api/telephony/status", url.Values{"CallSid": {a}, "CallStatus": {"completed"}, "CallDuration": {"x"}}, e.fake.AuthToken()); r.status != 400 {
 		t.Fatalf("bad CallDuration: %d", r.status)
 	}
 

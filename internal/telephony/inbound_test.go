@@ -35,7 +35,7 @@ func TestInboundWebhook(t *testing.T) {
 	for _, c := range []struct {
 		name, to string
 	}{{"unknown number", "+14155559999"}, {"suspended number", suspended.PhoneNumber}, {"unassigned number", unassigned.PhoneNumber}} {
-		res := e.postForm("/api/telephony/inbound", form(c.to), "")
+		res := e.postForm("/api/telephony/inbound", form(c.to), e.fake.AuthToken())
 		if res.status != 200 || !strings.Contains(string(res.body), "<Say>The number you have called is not in service. Goodbye.</Say><Hangup/>") ||
 			strings.Contains(string(res.body), "<Connect>") || res.header.Get("Content-Type") != "text/xml; charset=utf-8" {
 			t.Errorf("%s: %d %s", c.name, res.status, res.body)
@@ -48,12 +48,12 @@ func TestInboundWebhook(t *testing.T) {
 		{"no CallSid", url.Values{"To": {active.PhoneNumber}}},
 		{"bad To", url.Values{"CallSid": {sid}, "To": {"555"}}},
 	} {
-		if res := e.postForm("/api/telephony/inbound", c.form, ""); res.status != 400 || res.errorCode() != "invalid_request" {
+		if res := e.postForm("/api/telephony/inbound", c.form, e.fake.AuthToken()); res.status != 400 || res.errorCode() != "invalid_request" {
 			t.Errorf("%s: %d %s", c.name, res.status, res.body)
 		}
 	}
 
-	res := e.postForm("/api/telephony/inbound", form(active.PhoneNumber), "")
+	res := e.postForm("/api/telephony/inbound", form(active.PhoneNumber), e.fake.AuthToken())
 	if res.status != 200 || !strings.HasSuffix(string(res.body), "</Connect><Hangup/></Response>") {
 		t.Fatalf("active: %d %s", res.status, res.body)
 	}
@@ -77,7 +77,7 @@ func TestInboundWebhook(t *testing.T) {
 func TestInboundWebhookDisabled(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, map[string]string{"TELEPHONY_ENABLED": "false"})
-	res := e.postForm("/api/telephony/inbound", url.Values{"CallSid": {"CA1"}, "To": {"+14155550100"}}, "")
+	res := e.postForm("/api/telephony/inbound", url.Values{"CallSid": {"CA1"}, "To": {"+14155550100"}}, e.fake.AuthToken())
 	if res.status != 404 {
 		t.Fatalf("%d %s", res.status, res.body)
 	}

@@ -135,7 +135,7 @@ func TestConcurrentCalls(t *testing.T) {
 			errs <- func() error {
 				sid := e.fake.IncomingCall("+14155550199", e.number)
 				sids[i] = sid
-				c, err := callsim.Inbound(ctx, client, e.srv.URL, "+14155550199", e.number, callsim.Options{CallSID: sid, EchoMarks: true})
+				c, err := callsim.Inbound(ctx, client, e.srv.URL, "+14155550199", e.number, callsim.Options{AuthToken: e.fake.AuthToken(), BotHost: botHost, CallSID: sid, EchoMarks: true})
 				if err != nil {
 					return err
 				}

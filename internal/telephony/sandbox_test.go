@@ -16,6 +16,7 @@ import (
 	"github.com/agentline/agentline/internal/g711"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony/callsim"
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
 // TestSandboxPhoneCall: `serve --sandbox` with no carrier account and no API
@@ -49,7 +50,7 @@ func TestSandboxPhoneCall(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := callsim.Inbound(ctx, s.Client, s.URL, "+14155550199", n.PhoneNumber, callsim.Options{EchoMarks: true})
+	c, err := callsim.Inbound(ctx, s.Client, s.URL, "+14155550199", n.PhoneNumber, callsim.Options{AuthToken: twiliofake.SandboxAuthToken, BotHost: botHost, EchoMarks: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func newPhoneEnv(t testing.TB, settings map[string]string) *phoneEnv {
 func (e *phoneEnv) call(ctx context.Context, echoMarks bool) (*callsim.Call, *realtimefake.Session) {
 	e.t.Helper()
 	sid := e.fake.IncomingCall("+14155550199", e.number)
-	c, err := callsim.Inbound(ctx, http.DefaultClient, e.srv.URL, "+14155550199", e.number, callsim.Options{CallSID: sid, EchoMarks: echoMarks})
+	c, err := callsim.Inbound(ctx, http.DefaultClient, e.srv.URL, "+14155550199", e.number, callsim.Options{AuthToken: e.fake.AuthToken(), BotHost: botHost, CallSID: sid, EchoMarks: echoMarks})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestStreamWithoutValidTokenIsRefused(t *testing.T) {
 	e := newPhoneEnv(t, nil)
 	ctx := testCtx(t)
 	sid := "CA" + strings.Repeat("c", 32)
-	doc := e.postForm("/api/telephony/inbound", map[string][]string{"CallSid": {sid}, "From": {"+14155550199"}, "To": {e.number}}, "")
+	doc := e.postForm("/api/telephony/inbound", map[string][]string{"CallSid": {sid}, "From": {"+14155550199"}, "To": {e.number}}, e.fake.AuthToken())
 	good, err := callsim.ParseTwiML(string(doc.body))
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +234,7 @@ func TestStreamWithoutValidTokenIsRefused(t *testing.T) {
 		{"token of another call", good, "CA" + strings.Repeat("d", 32)},
 		{"token of another agent", callsim.Stream{URL: bobURL, Params: good.Params}, sid},
 	} {
-		call, err := callsim.Open(ctx, c.stream, callsim.Options{Server: e.srv.URL, CallSID: c.callSID})
+		call, err := callsim.Open(ctx, c.stream, callsim.Options{AuthToken: e.fake.AuthToken(), BotHost: botHost, Server: e.srv.URL, CallSID: c.callSID})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -255,7 +255,7 @@ func TestStreamWithoutValidTokenIsRefused(t *testing.T) {
 		t.Fatalf("plain GET: %d %s", res.status, res.body)
 	}
 	// And the good token works.
-	call, err := callsim.Open(ctx, good, callsim.Options{Server: e.srv.URL, CallSID: sid})
+	call, err := callsim.Open(ctx, good, callsim.Options{AuthToken: e.fake.AuthToken(), BotHost: botHost, Server: e.srv.URL, CallSID: sid})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func TestOutboundCallAgentSpeaksFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := callsim.Open(ctx, s, callsim.Options{Server: e.srv.URL, CallSID: placed.SID, EchoMarks: true})
+	c, err := callsim.Open(ctx, s, callsim.Options{AuthToken: e.fake.AuthToken(), BotHost: botHost, Server: e.srv.URL, CallSID: placed.SID, EchoMarks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func TestOutboundCallAgentSpeaksFirst(t *testing.T) {
 		t.Fatalf("events = %v", order)
 	}
 	// A token of an outbound call does not admit a second stream.
-	again, err := callsim.Open(ctx, s, callsim.Options{Server: e.srv.URL, CallSID: placed.SID})
+	again, err := callsim.Open(ctx, s, callsim.Options{AuthToken: e.fake.AuthToken(), BotHost: botHost, Server: e.srv.URL, CallSID: placed.SID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -665,7 +665,7 @@ func TestModelRefusesSocket(t *testing.T) {
 	e := newPhoneEnv(t, map[string]string{"OPENAI_API_KEY": "sk-wrong"})
 	ctx := testCtx(t)
 	sid := e.fake.IncomingCall("+14155550199", e.number)
-	c, err := callsim.Inbound(ctx, http.DefaultClient, e.srv.URL, "+14155550199", e.number, callsim.Options{CallSID: sid})
+	c, err := callsim.Inbound(ctx, http.DefaultClient, e.srv.URL, "+14155550199", e.number, callsim.Options{AuthToken: e.fake.AuthToken(), BotHost: botHost, CallSID: sid})
 	if err != nil {
 		t.Fatal(err)
 	}

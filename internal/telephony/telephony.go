@@ -106,7 +106,7 @@ func New(opts Options) *Handler {
 	}
 	if opts.Signatures == nil {
 		// Without a checker, refuse every webhook rather than trust it.
-		opts.Signatures = carrier.NewSignatures("", opts.BotHost, true)
+		opts.Signatures = carrier.NewSignatures("", opts.BotHost, false)
 	}
 	if opts.MaxConcurrentCalls <= 0 {
 		opts.MaxConcurrentCalls = 10

@@ -103,6 +103,11 @@ func (h *Handler) sessionAgent(ctx context.Context, key agentline.WidgetKey, in 
 		if s.AgentID != in.AgentID {
 			return agentline.Agent{}, nil, agentline.Errorf(agentline.EForbidden, "session %s is with another agent", in.SessionID)
 		}
+		if s.Provider != "" {
+			// Started already: one form submission, one provider token.
+			// The store's conditional start settles racing requests.
+			return agentline.Agent{}, nil, agentline.Errorf(agentline.EConflict, "session %s has been started already: submit the form again for a new conversation", in.SessionID)
+		}
 		pending = &s
 	}
 	if ch.Type == agentline.ChannelForm && pending == nil {

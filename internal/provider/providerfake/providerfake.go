@@ -188,26 +188,33 @@ func (f *Fake) authToken(w http.ResponseWriter, r *http.Request, body []byte) {
 		}
 	}
 	if raw, ok := in["bidiGenerateContentSetup"]; ok {
-		var env struct {
-			Setup map[string]json.RawMessage `json:"setup"`
-		}
-		if err := strictUnmarshal(raw, &env); err != nil || env.Setup == nil {
-			googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "bidiGenerateContentSetup must hold a setup")
-			return
-		}
-		var model string
-		json.Unmarshal(env.Setup["model"], &model)
-		if !strings.HasPrefix(model, "models/") {
-			googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "setup.model must be of the form models/{model}")
-			return
-		}
-		if msg := unknownKeys(env.Setup, "model", "generationConfig", "systemInstruction", "tools", "realtimeInputConfig",
-			"sessionResumption", "contextWindowCompression", "inputAudioTranscription", "outputAudioTranscription", "proactivity"); msg != "" {
-			googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", fmt.Sprintf("Unknown name %q at 'setup'", msg))
+		if msg := checkSetup(raw); msg != "" {
+			googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", msg)
 			return
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"name": "auth_tokens/" + random(32)})
+}
+
+// checkSetup checks a token request's bidiGenerateContentSetup as the
+// real API's field validation does: it is the setup itself (what
+// @google/genai posts), so a "setup" wrapper is an unknown field. It
+// returns the error message, or "".
+func checkSetup(raw json.RawMessage) string {
+	var setup map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &setup); err != nil || setup == nil {
+		return "bidiGenerateContentSetup must be an object"
+	}
+	if msg := unknownKeys(setup, "model", "generationConfig", "systemInstruction", "tools", "realtimeInputConfig",
+		"sessionResumption", "contextWindowCompression", "inputAudioTranscription", "outputAudioTranscription", "proactivity"); msg != "" {
+		return fmt.Sprintf("Invalid JSON payload received. Unknown name %q at 'bidi_generate_content_setup': Cannot find field.", msg)
+	}
+	var model string
+	json.Unmarshal(setup["model"], &model)
+	if !strings.HasPrefix(model, "models/") {
+		return "bidiGenerateContentSetup.model must be of the form models/{model}"
+	}
+	return ""
 }
 
 func unknownKeys(m map[string]json.RawMessage, known ...string) string {

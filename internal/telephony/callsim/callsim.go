@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
 // FrameBytes is one 20 ms frame of 8 kHz mu-law.
@@ -67,15 +69,20 @@ func ParseTwiML(doc string) (Stream, error) {
 }
 
 // Webhook posts the inbound call webhook to server (a base URL such as
-// http://127.0.0.1:8080) as the carrier does, and returns the TwiML answer.
-func Webhook(ctx context.Context, client *http.Client, server, callSID, from, to string) (string, error) {
+// http://127.0.0.1:8080) as the carrier does, signed as opts say, and
+// returns the TwiML answer.
+func Webhook(ctx context.Context, client *http.Client, server, callSID, from, to string, opts Options) (string, error) {
 	form := url.Values{"CallSid": {callSID}, "From": {from}, "To": {to}, "CallStatus": {"ringing"},
 		"Direction": {"inbound"}, "AccountSid": {"AC" + randomHex(16)}}
-	req, err := http.NewRequestWithContext(ctx, "POST", strings.TrimSuffix(server, "/")+"/api/telephony/inbound", strings.NewReader(form.Encode()))
+	const path = "/api/telephony/inbound"
+	req, err := http.NewRequestWithContext(ctx, "POST", strings.TrimSuffix(server, "/")+path, strings.NewReader(form.Encode()))
 	if err != nil {
 		return "", err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if opts.AuthToken != "" {
+		req.Header.Set("X-Twilio-Signature", twiliofake.Sign(opts.AuthToken, "https://"+opts.BotHost+path, form))
+	}
 	res, err := client.Do(req)
 	if err != nil {
 		return "", err
@@ -127,8 +134,13 @@ type Options struct {
 	CallSID string
 	// EchoMarks: see Call.
 	EchoMarks bool
-	// Header is sent with the upgrade (X-Twilio-Signature, say).
+	// Header is sent with the upgrade; an X-Twilio-Signature in it is sent
+	// as it is (tests send bad ones).
 	Header http.Header
+	// AuthToken, when set, signs the webhook and the stream upgrade as the
+	// carrier does (X-Twilio-Signature), for the public URLs at BotHost: the
+	// server checks the URLs the carrier was given, not the one dialed.
+	AuthToken, BotHost string
 }
 
 // Open connects to a stream and sends connected and start.
@@ -151,7 +163,14 @@ func Open(ctx context.Context, s Stream, opts Options) (*Call, error) {
 	if opts.CallSID == "" {
 		opts.CallSID = "CA" + randomHex(16)
 	}
-	conn, _, err := websocket.Dial(ctx, u.String(), &websocket.DialOptions{HTTPHeader: opts.Header})
+	header := opts.Header.Clone()
+	if _, given := header["X-Twilio-Signature"]; opts.AuthToken != "" && !given {
+		if header == nil {
+			header = http.Header{}
+		}
+		header.Set("X-Twilio-Signature", twiliofake.Sign(opts.AuthToken, s.URL, url.Values{}))
+	}
+	conn, _, err := websocket.Dial(ctx, u.String(), &websocket.DialOptions{HTTPHeader: header})
 	if err != nil {
 		return nil, fmt.Errorf("open stream: %w", err)
 	}
@@ -181,7 +200,7 @@ func Inbound(ctx context.Context, client *http.Client, server, from, to string, 
 	if opts.Server == "" {
 		opts.Server = server
 	}
-	doc, err := Webhook(ctx, client, server, opts.CallSID, from, to)
+	doc, err := Webhook(ctx, client, server, opts.CallSID, from, to, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/agentline/agentline/internal/httpx"
 )
 
-// Signatures checks the X-Twilio-Signature of the carrier's webhooks (the
-// status callback here, the inbound webhook in issue 9). The URL checked is
+// Signatures checks the X-Twilio-Signature of the carrier's webhooks and
+// media stream upgrades. The URL checked is
 // the public one the carrier was given, https://{BOT_HOST} plus the
 // request's raw path and query, never one rebuilt from r.Host, which a
 // proxy in front of the service changes.
@@ -19,14 +19,17 @@ type Signatures struct {
 	validator client.RequestValidator
 	keyed     bool // an empty token would let anyone sign
 	botHost   string
-	enforce   bool
+	skip      bool
 }
 
-// NewSignatures returns a checker keyed with the carrier's auth token that
-// enforces signatures only when enforce is true (in production); outside
-// production every request passes, as the spec says.
-func NewSignatures(authToken, botHost string, enforce bool) *Signatures {
-	return &Signatures{validator: client.NewRequestValidator(authToken), keyed: authToken != "", botHost: botHost, enforce: enforce}
+// NewSignatures returns a checker keyed with the carrier's auth token. It
+// checks every request whatever the environment: a development deployment
+// reachable from the internet would otherwise open model sockets (billed)
+// for anyone. Without a token nothing verifies, so everything is refused.
+// skip (AGENTLINE_SKIP_CARRIER_SIGNATURES, refused in production) lets every
+// request pass, for hand-made requests while developing.
+func NewSignatures(authToken, botHost string, skip bool) *Signatures {
+	return &Signatures{validator: client.NewRequestValidator(authToken), keyed: authToken != "", botHost: botHost, skip: skip}
 }
 
 // Route is a carrier webhook route (a form POST), behind Check.
@@ -34,8 +37,8 @@ func (s *Signatures) Route(pattern string, fn httpx.HandlerFunc) httpx.Route {
 	return httpx.Route{Method: "POST", Pattern: pattern, Auth: httpx.Carrier, Name: httpx.NameOf(fn), Handler: s.Check(fn)}
 }
 
-// Check wraps a form-POST webhook: it parses the form and, when enforcing,
-// answers 403 forbidden unless the signature matches.
+// Check wraps a form-POST webhook: it parses the form and answers 403
+// forbidden unless the signature matches (or checks are skipped).
 func (s *Signatures) Check(next httpx.HandlerFunc) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if err := r.ParseForm(); err != nil {
@@ -45,7 +48,7 @@ func (s *Signatures) Check(next httpx.HandlerFunc) httpx.HandlerFunc {
 			}
 			return agentline.Invalid("", "the body is not a valid form: %v", err)
 		}
-		if s.enforce && !s.Valid(r) {
+		if !s.skip && !s.Valid(r) {
 			httpx.Logger(r.Context()).Warn("carrier webhook with a bad signature", "path", r.URL.Path, "remote", r.RemoteAddr)
 			return agentline.Errorf(agentline.EForbidden, "the X-Twilio-Signature header does not match this request")
 		}
@@ -73,12 +76,12 @@ func (s *Signatures) valid(r *http.Request, scheme string, params map[string]str
 	return s.validator.Validate(scheme+s.botHost+r.URL.RequestURI(), params, sig)
 }
 
-// CheckUpgrade checks, when enforcing, the signature of a media stream's
+// CheckUpgrade checks, unless checks are skipped, the signature of a media stream's
 // WebSocket upgrade: Twilio signs the wss:// URL alone. The URL is the same
 // for every call of an agent, so the stream token in the start message is
 // what binds a stream to its call.
 func (s *Signatures) CheckUpgrade(r *http.Request) error {
-	if !s.enforce {
+	if s.skip {
 		return nil
 	}
 	if !s.valid(r, "wss://", map[string]string{}) {

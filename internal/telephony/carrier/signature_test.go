@@ -55,32 +55,37 @@ func TestSignaturesValid(t *testing.T) {
 			if err := r.ParseForm(); err != nil {
 				t.Fatal(err)
 			}
-			if got := NewSignatures(c.token, c.host, true).Valid(r); got != c.want {
+			if got := NewSignatures(c.token, c.host, false).Valid(r); got != c.want {
 				t.Fatalf("Valid = %v, want %v", got, c.want)
 			}
 		})
 	}
 }
 
-func TestSignaturesCheckOnlyInProduction(t *testing.T) {
+func TestSignaturesSkippedOnlyWhenAsked(t *testing.T) {
 	ok := func(w http.ResponseWriter, r *http.Request) error { w.WriteHeader(http.StatusNoContent); return nil }
-	for _, enforce := range []bool{false, true} {
+	for _, skip := range []bool{false, true} {
 		r := httptest.NewRequest("POST", "/api/telephony/status", strings.NewReader("CallSid=CA1"))
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		w := httptest.NewRecorder()
-		err := NewSignatures("tok", "bot.example.com", enforce).Check(ok)(w, r)
-		if enforce && (err == nil || !strings.Contains(err.Error(), "forbidden")) {
-			t.Fatalf("enforced, unsigned: err = %v", err)
+		s := NewSignatures("tok", "bot.example.com", skip)
+		err := s.Check(ok)(w, r)
+		if !skip && (err == nil || !strings.Contains(err.Error(), "forbidden")) {
+			t.Fatalf("checked, unsigned: err = %v", err)
 		}
-		if !enforce && (err != nil || w.Code != http.StatusNoContent) {
-			t.Fatalf("not enforced: err = %v, status %d", err, w.Code)
+		if skip && (err != nil || w.Code != http.StatusNoContent) {
+			t.Fatalf("skipped: err = %v, status %d", err, w.Code)
+		}
+		up := httptest.NewRequest("GET", "/api/telephony/stream/1", nil)
+		if err := s.CheckUpgrade(up); (err == nil) != skip {
+			t.Fatalf("skip=%v: unsigned upgrade: err = %v", skip, err)
 		}
 	}
 }
 
 // BenchmarkSignatureValid measures checking one signed status callback.
 func BenchmarkSignatureValid(b *testing.B) {
-	s := NewSignatures("12345", "example.com", true)
+	s := NewSignatures("12345", "example.com", false)
 	r := httptest.NewRequest("POST", "/myapp.php?foo=1&bar=2", strings.NewReader(vectorForm.Encode()))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	r.Header.Set("X-Twilio-Signature", vectorSignature)

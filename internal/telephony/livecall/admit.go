@@ -112,8 +112,8 @@ func readStart(ctx context.Context, conn *websocket.Conn) (streamStart, error) {
 
 // admitStream decides whether the stream a start message describes may
 // reach the agent's model: its stream token must verify for this agent and
-// match a call record of the agent that has not ended, and the agent must
-// take calls. An admitted call is recorded as in progress, whatever status
+// match a call record of the agent that has not ended, the agent must take
+// calls, and the token must not have admitted a stream before. An admitted call is recorded as in progress, whatever status
 // callbacks are still on their way. Every refusal is an error for the log:
 // the carrier is only told that the stream was refused.
 func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamStart) (*streamCall, error) {
@@ -147,6 +147,12 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 	}
 	if err := CheckAgent(agent); err != nil {
 		return nil, err
+	}
+	// Last, so a replay that fails another check cannot use up the token
+	// of the carrier's own stream; before the model is dialed, so a replay
+	// of a live call's token costs no model session, on any instance.
+	if err := h.Store.UseStreamToken(ctx, claims.Direction+":"+claims.Ref, time.Unix(claims.Expires, 0)); err != nil {
+		return nil, fmt.Errorf("stream token: %w", err)
 	}
 	if call, err = h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress}); err != nil {
 		return nil, err

@@ -181,6 +181,22 @@ func TestAdmitStreamOperation(t *testing.T) {
 			}
 			return e.ada, start(inSID, "stream_token", token(e.ada, inSID, agentline.CallInbound, soon))
 		}, message: "has ended"},
+		{name: "token used already (a replay)", arrange: func(t *testing.T, e *admitEnv) (int64, streamStart) {
+			e.inbound(t, inSID)
+			s := start(inSID, "stream_token", token(e.ada, inSID, agentline.CallInbound, soon))
+			if _, err := e.h.admitStream(context.Background(), e.ada, s); err != nil {
+				t.Fatal(err)
+			}
+			return e.ada, s
+		}, code: agentline.EConflict, message: "used already"},
+		{name: "outbound token used already", arrange: func(t *testing.T, e *admitEnv) (int64, streamStart) {
+			e.outbound(t, e.ada, "sr_1")
+			s := start(outSID, "stream_token", token(e.ada, "sr_1", agentline.CallOutbound, soon), "stream_ref", "sr_1")
+			if _, err := e.h.admitStream(context.Background(), e.ada, s); err != nil {
+				t.Fatal(err)
+			}
+			return e.ada, s
+		}, code: agentline.EConflict, message: "used already"},
 		{name: "provider not supported", arrange: func(t *testing.T, e *admitEnv) (int64, streamStart) {
 			e.outbound(t, e.gem, "sr_1")
 			return e.gem, start(outSID, "stream_token", token(e.gem, "sr_1", agentline.CallOutbound, soon), "stream_ref", "sr_1")

@@ -34,6 +34,13 @@ import (
 	"time"
 )
 
+// SandboxAuthToken is the auth token of the sandbox's fake carrier when no
+// TWILIO_AUTH_TOKEN is set: a known value, so that `agentline call` can
+// sign its requests to a sandbox with no settings of its own. The sandbox
+// is refused in production and its model is pretend, so a public token
+// opens nothing billed.
+const SandboxAuthToken = "sandbox0000000000000000000000000"
+
 // Options configure a fake. Zero values get working defaults.
 type Options struct {
 	AccountSID string // default "AC" + 32 hex digits
