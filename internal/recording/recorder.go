@@ -266,9 +266,9 @@ func (r *Recorder) take() (*batch, bool) {
 
 func (r *Recorder) finish() {
 	r.mu.Lock()
-	counts := r.counts
+	counts, clock := r.counts, r.clock
 	r.mu.Unlock()
-	res, err := r.tl.finish()
+	res, err := r.tl.finish(clock) // the line time includes frames the writer never got
 	res.DroppedCallerFrames = counts.callerFrames
 	res.DroppedAgentBytes = counts.agentBytes
 	res.Gaps = counts.gaps

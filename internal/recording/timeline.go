@@ -195,10 +195,10 @@ func shift(s []int16, n int64) []int16 {
 	return s[:copy(s, s[n:])]
 }
 
-// finish ends the recording at the line time: agent audio still queued then
-// was never heard.
-func (t *timeline) finish() (Result, error) {
-	end := max(t.clock, t.base)
+// finish ends the recording at the line time clock: agent audio still
+// queued then was never heard.
+func (t *timeline) finish(clock int64) (Result, error) {
+	end := max(clock, t.clock, t.base)
 	if t.agentEnd > end {
 		t.res.Unplayed = samplesToDuration(t.agentEnd - end)
 		t.right = t.right[:min(int64(len(t.right)), end-t.base)]
