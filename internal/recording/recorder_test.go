@@ -102,61 +102,11 @@ func run(t *testing.T, c call) (wavFile, Result) {
 
 func TestRecorderCalls(t *testing.T) {
 	cases := map[string]func() call{
-		"gap, jitter, burst, clear": syntheticCall,
-		"agent speaks first": func() call {
-			var c call
-			c.agent(0, 0, tone(1, 1600))
-			c.callerRun(0, 1000, false)
-			c.length = 8000
-			return c
-		},
-		"hang-up with agent audio queued": func() call {
-			var c call
-			c.callerRun(0, 300, false)
-			c.agent(2400, 300, tone(1, 2400)) // arrives at 300 ms, 300 ms long
-			c.callerRun(300, 400, false)
-			c.right[0].mu = c.right[0].mu[:800] // 2400..3200 played, then the call ends
-			c.length = 3200
-			c.check = func(t *testing.T, res Result) {
-				if res.Unplayed != 200*time.Millisecond {
-					t.Errorf("Unplayed = %v, want 200ms", res.Unplayed)
-				}
-			}
-			return c
-		},
-		"long pause and a late frame": func() call {
-			var c call
-			c.callerRun(0, 400, false)
-			c.callerRun(5000, 5400, false)
-			c.ops = append(c.ops, op{kind: kindCaller, ts: 100, mu: tone(99, 160)}) // its place is written
-			c.callerRun(5400, 5600, false)
-			c.length = 5600 * 8
-			c.check = func(t *testing.T, res Result) {
-				if res.LateSamples != 160 || res.CallerFrames != 50 {
-					t.Errorf("LateSamples %d, CallerFrames %d; want 160, 50", res.LateSamples, res.CallerFrames)
-				}
-			}
-			return c
-		},
-		"refused input": func() call {
-			c := call{opts: Options{MaxDuration: time.Second}}
-			c.callerRun(0, 100, false)
-			c.ops = append(c.ops,
-				op{kind: kindCaller, ts: 40, raw: []byte("!!!!")}, // not base64: left as it was
-				op{kind: kindCaller, ts: -20, mu: tone(7, 160)},   // before the stream
-				op{kind: kindCaller, ts: 990, mu: tone(8, 160)},   // ends past MaxDuration
-				op{kind: kindAgent, raw: []byte("@@@@@@@@")},      // 6 samples the carrier plays as noise
-			)
-			c.agent(800+6, -1, tone(9, 160))
-			c.callerRun(120, 200, false)
-			c.length = 1600
-			c.check = func(t *testing.T, res Result) {
-				if res.Rejected != 4 {
-					t.Errorf("Rejected = %d, want 4", res.Rejected)
-				}
-			}
-			return c
-		},
+		"gap, jitter, burst, clear":       syntheticCall,
+		"agent speaks first":              agentFirstCall,
+		"hang-up with agent audio queued": hangUpCall,
+		"long pause and a late frame":     latePauseCall,
+		"refused input":                   refusedCall,
 	}
 	for name, build := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -228,4 +178,62 @@ func TestClearIsVisible(t *testing.T) {
 	if w.right[cut-1] == 0 || w.right[cut] != 0 || slices.ContainsFunc(w.right[cut:1220*8], func(s int16) bool { return s != 0 }) {
 		t.Errorf("agent channel around the clear at sample %d: %v | %v", cut, w.right[cut-3:cut], w.right[cut:cut+3])
 	}
+}
+
+func agentFirstCall() call {
+	var c call
+	c.agent(0, 0, tone(1, 1600))
+	c.callerRun(0, 1000, false)
+	c.length = 8000
+	return c
+}
+
+func hangUpCall() call {
+	var c call
+	c.callerRun(0, 300, false)
+	c.agent(2400, 300, tone(1, 2400)) // arrives at 300 ms, 300 ms long
+	c.callerRun(300, 400, false)
+	c.right[0].mu = c.right[0].mu[:800] // 2400..3200 played, then the call ends
+	c.length = 3200
+	c.check = func(t *testing.T, res Result) {
+		if res.Unplayed != 200*time.Millisecond {
+			t.Errorf("Unplayed = %v, want 200ms", res.Unplayed)
+		}
+	}
+	return c
+}
+
+func latePauseCall() call {
+	var c call
+	c.callerRun(0, 400, false)
+	c.callerRun(5000, 5400, false)
+	c.ops = append(c.ops, op{kind: kindCaller, ts: 100, mu: tone(99, 160)}) // its place is written
+	c.callerRun(5400, 5600, false)
+	c.length = 5600 * 8
+	c.check = func(t *testing.T, res Result) {
+		if res.LateSamples != 160 || res.CallerFrames != 50 {
+			t.Errorf("LateSamples %d, CallerFrames %d; want 160, 50", res.LateSamples, res.CallerFrames)
+		}
+	}
+	return c
+}
+
+func refusedCall() call {
+	c := call{opts: Options{MaxDuration: time.Second}}
+	c.callerRun(0, 100, false)
+	c.ops = append(c.ops,
+		op{kind: kindCaller, ts: 40, raw: []byte("!!!!")}, // not base64: left as it was
+		op{kind: kindCaller, ts: -20, mu: tone(7, 160)},   // before the stream
+		op{kind: kindCaller, ts: 990, mu: tone(8, 160)},   // ends past MaxDuration
+		op{kind: kindAgent, raw: []byte("@@@@@@@@")},      // 6 samples the carrier plays as noise
+	)
+	c.agent(800+6, -1, tone(9, 160))
+	c.callerRun(120, 200, false)
+	c.length = 1600
+	c.check = func(t *testing.T, res Result) {
+		if res.Rejected != 4 {
+			t.Errorf("Rejected = %d, want 4", res.Rejected)
+		}
+	}
+	return c
 }

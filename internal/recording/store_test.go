@@ -50,24 +50,7 @@ func testStore(t *testing.T, s Store, put putAt) {
 		}
 	})
 	t.Run("serve", func(t *testing.T) { testServe(t, s, data) })
-	t.Run("list", func(t *testing.T) {
-		for prefix, want := range map[string][]string{
-			"p1/": {"p1/c1.wav", "p1/c2.wav"}, "": {"p1/c1.wav", "p1/c2.wav", "p2/c3.wav"}, "p3": nil,
-		} {
-			infos, err := s.List(ctx, prefix)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var keys []string
-			for _, i := range infos {
-				keys = append(keys, i.Key)
-			}
-			slices.Sort(keys)
-			if !slices.Equal(keys, want) {
-				t.Errorf("List(%q) = %v, want %v", prefix, keys, want)
-			}
-		}
-	})
+	t.Run("list", func(t *testing.T) { testList(t, s) })
 	t.Run("refused keys", func(t *testing.T) {
 		for _, key := range badKeys {
 			if err := s.Put(ctx, key, strings.NewReader("x"), 1); !errors.Is(err, ErrInvalidKey) {
@@ -89,26 +72,7 @@ func testStore(t *testing.T, s Store, put putAt) {
 			t.Errorf("a failed Put left an object: %v", err)
 		}
 	})
-	t.Run("retention and delete", func(t *testing.T) {
-		n, err := s.DeleteOlderThan(ctx, t0.Add(24*time.Hour))
-		if err != nil || n != 1 {
-			t.Fatalf("DeleteOlderThan = %d, %v; want 1", n, err)
-		}
-		if _, err := s.Open(ctx, "p1/c1.wav"); !errors.Is(err, agentline.ErrNotFound) {
-			t.Errorf("Open of an expired recording: %v", err)
-		}
-		for range 2 { // a second delete of the same key succeeds too
-			if err := s.Delete(ctx, "p1/c2.wav"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := s.Open(ctx, "p1/c2.wav"); !errors.Is(err, agentline.ErrNotFound) {
-			t.Errorf("Open after Delete: %v", err)
-		}
-		if infos, err := s.List(ctx, ""); err != nil || len(infos) != 1 || infos[0].Key != "p2/c3.wav" {
-			t.Errorf("left after retention: %v, %v", infos, err)
-		}
-	})
+	t.Run("retention and delete", func(t *testing.T) { testRetention(t, s) })
 }
 
 var badKeys = []string{"", "../x.wav", "/abs.wav", "a//b.wav", "a/../../b.wav", ".tmp-x", "a/.hidden", `a\b.wav`, "a/./b", "a b.wav", "a/", strings.Repeat("a", 513)}
@@ -249,5 +213,47 @@ func TestSave(t *testing.T) {
 	b, _ := io.ReadAll(obj)
 	if w, err := parseWAV(b); err != nil || len(w.left) != 160 {
 		t.Errorf("saved recording: %d samples, %v", len(w.left), err)
+	}
+}
+
+func testList(t *testing.T, s Store) {
+	ctx := context.Background()
+	for prefix, want := range map[string][]string{
+		"p1/": {"p1/c1.wav", "p1/c2.wav"}, "": {"p1/c1.wav", "p1/c2.wav", "p2/c3.wav"}, "p3": nil,
+	} {
+		infos, err := s.List(ctx, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, i := range infos {
+			keys = append(keys, i.Key)
+		}
+		slices.Sort(keys)
+		if !slices.Equal(keys, want) {
+			t.Errorf("List(%q) = %v, want %v", prefix, keys, want)
+		}
+	}
+}
+
+func testRetention(t *testing.T, s Store) {
+	ctx := context.Background()
+	n, err := s.DeleteOlderThan(ctx, t0.Add(24*time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("DeleteOlderThan = %d, %v; want 1", n, err)
+	}
+	if _, err := s.Open(ctx, "p1/c1.wav"); !errors.Is(err, agentline.ErrNotFound) {
+		t.Errorf("Open of an expired recording: %v", err)
+	}
+	for range 2 { // a second delete of the same key succeeds too
+		if err := s.Delete(ctx, "p1/c2.wav"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Open(ctx, "p1/c2.wav"); !errors.Is(err, agentline.ErrNotFound) {
+		t.Errorf("Open after Delete: %v", err)
+	}
+	if infos, err := s.List(ctx, ""); err != nil || len(infos) != 1 || infos[0].Key != "p2/c3.wav" {
+		t.Errorf("left after retention: %v, %v", infos, err)
 	}
 }
