@@ -114,7 +114,7 @@ func New(opts Options) (*Recorder, error) {
 // the relay may reuse its buffer at once.
 func (r *Recorder) Caller(payloadB64 []byte, timestampMs int64) {
 	n := decodedLen(payloadB64)
-	if timestampMs < 0 || timestampMs*samplesPerMs+n > r.maxSamp {
+	if timestampMs < 0 || timestampMs > r.maxSamp/samplesPerMs || timestampMs*samplesPerMs+n > r.maxSamp {
 		r.mu.Lock()
 		r.counts.rejected++
 		r.mu.Unlock()

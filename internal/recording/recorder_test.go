@@ -222,17 +222,18 @@ func refusedCall() call {
 	c := call{opts: Options{MaxDuration: time.Second}}
 	c.callerRun(0, 100, false)
 	c.ops = append(c.ops,
-		op{kind: kindCaller, ts: 40, raw: []byte("!!!!")}, // not base64: left as it was
-		op{kind: kindCaller, ts: -20, mu: tone(7, 160)},   // before the stream
-		op{kind: kindCaller, ts: 990, mu: tone(8, 160)},   // ends past MaxDuration
-		op{kind: kindAgent, raw: []byte("@@@@@@@@")},      // 6 samples the carrier plays as noise
+		op{kind: kindCaller, ts: 40, raw: []byte("!!!!")},   // not base64: left as it was
+		op{kind: kindCaller, ts: -20, mu: tone(7, 160)},     // before the stream
+		op{kind: kindCaller, ts: 990, mu: tone(8, 160)},     // ends past MaxDuration
+		op{kind: kindCaller, ts: 1 << 61, mu: tone(8, 160)}, // would wrap around in samples
+		op{kind: kindAgent, raw: []byte("@@@@@@@@")},        // 6 samples the carrier plays as noise
 	)
 	c.agent(800+6, -1, tone(9, 160))
 	c.callerRun(120, 200, false)
 	c.length = 1600
 	c.check = func(t *testing.T, res Result) {
-		if res.Rejected != 4 {
-			t.Errorf("Rejected = %d, want 4", res.Rejected)
+		if res.Rejected != 5 {
+			t.Errorf("Rejected = %d, want 5", res.Rejected)
 		}
 	}
 	return c
