@@ -1,5 +1,7 @@
 package recording
 
+import "bytes"
+
 type kind uint8
 
 const (
@@ -65,12 +67,15 @@ func (b *batch) payload(ev event) []byte { return b.data[ev.off:ev.end] }
 
 // decodedLen is how many bytes (samples) standard base64 holds, without
 // decoding it: the relay side needs the length for its clock, and decoding
-// belongs to the writer.
+// belongs to the writer. Backslashes (JSON escapes of '/') are not counted.
 func decodedLen(b64 []byte) int64 {
 	n := len(b64)
 	pad := 0
 	for i := n - 1; i >= 0 && i >= n-2 && b64[i] == '='; i-- {
 		pad++
+	}
+	if bytes.IndexByte(b64, '\\') >= 0 {
+		n -= bytes.Count(b64, []byte{'\\'})
 	}
 	return int64(max(0, n/4*3+(n%4)*3/4-pad))
 }

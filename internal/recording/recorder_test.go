@@ -1,6 +1,7 @@
 package recording
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 	"time"
@@ -107,6 +108,7 @@ func TestRecorderCalls(t *testing.T) {
 		"hang-up with agent audio queued": hangUpCall,
 		"long pause and a late frame":     latePauseCall,
 		"refused input":                   refusedCall,
+		"JSON-escaped slashes":            escapedCall,
 	}
 	for name, build := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -234,6 +236,27 @@ func refusedCall() call {
 	c.check = func(t *testing.T, res Result) {
 		if res.Rejected != 5 {
 			t.Errorf("Rejected = %d, want 5", res.Rejected)
+		}
+	}
+	return c
+}
+
+// escapedCall: payloads as a JSON encoder that escapes '/' wrote them.
+func escapedCall() call {
+	var c call
+	c.callerRun(0, 200, false)
+	c.agent(1600, 200, tone(5, 800))
+	c.callerRun(200, 400, false)
+	slashes := 0
+	for i := range c.ops {
+		o := &c.ops[i]
+		o.raw = bytes.ReplaceAll(b64(o.mu), []byte("/"), []byte(`\/`))
+		slashes += bytes.Count(o.raw, []byte(`\/`))
+	}
+	c.length = 3200
+	c.check = func(t *testing.T, res Result) {
+		if slashes == 0 || res.Rejected != 0 {
+			t.Errorf("%d escaped slashes, %d payloads rejected", slashes, res.Rejected)
 		}
 	}
 	return c

@@ -1,6 +1,7 @@
 package recording
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -39,6 +40,7 @@ type timeline struct {
 	agentEnd    int64 // where the agent audio queued at the carrier ends
 	maxSamp     int64
 	scratch     []byte // decoded payload
+	unescaped   []byte // a payload with JSON escapes removed
 	out         []byte // interleaved samples for one write
 	err         error  // the first write error; later writes are skipped
 	res         Result
@@ -78,12 +80,21 @@ func (t *timeline) decode(b64 []byte) ([]byte, bool) {
 		t.scratch = make([]byte, need)
 	}
 	n, err := base64.StdEncoding.Decode(t.scratch[:need], b64)
+	if err != nil && bytes.Contains(b64, []byte(escapedSlash)) {
+		// The relay passes JSON string bytes as they are, and a JSON encoder
+		// may write '/' as "\/".
+		t.unescaped = append(t.unescaped[:0], b64...)
+		t.unescaped = bytes.ReplaceAll(t.unescaped, []byte(escapedSlash), []byte("/"))
+		n, err = base64.StdEncoding.Decode(t.scratch[:need], t.unescaped)
+	}
 	if err != nil {
 		t.res.Rejected++
 		return nil, false
 	}
 	return t.scratch[:n], true
 }
+
+const escapedSlash = `\/`
 
 // caller places a frame at its timestamp: a frame that overlaps the one
 // before it (timestamp jitter) overwrites the overlap, so that every frame
