@@ -19,7 +19,11 @@ e2e-cluster:
 	AGENTLINE_REQUIRE_POSTGRES=1 AGENTLINE_REQUIRE_REDIS=1 $(GO) test -race -count=1 -v ./internal/cluster/
 
 # Benchmarks and long load runs; results go to docs/benchmarks.md.
-# RELAYLOAD_CALLS (e.g. 100,200,400) and RELAYLOAD_SECONDS tune the relay run.
+# The relay run puts agentline's relay beside the no-marks pass-through
+# floor and the mark-per-delta pass-through at each call count, reporting
+# CPU, p50/p99, peak and idle RSS and write syscalls per round-tripped
+# frame. RELAYLOAD_CALLS (default 100,200,400) and RELAYLOAD_SECONDS
+# (default 10) tune it; RELAYLOAD_NODE=1 adds a Node.js pass-through.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./internal/telephony/relay/
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v /internal/telephony/relay$$)

@@ -34,15 +34,35 @@ type Client struct {
 	now  func() time.Time
 }
 
-// New returns a client; hc nil means a client with a 15 s timeout.
+// New returns a client; hc nil means a client with a 15 s timeout over
+// transport.
 func New(cfg Config, hc *http.Client) *Client {
 	if hc == nil {
-		hc = &http.Client{Timeout: 15 * time.Second}
+		hc = &http.Client{Timeout: 15 * time.Second, Transport: transport}
 	}
 	cfg.OpenAIBaseURL = strings.TrimSuffix(cfg.OpenAIBaseURL, "/")
 	cfg.GeminiBaseURL = strings.TrimSuffix(cfg.GeminiBaseURL, "/")
 	return &Client{cfg: cfg, http: hc, now: time.Now}
 }
+
+// maxIdleConnsPerHost is how many keep-alive connections to each provider
+// the client keeps. Every widget session mints its token with one request
+// to the provider, so concurrent sessions need as many connections; Go's
+// default keeps 2, and each further request then opens (and TLS-handshakes)
+// a new connection that is closed again right after. 64 covers the
+// concurrency one instance serves (the widget load run's 50 clients); more
+// load than that only costs new connections again, not errors.
+const maxIdleConnsPerHost = 64
+
+// transport is the HTTP transport of clients New makes: Go's default
+// transport's settings, with maxIdleConnsPerHost connections kept per
+// provider host.
+var transport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 4 * maxIdleConnsPerHost
+	t.MaxIdleConnsPerHost = maxIdleConnsPerHost
+	return t
+}()
 
 // Token is what a browser needs to open its session with the provider.
 type Token struct {

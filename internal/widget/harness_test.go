@@ -54,11 +54,13 @@ func (s *countingStore) TouchWidgetKey(ctx context.Context, id int64, at time.Ti
 // fakeTools stands in for the tool facility: one tool, lookup_order, that
 // echoes its arguments.
 type fakeTools struct {
-	mu    sync.Mutex
-	calls []agentline.ToolCall
+	mu          sync.Mutex
+	calls       []agentline.ToolCall
+	definitions atomic.Int64 // Definitions calls (the real facility's cost 2 statements)
 }
 
 func (f *fakeTools) Definitions(ctx context.Context, a agentline.Agent) ([]agentline.ToolDefinition, error) {
+	f.definitions.Add(1)
 	return []agentline.ToolDefinition{{Name: "lookup_order", Description: "Find an order by id",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`)}}, nil
 }

@@ -123,19 +123,20 @@ type configAgent struct {
 }
 
 func (h *Handler) config(w http.ResponseWriter, r *http.Request, key agentline.WidgetKey) error {
-	body, err := h.configs.get(r.Context(), key)
+	view, err := h.configs.get(r.Context(), key)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Header().Set("Content-Length", strconv.Itoa(len(view.body)))
 	w.WriteHeader(http.StatusOK)
-	w.Write(body)
+	w.Write(view.body)
 	return nil
 }
 
-// buildConfig reads a channel's config answer from the database.
-func (h *Handler) buildConfig(ctx context.Context, key agentline.WidgetKey) ([]byte, error) {
+// buildConfig reads a channel's config answer from the database, and keeps
+// the channel and agent for sessions (see channelView).
+func (h *Handler) buildConfig(ctx context.Context, key agentline.WidgetKey) (*channelView, error) {
 	p, err := h.store.Project(ctx, key.ProjectID)
 	if err != nil {
 		return nil, err
@@ -149,21 +150,25 @@ func (h *Handler) buildConfig(ctx context.Context, key agentline.WidgetKey) ([]b
 	out.Channel.ID, out.Channel.Type, out.Channel.Settings = c.ID, c.Type, c.Settings.Public()
 	out.Channel.FormGate = c.Type == agentline.ChannelForm && c.Settings.FormGate()
 	out.Agents = []configAgent{}
+	view := &channelView{channel: c}
 	if c.AgentID != nil {
 		a, err := h.store.Agent(ctx, key.ProjectID, *c.AgentID)
 		if err == nil {
 			out.Agents = append(out.Agents, configAgent{ID: a.ID, Name: a.Name, Provider: a.Provider, Voice: a.Voice, Language: a.Language})
+			view.agent = &a
 		} else if agentline.ErrorCode(err) != agentline.ENotFound {
 			return nil, err
 		}
 	}
 	body, err := json.Marshal(out)
-	return append(body, '\n'), err
+	view.body = append(body, '\n')
+	return view, err
 }
 
-// configCache keeps each channel's config answer, ready to write, for ttl.
+// configCache keeps each channel's config answer, ready to write, and what
+// sessions read with it, for ttl.
 type configCache struct {
-	build   func(context.Context, agentline.WidgetKey) ([]byte, error)
+	build   func(context.Context, agentline.WidgetKey) (*channelView, error)
 	ttl     time.Duration
 	now     func() time.Time
 	mu      sync.RWMutex
@@ -172,32 +177,32 @@ type configCache struct {
 }
 
 type configEntry struct {
-	body    []byte
+	view    *channelView
 	expires time.Time
 }
 
-func newConfigCache(build func(context.Context, agentline.WidgetKey) ([]byte, error), ttl time.Duration) *configCache {
+func newConfigCache(build func(context.Context, agentline.WidgetKey) (*channelView, error), ttl time.Duration) *configCache {
 	return &configCache{build: build, ttl: ttl, now: time.Now, entries: map[int64]configEntry{}}
 }
 
-func (c *configCache) get(ctx context.Context, key agentline.WidgetKey) ([]byte, error) {
+func (c *configCache) get(ctx context.Context, key agentline.WidgetKey) (*channelView, error) {
 	c.mu.RLock()
 	e, ok := c.entries[key.ChannelID]
 	gen := c.gen
 	c.mu.RUnlock()
 	if ok && c.now().Before(e.expires) {
-		return e.body, nil
+		return e.view, nil
 	}
-	body, err := c.build(ctx, key)
+	view, err := c.build(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	if c.gen == gen {
-		c.entries[key.ChannelID] = configEntry{body: body, expires: c.now().Add(c.ttl)}
+		c.entries[key.ChannelID] = configEntry{view: view, expires: c.now().Add(c.ttl)}
 	}
 	c.mu.Unlock()
-	return body, nil
+	return view, nil
 }
 
 func (c *configCache) forget(channelID int64) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
@@ -45,15 +46,13 @@ func (h *Handler) startSession(ctx context.Context, key agentline.WidgetKey, in 
 	if h.draining.Load() {
 		return startedSession{}, errDraining
 	}
-	agent, pending, err := h.sessionAgent(ctx, key, in)
+	agent, pending, view, err := h.sessionAgent(ctx, key, in)
 	if err != nil {
 		return startedSession{}, err
 	}
-	var defs []agentline.ToolDefinition
-	if h.tools != nil {
-		if defs, err = h.tools.Definitions(ctx, agent); err != nil {
-			return startedSession{}, fmt.Errorf("tools of agent %d: %w", agent.ID, err)
-		}
+	defs, err := view.toolDefs(ctx, h.tools, agent)
+	if err != nil {
+		return startedSession{}, fmt.Errorf("tools of agent %d: %w", agent.ID, err)
 	}
 	tok, err := h.provider.SessionToken(ctx, agent, defs)
 	if err != nil {
@@ -83,48 +82,87 @@ func (h *Handler) startSession(ctx context.Context, key agentline.WidgetKey, in 
 
 // sessionAgent checks that the request may talk to its agent on the key's
 // channel. It returns the agent, whose instructions carry a form lead's
-// answers when the session continues a form, and the pending session to
-// continue, if any. A form channel's conversations must continue one: the
-// form is their gate.
-func (h *Handler) sessionAgent(ctx context.Context, key agentline.WidgetKey, in sessionRequest) (agentline.Agent, *agentline.WidgetSession, error) {
-	ch, err := h.store.Channel(ctx, key.ProjectID, key.ChannelID)
+// answers when the session continues a form, the pending session to
+// continue, if any, and the channel's cached view. A form channel's
+// conversations must continue one: the form is their gate. The channel
+// and agent come from the config cache (the config request the widget
+// made just before read them), so a new session reads no database.
+func (h *Handler) sessionAgent(ctx context.Context, key agentline.WidgetKey, in sessionRequest) (agentline.Agent, *agentline.WidgetSession, *channelView, error) {
+	view, err := h.configs.get(ctx, key)
 	if err != nil {
-		return agentline.Agent{}, nil, fmt.Errorf("channel of key: %w", err)
+		return agentline.Agent{}, nil, nil, fmt.Errorf("channel of key: %w", err)
 	}
+	ch := view.channel
 	if ch.AgentID == nil || *ch.AgentID != in.AgentID {
-		return agentline.Agent{}, nil, agentline.Errorf(agentline.EForbidden, "agent %d is not the agent of this key's channel", in.AgentID)
+		return agentline.Agent{}, nil, nil, agentline.Errorf(agentline.EForbidden, "agent %d is not the agent of this key's channel", in.AgentID)
 	}
 	var pending *agentline.WidgetSession
 	if in.SessionID != "" {
 		s, err := h.sessionOfChannel(ctx, key, in.SessionID)
 		if err != nil {
-			return agentline.Agent{}, nil, err
+			return agentline.Agent{}, nil, nil, err
 		}
 		if s.AgentID != in.AgentID {
-			return agentline.Agent{}, nil, agentline.Errorf(agentline.EForbidden, "session %s is with another agent", in.SessionID)
+			return agentline.Agent{}, nil, nil, agentline.Errorf(agentline.EForbidden, "session %s is with another agent", in.SessionID)
 		}
 		if s.Provider != "" {
 			// Started already: one form submission, one provider token.
 			// The store's conditional start settles racing requests.
-			return agentline.Agent{}, nil, agentline.Errorf(agentline.EConflict, "session %s has been started already: submit the form again for a new conversation", in.SessionID)
+			return agentline.Agent{}, nil, nil, agentline.Errorf(agentline.EConflict, "session %s has been started already: submit the form again for a new conversation", in.SessionID)
 		}
 		pending = &s
 	}
 	if ch.Type == agentline.ChannelForm && pending == nil {
-		return agentline.Agent{}, nil, agentline.Invalid("session_id", "a form channel's conversations start with the form: submit it, then send the session_id it answers")
+		return agentline.Agent{}, nil, nil, agentline.Invalid("session_id", "a form channel's conversations start with the form: submit it, then send the session_id it answers")
 	}
-	agent, err := h.store.Agent(ctx, key.ProjectID, in.AgentID)
-	if err != nil {
-		return agentline.Agent{}, nil, fmt.Errorf("agent %d: %w", in.AgentID, err)
+	if view.agent == nil {
+		return agentline.Agent{}, nil, nil, fmt.Errorf("agent %d: %w", in.AgentID, agentline.ErrNotFound)
 	}
+	agent := *view.agent // a copy: a lead's answers go into its instructions
 	if pending == nil {
-		return agent, nil, nil
+		return agent, nil, view, nil
 	}
 	lead, err := h.store.LeadBySession(ctx, key.ProjectID, pending.ID)
 	if err == nil {
 		agent.Instructions = strings.TrimSpace(agent.Instructions + "\n\n" + lead.Context(ch.Settings.Form))
 	} else if !errors.Is(err, agentline.ErrNotFound) {
-		return agentline.Agent{}, nil, fmt.Errorf("lead of session %s: %w", pending.ID, err)
+		return agentline.Agent{}, nil, nil, fmt.Errorf("lead of session %s: %w", pending.ID, err)
 	}
-	return agent, pending, nil
+	return agent, pending, view, nil
+}
+
+// channelView is what the public API reads about a key's channel, cached
+// with its config answer for the cache's TTL and dropped with it on a
+// change to the channel (Handler.forget); an agent or tool edited meanwhile
+// reaches new sessions within that TTL, as it reaches the config answer.
+type channelView struct {
+	body    []byte // the config answer
+	channel agentline.Channel
+	agent   *agentline.Agent // the channel's agent; nil when it has none
+
+	mu       sync.Mutex
+	defs     []agentline.ToolDefinition
+	haveDefs bool
+}
+
+// toolDefs returns the agent's tool definitions, read once per view (the
+// config path does not need them, so the first session reads them).
+func (v *channelView) toolDefs(ctx context.Context, tools Tools, agent agentline.Agent) ([]agentline.ToolDefinition, error) {
+	if tools == nil {
+		return nil, nil
+	}
+	v.mu.Lock()
+	defs, ok := v.defs, v.haveDefs
+	v.mu.Unlock()
+	if ok {
+		return defs, nil
+	}
+	defs, err := tools.Definitions(ctx, agent)
+	if err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	v.defs, v.haveDefs = defs, true
+	v.mu.Unlock()
+	return defs, nil
 }

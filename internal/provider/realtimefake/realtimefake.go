@@ -289,6 +289,14 @@ func (ss *Session) Close(code websocket.StatusCode, reason string) {
 // Drop cuts the connection without a close handshake.
 func (ss *Session) Drop() { ss.conn.CloseNow() }
 
+// CloseStatus is the close code the client's close frame carried, once the
+// session is done: -1 when the socket ended without one (1006).
+func (ss *Session) CloseStatus() websocket.StatusCode {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return websocket.CloseStatus(ss.closeErr)
+}
+
 // WaitDone waits for the client to go, up to d.
 func (ss *Session) WaitDone(d time.Duration) bool {
 	select {

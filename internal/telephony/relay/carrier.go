@@ -11,50 +11,67 @@ import (
 // carrierToModel reads the carrier's messages: caller audio goes to the
 // model as it is; mark echoes advance the played position.
 func (c *Call) carrierToModel(ctx context.Context) error {
-	var in bytes.Buffer
-	out := make([]byte, 0, 512)
 	for {
-		if err := readInto(ctx, c.carrier, &in); err != nil {
+		in, err := readMsg(c.carrier)
+		if err != nil {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
 			return end(EndCarrierDisconnect, err)
 		}
-		msg := in.Bytes()
-		switch string(stringField(msg, "event")) {
-		case "media":
-			start := time.Now()
-			payload := mediaPayload(msg)
-			if payload == nil {
-				return end(EndRelayProtocolError, errors.New("media message without payload"))
-			}
-			c.callerFrames.Add(1)
-			if !c.ready.Load() && c.holdEarly(payload) {
-				continue
-			}
-			out = appendAudio(out[:0], payload)
-			if err := c.writeModel(ctx, out); err != nil {
-				return err
-			}
-			if c.opts.FrameLatency != nil {
-				c.opts.FrameLatency.Observe(time.Since(start).Seconds())
-			}
-		case "mark":
-			c.markEchoed(markName(msg))
-			if c.shouldEndNow() {
-				return end(EndAgentHangup, nil)
-			}
-		case "dtmf":
-			if err := c.dtmf(ctx, msg); err != nil {
-				return err
-			}
-		case "stop":
-			return end(EndCallerHangup, nil)
-		case "connected", "start":
-		default:
-			c.log.Debug("ignored carrier message", "event", string(stringField(msg, "event")))
+		err = c.fromCarrier(ctx, in.Bytes())
+		putRead(in)
+		if err != nil {
+			return err
 		}
 	}
+}
+
+// fromCarrier handles one carrier message; an error ends the call.
+func (c *Call) fromCarrier(ctx context.Context, msg []byte) error {
+	switch string(stringField(msg, "event")) {
+	case "media":
+		start := time.Now()
+		payload := mediaPayload(msg)
+		if payload == nil {
+			return end(EndRelayProtocolError, errors.New("media message without payload"))
+		}
+		c.callerFrames.Add(1)
+		if !c.ready.Load() && c.holdEarly(payload) {
+			return nil
+		}
+		if err := c.sendAudio(ctx, payload); err != nil {
+			return err
+		}
+		if c.opts.FrameLatency != nil {
+			c.opts.FrameLatency.Observe(time.Since(start).Seconds())
+		}
+	case "mark":
+		c.markEchoed(markName(msg))
+		if c.shouldEndNow() {
+			return end(EndAgentHangup, nil)
+		}
+	case "dtmf":
+		return c.dtmf(ctx, msg)
+	case "stop":
+		return end(EndCallerHangup, nil)
+	case "connected", "start":
+	default:
+		c.log.Debug("ignored carrier message", "event", string(stringField(msg, "event")))
+	}
+	return nil
+}
+
+// sendAudio queues one caller frame for the model, built in the queue.
+func (c *Call) sendAudio(ctx context.Context, payload []byte) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	_, err := c.modelOut.send(func(b *batch) { b.data = appendAudio(b.data, payload); b.end() })
+	if err != nil {
+		return sendErr(ctx, err, EndModelDisconnect)
+	}
+	return nil
 }
 
 // holdEarly keeps a caller frame that came before session.updated (the

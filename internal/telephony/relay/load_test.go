@@ -58,19 +58,23 @@ func serveRelay(mode, modelURL string) error {
 	latency := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "frame_seconds", Buckets: prometheus.ExponentialBuckets(0.00005, 2, 14)})
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		carrier, err := websocket.Accept(w, r, nil)
+		accept, dial := websocket.Accept, websocket.Dial
+		if mode == "agentline" {
+			accept, dial = relay.Accept, relay.Dial
+		}
+		carrier, err := accept(w, r, nil)
 		if err != nil {
 			return
 		}
-		model, _, err := websocket.Dial(ctx, realtimefake.WSURL(modelURL, "gpt-realtime"), &websocket.DialOptions{
+		model, _, err := dial(ctx, realtimefake.WSURL(modelURL, "gpt-realtime"), &websocket.DialOptions{
 			HTTPHeader: http.Header{"Authorization": {"Bearer " + apiKey}},
 		})
 		if err != nil {
 			carrier.CloseNow()
 			return
 		}
-		if mode == "floor" {
-			passThrough(ctx, carrier, model)
+		if mode != "agentline" {
+			passThrough(ctx, carrier, model, mode == "marks")
 			return
 		}
 		var start struct {
@@ -107,38 +111,6 @@ func serveRelay(mode, modelURL string) error {
 	return nil
 }
 
-// passThrough is the floor: two sockets, one goroutine per direction, each
-// message copied as it is with a reused buffer.
-func passThrough(ctx context.Context, a, b *websocket.Conn) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	cp := func(dst, src *websocket.Conn) {
-		defer wg.Done()
-		defer cancel()
-		var buf bytes.Buffer
-		for {
-			typ, r, err := src.Reader(ctx)
-			if err != nil {
-				return
-			}
-			buf.Reset()
-			if _, err := buf.ReadFrom(r); err != nil {
-				return
-			}
-			if err := dst.Write(ctx, typ, buf.Bytes()); err != nil {
-				return
-			}
-		}
-	}
-	wg.Add(2)
-	go cp(b, a)
-	go cp(a, b)
-	wg.Wait()
-	a.CloseNow()
-	b.CloseNow()
-}
-
 type loadResult struct {
 	mode            string
 	calls, lost     int
@@ -146,51 +118,22 @@ type loadResult struct {
 	p50, p99, max   time.Duration
 	cpuPerSec       float64 // CPU seconds per wall second of the relay process
 	rssMB, peakMB   float64
+	idleMB          float64 // resident idleWait after the last call ended
+	writes          int64   // write syscalls of the relay process in the window
 	durationSeconds float64
 }
 
-// nodeRelay is the Node.js pass-through relay the "node" mode runs: the
-// same two sockets as the floor, with the ws package (what Twilio's Node
-// sample relay uses), each message forwarded as it is.
-const nodeRelay = `const http = require("http");
-const { WebSocketServer, WebSocket } = require("ws");
-const server = http.createServer();
-const wss = new WebSocketServer({ server, perMessageDeflate: false });
-wss.on("connection", (carrier) => {
-  const model = new WebSocket(process.env.RELAYLOAD_MODEL_WS, { headers: { Authorization: "Bearer " + process.env.RELAYLOAD_KEY }, perMessageDeflate: false });
-  const early = [];
-  carrier.on("message", (data, isBinary) => {
-    if (model.readyState === WebSocket.OPEN) model.send(data, { binary: isBinary });
-    else early.push([data, isBinary]);
-  });
-  model.on("open", () => { for (const [d, b] of early) model.send(d, { binary: b }); early.length = 0; });
-  model.on("message", (data, isBinary) => { if (carrier.readyState === WebSocket.OPEN) carrier.send(data, { binary: isBinary }); });
-  const close = () => { carrier.terminate(); model.terminate(); };
-  carrier.on("close", close); model.on("close", close); carrier.on("error", close); model.on("error", close);
-});
-server.listen(0, "127.0.0.1", () => console.log("ADDR 127.0.0.1:" + server.address().port));
-process.stdin.on("end", () => process.exit(0));
-process.stdin.resume();
-`
+// idleWait is how long after the load the relay's resident memory is read
+// again, to see what it returns to the OS once idle.
+const idleWait = 5 * time.Second
 
-// installNodeRelay writes the Node relay into a temp dir and installs ws
-// there from the npm registry (never committed), returning the script.
-func installNodeRelay(b *testing.B) string {
-	dir := b.TempDir()
-	script := filepath.Join(dir, "relay.js")
-	if err := os.WriteFile(script, []byte(nodeRelay), 0o644); err != nil {
-		b.Fatal(err)
+// writesPerFrame is the relay's write syscalls per frame that made the
+// whole round trip (two messages relayed: caller->model, model->caller).
+func (r loadResult) writesPerFrame() float64 {
+	if r.frames == 0 {
+		return 0
 	}
-	out, err := exec.Command("npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error", "ws@8").CombinedOutput()
-	if err != nil {
-		b.Fatalf("npm install ws: %v\n%s", err, out)
-	}
-	version, err := exec.Command("node", "-e", `console.log(process.version + " ws " + require(process.argv[1] + "/node_modules/ws/package.json").version)`, dir).Output()
-	if err != nil {
-		b.Fatalf("node: %v", err)
-	}
-	b.Logf("node relay: %s", strings.TrimSpace(string(version)))
-	return script
+	return float64(r.writes) / float64(r.frames)
 }
 
 // runLoad runs calls concurrent calls for d through a relay child of mode:
@@ -240,13 +183,18 @@ func runLoad(t testing.TB, mode string, calls int, d time.Duration, nodeScript s
 	}
 	time.Sleep(time.Until(measureFrom))
 	cpu0, _ := procCPU(cmd.Process.Pid)
+	w0 := procWrites(cmd.Process.Pid)
 	time.Sleep(time.Until(stopAt))
 	cpu1, _ := procCPU(cmd.Process.Pid)
+	w1 := procWrites(cmd.Process.Pid)
 	rss, peak := procMem(cmd.Process.Pid)
 	wg.Wait()
+	time.Sleep(idleWait) // the calls have ended: what does the process keep?
+	idle, _ := procMem(cmd.Process.Pid)
 
-	res := loadResult{mode: mode, calls: calls, durationSeconds: d.Seconds(), rssMB: rss, peakMB: peak}
+	res := loadResult{mode: mode, calls: calls, durationSeconds: d.Seconds(), rssMB: rss, peakMB: peak, idleMB: idle}
 	res.cpuPerSec = (cpu1 - cpu0) / d.Seconds()
+	res.writes = w1 - w0
 	var all []time.Duration
 	for _, st := range stats {
 		if st.failed || st.got < st.sent*95/100 {
@@ -362,6 +310,19 @@ func procCPU(pid int) (float64, error) {
 	return (ut + st) / 100, nil // USER_HZ is 100 on Linux
 }
 
+// procWrites returns the write syscalls pid has made (syscw in
+// /proc/pid/io: write, writev and the like, sockets included).
+func procWrites(pid int) int64 {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "io"))
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "syscw: "); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
 // procMem returns the resident and peak resident memory of pid in MB.
 func procMem(pid int) (rss, peak float64) {
 	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
@@ -382,8 +343,12 @@ func procMem(pid int) (rss, peak float64) {
 }
 
 // BenchmarkRelayLoad runs the load at 100, 200 and 400 concurrent calls
-// (RELAYLOAD_CALLS overrides, e.g. "200,1000") through agentline's relay and
-// through the floor, RELAYLOAD_SECONDS long each (default 10). With
+// (RELAYLOAD_CALLS overrides, e.g. "200,1000") through the floor (each
+// message copied once), the marks pass-through (the floor plus a mark
+// message per model delta, one write each) and agentline's relay, in that
+// order, RELAYLOAD_SECONDS long each (default 10). Besides CPU, latency and
+// memory it reports the relay process's write syscalls per round-tripped
+// frame and its resident memory idleWait after the calls ended. With
 // RELAYLOAD_NODE=1 a Node.js pass-through relay (ws from the npm registry,
 // installed into a temp dir) runs the same load too, for its memory.
 func BenchmarkRelayLoad(b *testing.B) {
@@ -406,7 +371,7 @@ func BenchmarkRelayLoad(b *testing.B) {
 		}
 		d = time.Duration(s) * time.Second
 	}
-	modes, nodeScript := []string{"floor", "agentline"}, ""
+	modes, nodeScript := []string{"floor", "marks", "agentline"}, ""
 	if os.Getenv("RELAYLOAD_NODE") == "1" {
 		nodeScript = installNodeRelay(b)
 		modes = append(modes, "node")
@@ -422,8 +387,10 @@ func BenchmarkRelayLoad(b *testing.B) {
 					b.ReportMetric(r.peakMB, "peak-MB")
 					b.ReportMetric(float64(r.lost), "lost-calls")
 					b.ReportMetric(float64(r.frames)/d.Seconds(), "frames/s")
-					b.Logf("%s calls=%d: cpu %.3f s/s, p50 %v p99 %v max %v, rss %.1f MB peak %.1f MB, lost %d, frames %d",
-						mode, n, r.cpuPerSec, r.p50, r.p99, r.max, r.rssMB, r.peakMB, r.lost, r.frames)
+					b.ReportMetric(r.writesPerFrame(), "writes/frame")
+					b.ReportMetric(r.idleMB, "idle-MB")
+					b.Logf("%s calls=%d: cpu %.3f s/s, p50 %v p99 %v max %v, rss %.1f MB peak %.1f MB idle %.1f MB, lost %d, frames %d, writes/frame %.3f",
+						mode, n, r.cpuPerSec, r.p50, r.p99, r.max, r.rssMB, r.peakMB, r.idleMB, r.lost, r.frames, r.writesPerFrame())
 				}
 			})
 		}

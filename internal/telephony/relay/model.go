@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -11,67 +10,61 @@ import (
 // modelToCarrier reads the model's events: audio deltas go to the caller as
 // they are; the rest drives barge-in, tools and transcripts.
 func (c *Call) modelToCarrier(ctx context.Context) error {
-	var in bytes.Buffer
-	out := make([]byte, 0, 8192)
 	for {
-		if err := readInto(ctx, c.model, &in); err != nil {
+		in, err := readMsg(c.model)
+		if err != nil {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
 			return end(EndModelDisconnect, err)
 		}
-		msg := in.Bytes()
-		switch string(stringField(msg, "type")) {
-		case "response.output_audio.delta":
-			delta := stringField(msg, "delta")
-			if len(delta) == 0 {
-				continue
-			}
-			var err error
-			if out, err = c.audioOut(ctx, out, stringField(msg, "item_id"), delta); err != nil {
-				return err
-			}
-		case "response.output_audio.done":
-			var err error
-			if out, err = c.markRest(ctx, out); err != nil {
-				return err
-			}
-		case "input_audio_buffer.speech_started":
-			if err := c.bargeIn(ctx); err != nil {
-				return err
-			}
-		case "response.created":
-			c.mu.Lock()
-			c.responseActive = true
-			c.mu.Unlock()
-		case "response.done":
-			if err := c.responseDone(ctx); err != nil {
-				return err
-			}
-			if c.shouldEndNow() {
-				return end(EndAgentHangup, nil)
-			}
-		case "response.function_call_arguments.done":
-			if err := c.toolCall(ctx, msg); err != nil {
-				return err
-			}
-		case "response.output_audio_transcript.done":
-			c.transcript(msg, "agent", "transcript")
-		case "conversation.item.input_audio_transcription.completed":
-			c.transcript(msg, "caller", "transcript")
-		case "session.updated":
-			if err := c.sessionReady(ctx); err != nil {
-				return err
-			}
-		case "error":
-			var e struct {
-				Error struct{ Type, Code, Message string }
-			}
-			json.Unmarshal(msg, &e)
-			c.log.Warn("model error event", "type", e.Error.Type, "code", e.Error.Code, "message", e.Error.Message)
-			c.opts.OnEvent(Event{Type: "error", Text: e.Error.Message, At: time.Now()})
+		err = c.fromModel(ctx, in.Bytes())
+		putRead(in)
+		if err != nil {
+			return err
 		}
 	}
+}
+
+// fromModel handles one model event; an error ends the call.
+func (c *Call) fromModel(ctx context.Context, msg []byte) error {
+	switch string(stringField(msg, "type")) {
+	case "response.output_audio.delta":
+		if delta := stringField(msg, "delta"); len(delta) > 0 {
+			return c.audioOut(ctx, stringField(msg, "item_id"), delta)
+		}
+	case "response.output_audio.done":
+		return c.markRest(ctx)
+	case "input_audio_buffer.speech_started":
+		return c.bargeIn(ctx)
+	case "response.created":
+		c.mu.Lock()
+		c.responseActive = true
+		c.mu.Unlock()
+	case "response.done":
+		if err := c.responseDone(ctx); err != nil {
+			return err
+		}
+		if c.shouldEndNow() {
+			return end(EndAgentHangup, nil)
+		}
+	case "response.function_call_arguments.done":
+		return c.toolCall(ctx, msg)
+	case "response.output_audio_transcript.done":
+		c.transcript(msg, "agent", "transcript")
+	case "conversation.item.input_audio_transcription.completed":
+		c.transcript(msg, "caller", "transcript")
+	case "session.updated":
+		return c.sessionReady(ctx)
+	case "error":
+		var e struct {
+			Error struct{ Type, Code, Message string }
+		}
+		json.Unmarshal(msg, &e)
+		c.log.Warn("model error event", "type", e.Error.Type, "code", e.Error.Code, "message", e.Error.Message)
+		c.opts.OnEvent(Event{Type: "error", Text: e.Error.Message, At: time.Now()})
+	}
+	return nil
 }
 
 // sessionReady runs once the model has taken the session.update: the agent
@@ -89,7 +82,6 @@ func (c *Call) sessionReady(ctx context.Context) error {
 			return err
 		}
 	}
-	var out []byte
 	for {
 		c.mu.Lock()
 		held := c.early
@@ -102,8 +94,7 @@ func (c *Call) sessionReady(ctx context.Context) error {
 			return nil
 		}
 		for _, p := range held {
-			out = appendAudio(out[:0], p)
-			if err := c.writeModel(ctx, out); err != nil {
+			if err := c.sendAudio(ctx, p); err != nil {
 				return err
 			}
 		}
@@ -111,8 +102,9 @@ func (c *Call) sessionReady(ctx context.Context) error {
 }
 
 // audioOut sends one model audio delta to the carrier, and a mark after each
-// MarkInterval of audio, so that the played position is known.
-func (c *Call) audioOut(ctx context.Context, out []byte, itemID, delta []byte) ([]byte, error) {
+// MarkInterval of audio, so that the played position is known. The media
+// and its mark are queued together, built in the queue: one write.
+func (c *Call) audioOut(ctx context.Context, itemID, delta []byte) error {
 	c.mu.Lock()
 	if string(itemID) != c.itemID {
 		c.gen++
@@ -127,31 +119,35 @@ func (c *Call) audioOut(ctx context.Context, out []byte, itemID, delta []byte) (
 	}
 	c.mu.Unlock()
 
-	out = appendMedia(out[:0], c.opts.StreamSID, delta)
-	if err := c.writeCarrier(ctx, out); err != nil {
-		return out, err
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	sid := c.opts.StreamSID
+	_, err := c.carrierOut.send(func(b *batch) {
+		b.data = appendMedia(b.data, sid, delta)
+		b.end()
+		if needMark {
+			b.data = appendMark(b.data, sid, gen, sent)
+			b.end()
+		}
+	})
+	if err != nil {
+		return sendErr(ctx, err, EndCarrierDisconnect)
 	}
 	c.agentFrames.Add(1)
-	if needMark {
-		out = appendMark(out[:0], c.opts.StreamSID, gen, sent)
-		if err := c.writeCarrier(ctx, out); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
+	return nil
 }
 
 // markRest sends a mark for audio sent since the last mark.
-func (c *Call) markRest(ctx context.Context, out []byte) ([]byte, error) {
+func (c *Call) markRest(ctx context.Context) error {
 	c.mu.Lock()
 	gen, sent, need := c.gen, c.sentBytes, c.sentBytes > c.markedBytes
 	c.markedBytes = c.sentBytes
 	c.mu.Unlock()
 	if !need {
-		return out, nil
+		return nil
 	}
-	out = appendMark(out[:0], c.opts.StreamSID, gen, sent)
-	return out, c.writeCarrier(ctx, out)
+	return c.writeCarrier(ctx, appendMark(nil, c.opts.StreamSID, gen, sent))
 }
 
 // bargeIn handles the caller starting to speak: if agent audio is still
@@ -168,8 +164,17 @@ func (c *Call) bargeIn(ctx context.Context) error {
 	c.itemID, c.sentBytes, c.markedBytes, c.playedBytes = "", 0, 0, 0
 	c.mu.Unlock()
 
-	if err := c.writeCarrier(ctx, appendClear(nil, c.opts.StreamSID)); err != nil {
-		return err
+	// The clear must reach the carrier before the truncate reaches the
+	// model: they go through different sockets, so wait for it.
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	seq, err := c.carrierOut.send(func(b *batch) { b.data = appendClear(b.data, c.opts.StreamSID); b.end() })
+	if err == nil {
+		err = c.carrierOut.wait(seq)
+	}
+	if err != nil {
+		return sendErr(ctx, err, EndCarrierDisconnect)
 	}
 	truncate, _ := json.Marshal(struct {
 		Type         string `json:"type"`

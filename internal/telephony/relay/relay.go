@@ -3,17 +3,20 @@
 // with audio/pcmu both ways). Audio passes through as the same base64 bytes:
 // no decoding, no transcoding, no buffering beyond a frame.
 //
-// One goroutine per direction, each with its own reused buffers (and one per
-// tool call while it runs, so that audio keeps flowing meanwhile):
+// One goroutine reads each socket and one writes each (a sender: what has
+// queued up while it wrote goes out in one write), and one runs per tool
+// call while it runs, so that audio keeps flowing meanwhile:
 //
 //	carrier -> model: media -> input_audio_buffer.append; mark echoes -> played position; dtmf -> text item; stop -> end
 //	model -> carrier: output_audio.delta -> media (+ a mark per batch); speech_started -> clear + truncate;
 //	                  function_call_arguments.done -> tool facility -> function_call_output + response.create
 //
 // Teardown: the first direction to finish cancels the call's context, which
-// ends the other direction's read and any tool call still running; then both
-// sockets are closed at once, model first, and Run waits for those tool
-// calls, so that nothing the call started outlives Run.
+// ends any tool call still running and closes both sockets, model first,
+// each with a close frame (1000 for a call that ended as calls do, 1011 for
+// a failure) within closeTimeout; closing ends the other direction's read.
+// Run waits for the readers, the senders and the tool calls, so that
+// nothing the call started outlives Run.
 package relay
 
 import (
@@ -92,7 +95,7 @@ type Options struct {
 	// Default 15 s.
 	EndDelayLimit time.Duration
 	// FrameLatency, when set, observes how long each caller frame took from
-	// read to written to the model, in seconds.
+	// read to queued for the model's socket, in seconds.
 	FrameLatency interface{ Observe(float64) }
 	// BeforeCarrierClose, when set, runs once the call has ended and the
 	// model's socket is closed, before the carrier's is: closing the
@@ -138,6 +141,8 @@ type Call struct {
 	cancel         context.CancelCauseFunc // of the running call; nil before Run
 	endCause       error                   // End before Run
 
+	carrierOut, modelOut *sender // each socket's writes, from Run on
+
 	callerFrames, agentFrames atomic.Int64
 	toolRuns                  sync.WaitGroup // the runTool goroutines, which Run waits for
 }
@@ -181,6 +186,12 @@ func (e *errEnd) Unwrap() error { return e.err }
 // Run relays until the call ends and returns why. Both sockets are closed,
 // and every tool call it started has returned, when it returns. When ctx
 // ends, the reason is EndCanceled with ctx's cause.
+//
+// Sockets are read and written with context.Background(): a cancelable
+// context costs coder/websocket a context.AfterFunc record per Read and
+// Write (most of the relay's garbage). The end of the call reaches the
+// blocked reads another way: the first direction to end (or End, or ctx)
+// cancels the call's context, which closes both sockets with a close frame.
 func (c *Call) Run(ctx context.Context) Result {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -199,10 +210,17 @@ func (c *Call) Run(ctx context.Context) Result {
 		}
 		c.mu.Unlock()
 	}()
-	if err := c.model.Write(ctx, websocket.MessageText, c.opts.SessionUpdate); err != nil {
-		res := Result{Reason: EndModelDisconnect, Err: fmt.Errorf("send session.update: %w", err)}
+	c.modelOut = newSender(c.model, func(err error) { c.stop(end(EndModelDisconnect, err)) })
+	c.carrierOut = newSender(c.carrier, func(err error) { c.stop(end(EndCarrierDisconnect, err)) })
+	var res Result
+	closed := make(chan struct{})
+	context.AfterFunc(ctx, func() {
+		res = result(ctx)
 		c.closeAll(res)
-		return res
+		close(closed)
+	})
+	if err := c.modelOut.sendMsg(c.opts.SessionUpdate); err != nil {
+		cancel(end(EndModelDisconnect, fmt.Errorf("send session.update: %w", err)))
 	}
 	readyTimer := time.AfterFunc(c.opts.ReadyTimeout, func() {
 		if !c.ready.Load() {
@@ -210,23 +228,24 @@ func (c *Call) Run(ctx context.Context) Result {
 		}
 	})
 	defer readyTimer.Stop()
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); cancel(c.carrierToModel(ctx)) }()
-	go func() { defer wg.Done(); cancel(c.modelToCarrier(ctx)) }()
-	wg.Wait()
-
-	res := Result{CallerFrames: c.callerFrames.Load(), AgentFrames: c.agentFrames.Load()}
-	var end *errEnd
-	switch cause := context.Cause(ctx); {
-	case errors.As(cause, &end):
-		res.Reason, res.Err = end.reason, end.err
-	default:
-		res.Reason, res.Err = EndCanceled, cause
-	}
-	c.closeAll(res)
+	done := make(chan struct{})
+	go func() { defer close(done); cancel(c.modelToCarrier(ctx)) }()
+	cancel(c.carrierToModel(ctx))
+	<-done
+	<-closed
+	res.CallerFrames, res.AgentFrames = c.callerFrames.Load(), c.agentFrames.Load()
 	c.toolRuns.Wait() // their ctx has ended: a late result is recorded, not sent
 	return res
+}
+
+// result is how the call whose context has ended ended.
+func result(ctx context.Context) Result {
+	var e *errEnd
+	cause := context.Cause(ctx)
+	if errors.As(cause, &e) {
+		return Result{Reason: e.reason, Err: e.err}
+	}
+	return Result{Reason: EndCanceled, Err: cause}
 }
 
 // End stops the call now with the given cause (kept as Result.Err).
@@ -248,48 +267,111 @@ func (c *Call) stop(cause error) {
 	}
 }
 
-// closeAll closes both sockets at once, model first. No close handshake is
-// awaited: the first direction to end has already canceled the other's read,
-// so nobody would read the peer's answer, and a peer that no longer answers
-// must not hold the call. Closing the carrier's socket ends the call: the
-// TwiML after <Connect> is <Hangup/>.
+// closeTimeout bounds each socket's closing: sending what is queued, the
+// close frame, and waiting for the peer's. A peer that no longer answers
+// must not hold the call.
+const closeTimeout = time.Second
+
+// closeAll closes both sockets with a close frame, model first. Closing
+// the carrier's socket ends the call (the TwiML after <Connect> is
+// <Hangup/>), so BeforeCarrierClose runs between the two.
 func (c *Call) closeAll(res Result) {
-	c.model.CloseNow()
+	code, reason := closeStatus(res.Reason)
+	closeSocket(c.model, c.modelOut, code, reason)
 	if c.opts.BeforeCarrierClose != nil {
 		c.opts.BeforeCarrierClose(res)
 	}
-	c.carrier.CloseNow()
+	closeSocket(c.carrier, c.carrierOut, code, reason)
+}
+
+// closeStatus is the close frame for an ending: 1000 when the call ended
+// as calls do, 1011 when something failed. The reason is the end reason,
+// never an error's text.
+func closeStatus(r EndReason) (websocket.StatusCode, string) {
+	switch r {
+	case EndCallerHangup, EndAgentHangup, EndCanceled, EndCarrierDisconnect:
+		return websocket.StatusNormalClosure, string(r)
+	default:
+		return websocket.StatusInternalError, string(r)
+	}
+}
+
+// closeSocket lets out write what is queued, then closes conn with a close
+// frame, waiting for the peer's until closeTimeout. Over a wire, a deadline
+// on it bounds all of that; otherwise a timer cuts a write stuck on a
+// peer that stopped reading, and the library bounds its handshake (5 s).
+func closeSocket(conn *websocket.Conn, out *sender, code websocket.StatusCode, reason string) {
+	if w := wireOf(conn); w != nil {
+		w.SetDeadline(time.Now().Add(closeTimeout))
+		out.stop()
+		conn.Close(code, reason)
+		return
+	}
+	cut := time.AfterFunc(closeTimeout, func() { conn.CloseNow() })
+	out.stop()
+	cut.Stop()
+	conn.Close(code, reason)
 }
 
 func end(reason EndReason, err error) error { return &errEnd{reason: reason, err: err} }
 
-// readInto reads one message of conn into buf, reusing its storage.
-func readInto(ctx context.Context, conn *websocket.Conn, buf *bytes.Buffer) error {
-	_, r, err := conn.Reader(ctx)
+// readBufs keeps read buffers between messages: a call holds one only
+// while it handles a message, so calls share them instead of each keeping
+// two for its whole length.
+var readBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxKeptRead bounds a read buffer put back for reuse.
+const maxKeptRead = 64 << 10
+
+// readMsg reads one message of conn into a buffer from readBufs, which
+// the caller gives back with putRead once done with it.
+func readMsg(conn *websocket.Conn) (*bytes.Buffer, error) {
+	_, r, err := conn.Reader(context.Background())
 	if err != nil {
-		return err
+		return nil, err
 	}
+	buf := readBufs.Get().(*bytes.Buffer)
 	buf.Reset()
-	_, err = buf.ReadFrom(r)
-	return err
+	if _, err = buf.ReadFrom(r); err != nil {
+		putRead(buf)
+		return nil, err
+	}
+	return buf, nil
 }
 
+func putRead(buf *bytes.Buffer) {
+	if buf.Cap() <= maxKeptRead {
+		readBufs.Put(buf)
+	}
+}
+
+// sendErr turns a failed send into the call's end: the call's own cause
+// once it has ended, else the socket's disconnect.
+func sendErr(ctx context.Context, err error, reason EndReason) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return end(reason, err)
+}
+
+// writeModel queues msg for the model, unless the call has ended.
 func (c *Call) writeModel(ctx context.Context, msg []byte) error {
-	if err := c.model.Write(ctx, websocket.MessageText, msg); err != nil {
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		return end(EndModelDisconnect, err)
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	if err := c.modelOut.sendMsg(msg); err != nil {
+		return sendErr(ctx, err, EndModelDisconnect)
 	}
 	return nil
 }
 
+// writeCarrier queues msg for the carrier, unless the call has ended.
 func (c *Call) writeCarrier(ctx context.Context, msg []byte) error {
-	if err := c.carrier.Write(ctx, websocket.MessageText, msg); err != nil {
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		return end(EndCarrierDisconnect, err)
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	if err := c.carrierOut.sendMsg(msg); err != nil {
+		return sendErr(ctx, err, EndCarrierDisconnect)
 	}
 	return nil
 }

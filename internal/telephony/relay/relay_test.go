@@ -53,7 +53,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	t.Cleanup(fake.Close)
 	r := &rig{t: t, ctx: ctx, result: make(chan relay.Result, 1), call: make(chan *relay.Call, 1), events: make(chan relay.Event, 1000)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		carrier, err := websocket.Accept(w, req, nil)
+		carrier, err := relay.Accept(w, req, nil)
 		if err != nil {
 			return
 		}
@@ -70,7 +70,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 			}
 			json.Unmarshal(msg, &start)
 		}
-		model, _, err := websocket.Dial(ctx, realtimefake.WSURL(fake.URL(), "gpt-realtime"), &websocket.DialOptions{
+		model, _, err := relay.Dial(ctx, realtimefake.WSURL(fake.URL(), "gpt-realtime"), &websocket.DialOptions{
 			HTTPHeader: http.Header{"Authorization": {"Bearer " + apiKey}},
 		})
 		if err != nil {

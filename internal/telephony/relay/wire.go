@@ -1,0 +1,194 @@
+package relay
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// The relay's sockets send several queued messages in one write, with the
+// framing still done by coder/websocket. The library flushes its buffered
+// writer after every message, and it has no API to write several messages
+// and flush once, so the batching happens one level down: a wire is the
+// net.Conn under the library, and while the relay's sender holds it, the
+// library's flushes only append to the wire's buffer; releasing it sends
+// the lot in one write. Accept and Dial open sockets over a wire; the relay
+// finds a socket's wire in wires. A socket opened otherwise still works,
+// one write per message, and its close handshake is bounded only by the
+// library's own timeouts (5 s).
+
+// wires maps each open socket made by Accept or Dial to its wire; the wire
+// removes itself when the library closes it.
+var wires sync.Map // *websocket.Conn -> *wire
+
+// wireOf returns the wire under conn, or nil.
+func wireOf(conn *websocket.Conn) *wire {
+	if w, ok := wires.Load(conn); ok {
+		return w.(*wire)
+	}
+	return nil
+}
+
+// maxKeptBatch bounds the batch buffer a wire keeps between batches, so
+// that one burst does not pin its memory for the rest of the call.
+const maxKeptBatch = 32 << 10
+
+type wire struct {
+	net.Conn
+	mu     sync.Mutex // held across the socket write: bytes leave in call order
+	held   bool
+	buf    []byte
+	ws     *websocket.Conn // the socket registered for it, once known
+	closed bool
+}
+
+func (w *wire) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.held {
+		w.buf = append(w.buf, p...)
+		return len(p), nil
+	}
+	return w.Conn.Write(p)
+}
+
+// hold makes the library's writes append to the buffer until release.
+func (w *wire) hold() {
+	w.mu.Lock()
+	w.held = true
+	w.mu.Unlock()
+}
+
+// release sends what was held in one write.
+func (w *wire) release() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.held = false
+	if len(w.buf) == 0 {
+		return nil
+	}
+	_, err := w.Conn.Write(w.buf)
+	if cap(w.buf) > maxKeptBatch {
+		w.buf = nil
+	} else {
+		w.buf = w.buf[:0]
+	}
+	return err
+}
+
+func (w *wire) Close() error {
+	w.mu.Lock()
+	w.closed = true
+	ws := w.ws
+	w.buf = nil
+	w.mu.Unlock()
+	if ws != nil {
+		wires.Delete(ws)
+	}
+	return w.Conn.Close()
+}
+
+// register records ws as the socket over w, unless the library has
+// closed w already (then nothing would ever remove the entry).
+func (w *wire) register(ws *websocket.Conn) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.ws = ws
+		wires.Store(ws, w)
+	}
+}
+
+// writerBufSize is the library's buffered writer under a carrier socket.
+// Every message goes through a held wire, which collects the whole
+// message whatever this size, so it need not hold a message: net/http's
+// 4 KB one is replaced by this small one to save memory per call.
+const writerBufSize = 512
+
+// Accept is websocket.Accept over a wire, for the relay's carrier socket.
+func Accept(w http.ResponseWriter, r *http.Request, opts *websocket.AcceptOptions) (*websocket.Conn, error) {
+	hw := &hijackWriter{ResponseWriter: w}
+	ws, err := websocket.Accept(hw, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	if hw.wire != nil {
+		hw.wire.register(ws)
+	}
+	return ws, nil
+}
+
+// hijackWriter hands the library a wire instead of the hijacked conn.
+type hijackWriter struct {
+	http.ResponseWriter
+	wire *wire
+}
+
+func (h *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	h.wire = &wire{Conn: c}
+	// Bytes the client sent after its request are in brw.Reader already;
+	// the library keeps reading through it. Only the writer changes.
+	return h.wire, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(h.wire, writerBufSize)), nil
+}
+
+func (h *hijackWriter) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
+// wireSlot carries, in a dial's context, where dialWire puts the wire it
+// made, so that Dial can register it with the socket.
+type wireSlot struct{ w *wire }
+
+type wireSlotKey struct{}
+
+var wireDialer = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+
+func dialWire(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := wireDialer.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	w := &wire{Conn: c}
+	if slot, ok := ctx.Value(wireSlotKey{}).(*wireSlot); ok {
+		slot.w = w
+	}
+	return w, nil
+}
+
+// wireTransport dials the model's sockets over wires (TLS, when the URL is
+// wss, runs above the wire, so a batch is still one write of records).
+// Upgraded connections never return to its pool.
+var wireTransport = &http.Transport{
+	Proxy:               http.ProxyFromEnvironment,
+	DialContext:         dialWire,
+	TLSHandshakeTimeout: 10 * time.Second,
+}
+
+// Dial is websocket.Dial over a wire, for the relay's model socket. With
+// opts.HTTPClient set, it is websocket.Dial as it is.
+func Dial(ctx context.Context, url string, opts *websocket.DialOptions) (*websocket.Conn, *http.Response, error) {
+	var o websocket.DialOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.HTTPClient != nil {
+		return websocket.Dial(ctx, url, &o)
+	}
+	o.HTTPClient = &http.Client{Transport: wireTransport}
+	slot := &wireSlot{}
+	ws, resp, err := websocket.Dial(context.WithValue(ctx, wireSlotKey{}, slot), url, &o)
+	if err != nil {
+		return nil, resp, err
+	}
+	if slot.w != nil {
+		slot.w.register(ws)
+	}
+	return ws, resp, nil
+}
