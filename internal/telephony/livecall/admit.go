@@ -12,6 +12,7 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/telephony/carrier"
+	"github.com/agentline/agentline/internal/telephony/relay"
 	"github.com/agentline/agentline/internal/telephony/streamtoken"
 	"github.com/coder/websocket"
 )
@@ -42,7 +43,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Signatures.CheckUpgrade(r); err != nil {
 		return err
 	}
-	conn, err := websocket.Accept(w, r, nil)
+	conn, err := relay.Accept(w, r, nil)
 	if err != nil {
 		return nil // Accept has answered the client
 	}

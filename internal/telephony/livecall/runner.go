@@ -48,7 +48,7 @@ func (h *Handler) runCall(ctx context.Context, conn *websocket.Conn, sc *streamC
 		h.finishCall(sc, res, reason, entries.stop(), log)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	model, _, err := websocket.Dial(dctx, h.realtimeURL(sc.agent.Model), &websocket.DialOptions{
+	model, _, err := relay.Dial(dctx, h.realtimeURL(sc.agent.Model), &websocket.DialOptions{
 		HTTPHeader: http.Header{"Authorization": {"Bearer " + h.OpenAIAPIKey}},
 	})
 	cancel()
