@@ -25,16 +25,29 @@ import (
 // geminiLive is a fake of the constrained Live API WebSocket, speaking its
 // wire protocol: setup first, then setupComplete; it sends 24 kHz PCM with
 // an output transcription, one toolCall, and reads the tool's answer back.
+// Like the real service it answers only the v1alpha constrained method with
+// an access_token, and closes with 1007 when the first message is not a
+// setup naming models/{model}.
 type geminiLive struct {
 	micBytes  atomic.Int64 // 16 kHz PCM bytes the browser sent
 	badChunks atomic.Int64 // realtimeInput with another MIME type
 	mu        sync.Mutex
+	path      string // of the last handshake, as the client wrote it
 	setup     string
 	token     string
 	toolReply string
 }
 
 func (g *geminiLive) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if geminiPath(r.URL.Path) != geminiConstrained {
+		http.NotFound(w, r)
+		return
+	}
+	token := r.URL.Query().Get("access_token")
+	if !strings.HasPrefix(token, "auth_tokens/") {
+		http.Error(w, "the constrained method needs access_token=auth_tokens/...", http.StatusUnauthorized)
+		return
+	}
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		return
@@ -42,7 +55,7 @@ func (g *geminiLive) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer conn.CloseNow()
 	ctx := r.Context()
 	g.mu.Lock()
-	g.token = r.URL.Query().Get("access_token")
+	g.path, g.token = r.URL.Path, token
 	g.mu.Unlock()
 	_, first, err := conn.Read(ctx)
 	if err != nil {
@@ -51,6 +64,15 @@ func (g *geminiLive) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
 	g.setup = string(first)
 	g.mu.Unlock()
+	var setup struct {
+		Setup *struct {
+			Model string `json:"model"`
+		} `json:"setup"`
+	}
+	if json.Unmarshal(first, &setup) != nil || setup.Setup == nil || !strings.HasPrefix(setup.Setup.Model, "models/") {
+		conn.Close(websocket.StatusInvalidFramePayloadData, "Invalid JSON payload: the first message must be a setup with models/{model}")
+		return
+	}
 	// The real service sends binary frames, which browsers see as Blobs.
 	send := func(v any) {
 		b, _ := json.Marshal(v)
@@ -102,6 +124,33 @@ func (g *geminiLive) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			send(map[string]any{"serverContent": map[string]any{"turnComplete": true}})
 		}
 	}
+}
+
+const geminiConstrained = "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained"
+
+// geminiPath is path with runs of slashes made one: @google/genai joins its
+// base URL, which it always ends with a slash, and "/ws/...", so it asks
+// for "//ws/..." (wss://generativelanguage.googleapis.com//ws/... by
+// default), which the real service answers.
+func geminiPath(path string) string {
+	for strings.Contains(path, "//") {
+		path = strings.ReplaceAll(path, "//", "/")
+	}
+	return path
+}
+
+// geminiProvider serves the fake Live socket under /ws/ and the token
+// endpoints (tokens) elsewhere. It is not a ServeMux: a ServeMux redirects
+// the "//ws/..." that @google/genai asks for, and browsers do not follow
+// redirects of a WebSocket handshake.
+func geminiProvider(live *geminiLive, tokens http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(geminiPath(r.URL.Path), "/ws/") {
+			live.ServeHTTP(w, r)
+			return
+		}
+		tokens.ServeHTTP(w, r)
+	})
 }
 
 // tone24k is d of a 220 Hz tone as base64 16-bit little-endian PCM at 24 kHz.
