@@ -73,6 +73,8 @@ func (a *App) mount(ctx context.Context) error {
 		Store: a.Store, Auth: a.Auth, Limiter: limiter, SubmitsPerMinute: a.Config.FormSubmitsPerMinute,
 		Notifier: a.notifier, Logger: a.Logger,
 	}).Routes()...)
+	// The Test panel on an agent's page talks to the providers directly.
+	assets.AllowConnect(a.Config.OpenAIBaseURL, a.Config.GeminiBaseURL)
 	a.routes = append(a.routes, assets.ConsoleRoutes()...)
 
 	return nil
