@@ -53,6 +53,7 @@ func (a *App) mount(ctx context.Context) error {
 		Tools: a.Tools, PublicURL: a.Config.PublicURL,
 	})
 	a.routes = append(a.routes, a.widget.Routes()...)
+	a.routes = append(a.routes, a.widget.TestSessionRoutes()...)
 	assets, err := web.Load()
 	if err != nil {
 		return err
