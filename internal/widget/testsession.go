@@ -57,7 +57,21 @@ func (h *Handler) createTestSession(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	// The body, if any, is ignored: the path names the agent.
+	// The body is what the SDK posts to /widget/v1/session; the path names
+	// the agent, and a test always starts fresh.
+	var in struct {
+		AgentID   int64  `json:"agent_id"`
+		SessionID string `json:"session_id"`
+	}
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.AgentID != 0 && in.AgentID != agentID {
+		return agentline.Invalid("agent_id", "agent_id must be the agent of the path, %d, or left out", agentID)
+	}
+	if in.SessionID != "" {
+		return agentline.Invalid("session_id", "a test session starts fresh: leave session_id out")
+	}
 	started, err := h.startSession(ctx, key, sessionRequest{AgentID: agentID, Origin: TestOrigin})
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ func TestConsoleTestSession(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	base := fmt.Sprintf("/api/agents/%d/test-session", e.agent.ID)
 	var s sessionAnswer
-	e.do("POST", base, e.owner, "", nil, 201, &s)
+	e.do("POST", base, e.owner, "", map[string]any{"agent_id": e.agent.ID}, 201, &s)
 	if s.SessionID == "" || s.AgentID != e.agent.ID || s.Provider != "openai" || s.ClientSecret == "" || s.Connect.URL == "" {
 		t.Fatalf("test session = %+v", s)
 	}
@@ -53,10 +53,12 @@ func TestConsoleTestSession(t *testing.T) {
 		status                         int
 		code                           string
 	}{
-		{"no token", "POST", base, "", "", nil, 401, agentline.EUnauthorized},
-		{"viewer", "POST", base, e.viewer, "", nil, 403, agentline.EForbidden},
-		{"stranger", "POST", base, stranger, "", nil, 404, agentline.ENotFound},
-		{"missing agent", "POST", "/api/agents/999999/test-session", e.owner, "", nil, 404, agentline.ENotFound},
+		{"no token", "POST", base, "", "", map[string]any{}, 401, agentline.EUnauthorized},
+		{"another agent in the body", "POST", base, e.owner, "", map[string]any{"agent_id": e.gemini.ID}, 400, agentline.EInvalid},
+		{"continuing a session", "POST", base, e.owner, "", map[string]any{"session_id": "x"}, 400, agentline.EInvalid},
+		{"viewer", "POST", base, e.viewer, "", map[string]any{}, 403, agentline.EForbidden},
+		{"stranger", "POST", base, stranger, "", map[string]any{}, 404, agentline.ENotFound},
+		{"missing agent", "POST", "/api/agents/999999/test-session", e.owner, "", map[string]any{}, 404, agentline.ENotFound},
 		{"a key cannot reach a test session", "POST", "/widget/v1/tools/execute", "", e.key,
 			map[string]any{"session_id": s.SessionID, "call_id": "c2", "name": "lookup_order"}, 404, agentline.ENotFound},
 		{"a test route cannot reach a channel's session", "POST", base + "/tools/execute", e.owner, "",
