@@ -14,6 +14,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -45,6 +46,7 @@ type Assets struct {
 	Console    *Asset // the console's page, at /
 	ConsoleJS  *Asset // /console/app.js
 	ConsoleCSS *Asset // /console/app.css
+	Favicon    *Asset // /favicon.svg, also at /favicon.ico
 }
 
 // Content types of the assets.
@@ -52,6 +54,7 @@ const (
 	typeJS   = "text/javascript; charset=utf-8"
 	typeCSS  = "text/css; charset=utf-8"
 	typeHTML = "text/html; charset=utf-8"
+	typeSVG  = "image/svg+xml"
 )
 
 // ConsoleCSP is the console page's Content-Security-Policy: its own script
@@ -89,6 +92,7 @@ func Load() (*Assets, error) {
 		{&a.Console, "console/index.html", typeHTML, asIs, pageHeader},
 		{&a.ConsoleJS, "console/app.js", typeJS, js, consoleHeader},
 		{&a.ConsoleCSS, "console/app.css", typeCSS, css, consoleHeader},
+		{&a.Favicon, "console/favicon.svg", typeSVG, asIs, http.Header{"Cache-Control": {"public, max-age=86400"}}},
 	} {
 		asset, err := load(f.name, f.build)
 		if err != nil {
@@ -179,7 +183,33 @@ func (a *Assets) ConsoleRoutes() []httpx.Route {
 		{Method: "GET", Pattern: "/{$}", Auth: httpx.Public, Name: "web.Assets.Console", Handler: a.Console},
 		{Method: "GET", Pattern: "/console/app.js", Auth: httpx.Public, Name: "web.Assets.ConsoleJS", Handler: a.ConsoleJS},
 		{Method: "GET", Pattern: "/console/app.css", Auth: httpx.Public, Name: "web.Assets.ConsoleCSS", Handler: a.ConsoleCSS},
+		{Method: "GET", Pattern: "/favicon.svg", Auth: httpx.Public, Name: "web.Assets.Favicon", Handler: a.Favicon},
+		{Method: "GET", Pattern: "/favicon.ico", Auth: httpx.Public, Name: "web.Assets.Favicon", Handler: a.Favicon},
 	}
+}
+
+// AllowConnect lets the console page connect to the given origins besides
+// its own: the providers' origins, so that the agent page's Test panel can
+// reach a real provider (the sandbox is on the console's own origin).
+// Origins that do not parse are left out.
+func (a *Assets) AllowConnect(origins ...string) {
+	extra := ""
+	for _, o := range origins {
+		if u, err := url.Parse(o); err == nil && u.Host != "" && (u.Scheme == "https" || u.Scheme == "http") {
+			ws := "wss"
+			if u.Scheme == "http" {
+				ws = "ws"
+			}
+			extra += " " + u.Scheme + "://" + u.Host + " " + ws + "://" + u.Host
+		}
+	}
+	if extra == "" {
+		return
+	}
+	csp := strings.Replace(ConsoleCSP, "connect-src 'self'", "connect-src 'self'"+extra, 1)
+	h := a.Console.Header.Clone()
+	h.Set("Content-Security-Policy", csp)
+	a.Console.Header = h
 }
 
 // ServeHTTP answers with the file, gzip-compressed when the client accepts

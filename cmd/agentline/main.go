@@ -95,6 +95,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	logger := newLogger(stderr, cfg.LogLevel).With("version", versionString())
 	ratelimit.RedisClientLogs(logger)
+	if cfg.DefaultSandbox() {
+		logger.Warn("development without OPENAI_API_KEY: the sandbox provider is on by default; set OPENAI_API_KEY for a real model, or AGENTLINE_SANDBOX=false to keep it off")
+	}
 	a, err := app.New(ctx, cfg, logger, stdout)
 	if err != nil {
 		return err

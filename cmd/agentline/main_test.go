@@ -226,6 +226,16 @@ func TestServeIsTheDefault(t *testing.T) {
 	if !strings.Contains(stdout.String(), "password:") {
 		t.Errorf("first start printed no credentials: %q", stdout.String())
 	}
+	// Development without OPENAI_API_KEY: the sandbox is on, said once.
+	if n := strings.Count(stderr.String(), "the sandbox provider is on by default"); n != 1 {
+		t.Errorf("sandbox default logged %d times, want once; log:\n%s", n, stderr.String())
+	}
+	if res, err := http.Post("http://"+addr+"/sandbox/openai/v1/realtime/client_secrets", "application/json", strings.NewReader("{}")); err == nil {
+		res.Body.Close()
+		if res.StatusCode == 404 {
+			t.Errorf("sandbox provider not served by default in development")
+		}
+	}
 	cancel()
 	select {
 	case err := <-done:

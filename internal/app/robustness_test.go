@@ -16,6 +16,7 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/provider/providerfake"
 	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
@@ -168,7 +169,12 @@ func TestEveryRouteSurvivesBadInput(t *testing.T) {
 		// reached past the feature switch.
 		carrier := twiliofake.New(twiliofake.Options{})
 		t.Cleanup(carrier.Close)
+		// The provider is a fake on loopback too: console test sessions
+		// reach it past the checks.
+		provider := httptest.NewServer(providerfake.New("sk-test", "g-test"))
+		t.Cleanup(provider.Close)
 		s := apptest.Start(t, apptest.Config(t, databaseURL, map[string]string{
+			"OPENAI_BASE_URL": provider.URL, "GEMINI_BASE_URL": provider.URL, "GEMINI_API_KEY": "g-test",
 			"TELEPHONY_ENABLED": "true", "BOT_HOST": "agentline.example.com", "OPENAI_API_KEY": "sk-test",
 			"TWILIO_ACCOUNT_SID": carrier.AccountSID(), "TWILIO_AUTH_TOKEN": carrier.AuthToken(), "TWILIO_API_BASE_URL": carrier.URL(),
 		}))

@@ -54,6 +54,7 @@ func (a *App) mount(ctx context.Context) error {
 		Tools: a.Tools, PublicURL: a.Config.PublicURL,
 	})
 	a.routes = append(a.routes, a.widget.Routes()...)
+	a.routes = append(a.routes, a.widget.TestSessionRoutes()...)
 	assets, err := web.Load()
 	if err != nil {
 		return err
@@ -75,6 +76,8 @@ func (a *App) mount(ctx context.Context) error {
 		return err
 	}
 	a.routes = append(a.routes, webhooks.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks).Routes()...)
+	// The Test panel on an agent's page talks to the providers directly.
+	assets.AllowConnect(a.Config.OpenAIBaseURL, a.Config.GeminiBaseURL)
 	a.routes = append(a.routes, assets.ConsoleRoutes()...)
 
 	return nil

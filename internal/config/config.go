@@ -33,7 +33,7 @@ type Config struct {
 	AllowPrivateWebhooks bool          // AGENTLINE_ALLOW_PRIVATE_WEBHOOKS
 	LogLevel             string        // AGENTLINE_LOG_LEVEL
 	TelephonyEnabled     bool          // TELEPHONY_ENABLED
-	Sandbox              bool          // AGENTLINE_SANDBOX
+	Sandbox              bool          // AGENTLINE_SANDBOX; see DefaultSandbox
 	BotHost              string        // BOT_HOST
 	OpenAIAPIKey         string        // OPENAI_API_KEY
 	OpenAIBaseURL        string        // OPENAI_BASE_URL
@@ -52,6 +52,10 @@ type Config struct {
 	MetricsAddr          string        // AGENTLINE_METRICS_ADDR; see MetricsEnabled
 	BodyReadTimeout      time.Duration // AGENTLINE_BODY_READ_TIMEOUT
 	WebhookRetrySpan     time.Duration // AGENTLINE_WEBHOOK_RETRY_SPAN
+
+	// sandboxSet records that AGENTLINE_SANDBOX or --sandbox was given,
+	// so that DefaultSandbox leaves an explicit choice alone.
+	sandboxSet bool
 }
 
 // MetricsEnabled reports whether /metrics is served on MetricsAddr: "off"
@@ -122,6 +126,8 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	if err := Parse(fs, args); err != nil {
 		return Config{}, err
 	}
+	c.sandboxSet = getenv("AGENTLINE_SANDBOX") != ""
+	fs.Visit(func(f *flag.Flag) { c.sandboxSet = c.sandboxSet || f.Name == "sandbox" })
 	return *c, c.Validate()
 }
 

@@ -38,3 +38,31 @@ func TestSandboxSetting(t *testing.T) {
 		})
 	}
 }
+
+func TestDefaultSandbox(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want bool // Sandbox after DefaultSandbox
+		on   bool // DefaultSandbox reports it turned it on
+	}{
+		{name: "development without a key", want: true, on: true},
+		{name: "with an OpenAI key", env: map[string]string{"OPENAI_API_KEY": "sk-test"}, want: false},
+		{name: "explicitly off", env: map[string]string{"AGENTLINE_SANDBOX": "false"}, want: false},
+		{name: "explicitly off by flag", args: []string{"--sandbox=false"}, want: false},
+		{name: "explicitly on", env: map[string]string{"AGENTLINE_SANDBOX": "true"}, want: true},
+		{name: "never in production", env: map[string]string{"AGENTLINE_ENV": "production"}, want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := config.Load(tc.args, env(tc.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			on := c.DefaultSandbox()
+			if c.Sandbox != tc.want || on != tc.on {
+				t.Fatalf("Sandbox = %v (turned on: %v), want %v (%v)", c.Sandbox, on, tc.want, tc.on)
+			}
+		})
+	}
+}

@@ -140,7 +140,8 @@ func newServer(t testing.TB, o envOptions) *env {
 	if o.noProviderKeys {
 		opts.Provider = provider.New(provider.Config{OpenAIBaseURL: fakeSrv.URL, GeminiBaseURL: fakeSrv.URL}, nil)
 	}
-	e.srv = httptest.NewServer(serverHandler(widget.New(opts).Routes(), auth.NewHandler(e.auth, auth.Features{}).Routes(), o.extra))
+	w := widget.New(opts)
+	e.srv = httptest.NewServer(serverHandler(w.Routes(), w.TestSessionRoutes(), auth.NewHandler(e.auth, auth.Features{}).Routes(), o.extra))
 	t.Cleanup(e.srv.Close)
 	return e
 }

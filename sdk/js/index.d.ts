@@ -3,8 +3,19 @@
 export interface ClientOptions {
   /** agentline's base URL, e.g. "https://agentline.example.com"; default: the page's origin. */
   baseUrl?: string;
-  /** The channel's widget key, "svc_pk_...". */
-  publicKey: string;
+  /** The channel's widget key, "svc_pk_...". Not needed with token and endpoint. */
+  publicKey?: string;
+  /**
+   * A console test session: the signed-in user's session token, sent as
+   * Authorization: Bearer instead of X-API-Key. Used with endpoint.
+   */
+  token?: string;
+  /**
+   * The path that replaces /widget/v1 for session start, tool calls and
+   * analytics, e.g. "/api/agents/3/test-session" (POST it to start, and
+   * /tools/execute and /analytics under it). Give startSession the agentId.
+   */
+  endpoint?: string;
 }
 
 /** The answer of GET /widget/v1/config. */

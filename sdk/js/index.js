@@ -29,13 +29,18 @@ export function createClient(options) {
   // warn tells the site owner, once per cause, what to fix.
   const warn = (code, text) => { if (!warned[code]) { warned[code] = 1; console.warn('agentline: ' + text); } };
   const short = key.slice(0, 11) + '\u2026';
+  // A console test session (the agentline console's Test panel): the
+  // signed-in user's token instead of a key, and the agent's test routes
+  // (endpoint, e.g. /api/agents/3/test-session) instead of /widget/v1.
+  const auth = o.token ? { Authorization: 'Bearer ' + o.token } : { 'X-API-Key': key };
+  const url = (path) => base + (o.endpoint ? o.endpoint + (path === 'session' ? '' : '/' + path) : '/widget/v1/' + path);
 
   async function request(path, body, keepalive) {
     let res;
     try {
-      res = await fetch(base + '/widget/v1/' + path, {
+      res = await fetch(url(path), {
         method: body ? 'POST' : 'GET', keepalive: !!keepalive, body: body ? JSON.stringify(body) : undefined,
-        headers: body ? { 'X-API-Key': key, 'Content-Type': 'application/json' } : { 'X-API-Key': key },
+        headers: body ? { ...auth, 'Content-Type': 'application/json' } : auth,
       });
     } catch (e) {
       // A refused origin is answered without CORS headers, which the page

@@ -191,7 +191,8 @@ function showError(f, err) {
   for (const [name, text] of problems) {
     const el = markField(f, name, text);
     if (!el) rest.push(err.fields ? `${name}: ${text}` : text);
-    first = first || el;
+    // The first in the page's order, whatever order the messages came in.
+    if (el && (!first || first.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_PRECEDING)) first = el;
   }
   if (first) first.focus();
   f.querySelector(".form-error").textContent = rest.join("; ");
@@ -333,7 +334,28 @@ function header(section) {
     .filter(([, , feature]) => !feature || state.me.features.telephony_enabled)
     .map(([id, text]) => h("a", { href: "#/" + id, "aria-current": section === id ? "page" : null }, text)));
   const out = h("button", { type: "button", onclick: signOut }, "Sign out");
-  top.append(state.projects.length ? select : null, nav, h("span", { class: "user" }, state.me.user.email, out));
+  // flat drops the missing project switch (append would print "null").
+  top.append(...flat([state.projects.length ? select : null, nav, h("span", { class: "user" }, state.me.user.email, out)]));
+}
+
+// banners says, on every page, when the agents have no real model to talk
+// to: the sandbox is on, or a provider the project's agents use has no key.
+async function banners() {
+  const box = document.getElementById("banners");
+  const f = state.me ? state.me.features : null;
+  const out = [];
+  if (f && f.sandbox) out.push(h("p", { class: "banner" }, h("b", {}, "Sandbox: "), "a pretend provider. Set OPENAI_API_KEY to talk to a real model."));
+  if (f && state.project) {
+    const agents = await api("GET", `/api/projects/${state.project.id}/agents`).catch(() => []);
+    const missing = [["openai", "OpenAI-compatible", "OPENAI_API_KEY", f.openai_configured || f.sandbox],
+      ["gemini", "Gemini-compatible", "GEMINI_API_KEY", f.gemini_configured]]
+      .filter(([p, , , ok]) => !ok && agents.some((a) => a.provider === p));
+    for (const [p, name, env] of missing) {
+      const who = agents.filter((a) => a.provider === p).map((a) => a.name).join(", ");
+      out.push(h("p", { class: "banner warn" }, h("b", {}, `No ${name} provider: `), `${env} is not set, so ${who} cannot talk yet.`));
+    }
+  }
+  box.replaceChildren(...out);
 }
 
 function setProject(id) {
@@ -350,7 +372,7 @@ const routes = [
   [/^#\/projects$/, "projects", projectsPage],
   [/^#\/members$/, "members", membersPage],
   [/^#\/agents$/, "agents", agentsPage],
-  [/^#\/agents\/(\d+)(?:\/(settings|tools|knowledge|phone))?$/, "agents", agentPage],
+  [/^#\/agents\/(\d+)(?:\/(settings|test|tools|knowledge|phone))?$/, "agents", agentPage],
   [/^#\/channels$/, "channels", channelsPage],
   [/^#\/channels\/(\d+)$/, "channels", channelPage],
   [/^#\/sessions$/, "sessions", sessionsPage],
@@ -364,6 +386,7 @@ const routes = [
 // a page whose data arrives after the user moved on is dropped.
 async function render(focus) {
   const gen = ++renderGen;
+  if (state.test) state.test.end("page");
   const main = document.getElementById("main");
   // The page being left stays, dimmed, until the next one has its data.
   main.setAttribute("aria-busy", "true");
@@ -384,6 +407,7 @@ async function render(focus) {
   const ctx = { show, live: () => gen === renderGen };
   if (!state.token) {
     header();
+    document.getElementById("banners").replaceChildren();
     return signInPage(ctx);
   }
   try {
@@ -399,6 +423,7 @@ async function render(focus) {
       return;
     }
     header(route[1]);
+    banners().catch(() => {});
     await route[2](ctx, ...hash.match(route[0]).slice(1));
   } catch (err) {
     if (!state.token) return;
@@ -515,13 +540,40 @@ function modelList() {
   return h("datalist", { id: "models" }, models.map((m) => h("option", { value: m })));
 }
 
+// checklist is the project's first steps with their live state, each
+// linked to where it is done.
+async function checklist(agents) {
+  const pid = state.project.id, f = state.me.features;
+  const channels = await api("GET", `/api/projects/${pid}/channels`);
+  // A key that answered a request from its site (last_used_at) means the
+  // snippet runs on a real page.
+  const keys = await Promise.all(channels.slice(0, 20).map((c) => api("GET", `/api/channels/${c.id}/key`).catch(() => null)));
+  const numbers = f.telephony_enabled ? await api("GET", `/api/projects/${pid}/telephony/numbers`).catch(() => []) : [];
+  const widget = channels.find((c) => c.type === "voice_widget") || channels[0];
+  const items = [
+    [f.openai_configured || f.gemini_configured, f.sandbox ? "A provider: the sandbox, a pretend one; set OPENAI_API_KEY (or GEMINI_API_KEY) for a real model"
+      : "A provider: set OPENAI_API_KEY or GEMINI_API_KEY on the server", null],
+    [agents.length > 0, "An agent", agents.length ? `#/agents/${agents[0].id}/test` : "#/agents", agents.length ? "Try it" : "Create one"],
+    [channels.length > 0, "A channel: a website widget or a web form", channels.length ? `#/channels/${channels[0].id}` : "#/channels", channels.length ? "Open" : "Create one"],
+    [keys.some((k) => k && k.last_used_at), "The snippet seen on a real site", widget ? `#/channels/${widget.id}` : "#/channels", "Snippets"],
+  ];
+  if (f.telephony_enabled) {
+    items.push([numbers.length > 0, "A phone number", agents.length ? `#/agents/${agents[0].id}/phone` : "#/agents", "Buy one"]);
+  }
+  const done = items.filter(([ok]) => ok).length;
+  return h("section", { class: "card", "aria-labelledby": "checklist-title" },
+    h("h2", { id: "checklist-title" }, `Get started: ${done} of ${items.length} done`),
+    h("ul", { class: "checklist" }, items.map(([ok, text, href, link]) => h("li", { class: ok ? "done" : "" },
+      h("span", { class: "mark" }, ok ? "Done" : "To do"), h("span", {}, text, href ? [" · ", h("a", { href }, link)] : null)))));
+}
+
 async function agentsPage({ show }) {
   const agents = await api("GET", `/api/projects/${state.project.id}/agents`);
   const rows = agents.map((a) => h("tr", {},
     h("td", {}, h("a", { href: `#/agents/${a.id}` }, a.name)), h("td", {}, a.model), h("td", {}, a.voice), h("td", {}, a.language)));
-  show("Agents",
+  show("Agents", await checklist(agents),
     table(["Name", "Model", "Voice", "Language"], rows, "No agents yet: create one below."),
-    h("div", { class: "card" }, h("h2", {}, "New agent"), modelList(), form([
+    h("div", { class: "card", id: "new-agent" }, h("h2", {}, "New agent"), modelList(), form([
       { name: "name", label: "Name", required: true },
       { name: "model", label: "Model", value: "gpt-realtime", list: "models", hint: "gpt-realtime* (OpenAI-compatible) or gemini-*live* / *native-audio* (Gemini-compatible)." },
       { name: "instructions", label: "Instructions", type: "textarea", hint: "The system prompt." },
@@ -533,11 +585,11 @@ async function agentsPage({ show }) {
 
 async function agentPage(ctx, id, tab = "settings") {
   const agent = await api("GET", `/api/agents/${id}`);
-  const tabs = [["settings", "Settings"], ["tools", "Tools"], ["knowledge", "Knowledge"]];
+  const tabs = [["settings", "Settings"], ["test", "Test"], ["tools", "Tools"], ["knowledge", "Knowledge"]];
   if (state.me.features.telephony_enabled) tabs.push(["phone", "Phone"]);
   const nav = h("nav", { class: "tabs", "aria-label": "Agent" }, tabs.map(([t, l]) =>
     h("a", { href: `#/agents/${id}/${t}`, "aria-current": t === tab ? "page" : null }, l)));
-  const body = await { settings: agentSettings, tools: agentTools, knowledge: agentKnowledge, phone: agentPhone }[tab](ctx, agent);
+  const body = await { settings: agentSettings, test: agentTest, tools: agentTools, knowledge: agentKnowledge, phone: agentPhone }[tab](ctx, agent);
   ctx.show(agent.name, nav, body);
 }
 
@@ -569,6 +621,75 @@ function agentSettings(ctx, a) {
     Object.assign(a, updated);
     saved.textContent = `Saved at ${when(updated.updated_at)}.`;
   }, { extra: saved })), h("div", { class: "card" }, h("h2", {}, "Danger zone"), del));
+}
+
+// agentTest is the Test panel: a conversation with the agent by voice or
+// text through the client SDK (/sdk/client.js), on a console test session:
+// no channel and no key, the sign-in's token authorizes it. It is stored
+// like a widget session, from origin "console".
+async function agentTest(ctx, a) {
+  const { createClient } = await import("/sdk/client.js");
+  const f = state.me.features;
+  const via = a.provider === "gemini" ? (f.gemini_configured ? "Gemini" : "")
+    : f.sandbox ? "the sandbox (a pretend provider)" : f.openai_configured ? "OpenAI" : "";
+  const status = h("p", { class: "muted", role: "status", id: "test-status" }, "Not connected.");
+  const lines = h("ol", { class: "transcript", id: "test-transcript", "aria-label": "Test transcript", "aria-live": "polite" });
+  const err = h("p", { class: "form-error", role: "alert" });
+  const voice = h("button", { type: "button", class: "primary" }, "Talk (microphone)");
+  const typed = h("button", { type: "button" }, "Chat by text");
+  const mute = h("button", { type: "button", "aria-pressed": "false", hidden: true }, "Mute");
+  const stop = h("button", { type: "button", class: "danger", hidden: true }, "End");
+  const msg = h("input", { id: "test-message", type: "text", autocomplete: "off", disabled: true });
+  const send = h("form", { class: "test-send", "aria-label": "Send a message" },
+    h("label", { for: "test-message" }, "Message"), h("div", { class: "row" }, msg, h("button", { type: "submit" }, "Send")));
+  const running = (on) => {
+    voice.hidden = typed.hidden = on;
+    mute.hidden = stop.hidden = !on;
+    msg.disabled = !on;
+  };
+  const start = (textOnly) => {
+    err.textContent = "";
+    lines.replaceChildren();
+    const client = createClient({ token: state.token, endpoint: `/api/agents/${a.id}/test-session` });
+    const session = state.test = client.startSession({ agentId: a.id, textOnly });
+    const shown = new Map();
+    session.on("state", (st) => {
+      status.textContent = { connecting: "Connecting…", listening: "Live: listening.", speaking: "Live: the agent is speaking.", ended: "Ended." }[st] || st;
+      running(st !== "ended");
+      if (st === "listening" && textOnly) msg.focus();
+    });
+    session.on("transcript", (t) => {
+      let li = shown.get(t.id);
+      if (!li) shown.set(t.id, (li = h("li", { class: t.role })));
+      li.replaceChildren(h("span", { class: "who" }, t.role === "user" ? "You:" : "Agent:"), " ", t.text);
+      lines.append(li);
+    });
+    session.on("toolCall", (c) => lines.append(h("li", { class: "tool" }, h("span", { class: "who" }, "Tool " + c.name),
+      " arguments " + json(c.arguments) + " → " + json(c.output) + (c.isError ? " (error)" : ""))));
+    session.on("error", (e) => (err.textContent = e.message));
+    session.on("end", () => {
+      if (state.test === session) state.test = null;
+      running(false);
+    });
+    running(true);
+  };
+  voice.addEventListener("click", () => start(false));
+  typed.addEventListener("click", () => start(true));
+  mute.addEventListener("click", () => {
+    if (!state.test) return;
+    state.test.mute(!state.test.muted);
+    mute.setAttribute("aria-pressed", String(state.test.muted));
+    mute.textContent = state.test.muted ? "Unmute" : "Mute";
+  });
+  stop.addEventListener("click", () => state.test && state.test.end("client"));
+  send.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    if (state.test && state.test.sendText(msg.value)) msg.value = "";
+  });
+  return h("div", { class: "card test-panel" }, h("h2", {}, "Test " + a.name),
+    via ? h("p", { class: "muted" }, `Talks to ${via} with ${a.model}, the agent's tools included. Tests are kept with the sessions, from origin console; no channel or key is needed.`)
+      : notice(`The ${a.provider === "gemini" ? "Gemini" : "OpenAI"}-compatible provider of this agent has no API key on this server, so a test cannot connect.`, "error"),
+    h("div", { class: "row" }, voice, typed, mute, stop), status, err, lines, send);
 }
 
 async function agentTools(ctx, a) {
@@ -626,8 +747,14 @@ async function agentKnowledge(ctx, a) {
   });
   const search = form([{ name: "q", label: "Search the documents", type: "search", required: true }], "Search", async (v) => {
     const res = await api("GET", `/api/agents/${a.id}/knowledge/search` + query({ q: v.q }));
+    // Scores only compare within one search: show the rank, and a bar
+    // relative to the best match.
+    const best = Math.max(0, ...res.results.map((r) => r.score));
     results.replaceChildren(res.results.length
-      ? h("ol", {}, res.results.map((r) => h("li", {}, h("b", {}, r.title), " ", h("span", { class: "muted" }, `(score ${r.score.toFixed(2)})`), h("p", {}, r.text))))
+      ? h("ol", { class: "matches" }, res.results.map((r, i) => h("li", {}, h("b", {}, r.title), " ",
+        h("span", { class: "muted" }, i === 0 ? "(best match)" : `(match ${i + 1})`),
+        best > 0 ? h("meter", { min: 0, max: 1, value: Math.max(0, r.score) / best, "aria-label": `Relevance of match ${i + 1}, relative to the best` }) : null,
+        h("p", {}, r.text))))
       : h("p", { class: "muted" }, "No passage matches."));
   });
   return h("div", {},
