@@ -37,35 +37,51 @@ type Stream struct {
 	Params map[string]string
 }
 
+// twimlVerb is one verb of a TwiML <Response>.
+type twimlVerb struct {
+	XMLName xml.Name
+	Text    string `xml:",chardata"`
+	Stream  struct {
+		URL    string `xml:"url,attr"`
+		Params []struct {
+			Name  string `xml:"name,attr"`
+			Value string `xml:"value,attr"`
+		} `xml:"Parameter"`
+	} `xml:"Stream"`
+}
+
 // ParseTwiML finds the <Connect><Stream> of a TwiML document; a document
-// without one (a <Say> and <Hangup/>, say) is an error quoting it.
+// without one (a <Say> and <Hangup/>, say) is an error quoting it. A stream
+// must be followed by <Hangup/> and nothing else: the carrier runs the next
+// verb when the stream closes, so anything else would keep the line open.
 func ParseTwiML(doc string) (Stream, error) {
 	var r struct {
-		Say     string `xml:"Say"`
-		Connect struct {
-			Stream struct {
-				URL    string `xml:"url,attr"`
-				Params []struct {
-					Name  string `xml:"name,attr"`
-					Value string `xml:"value,attr"`
-				} `xml:"Parameter"`
-			} `xml:"Stream"`
-		} `xml:"Connect"`
+		Verbs []twimlVerb `xml:",any"`
 	}
 	if err := xml.Unmarshal([]byte(doc), &r); err != nil {
 		return Stream{}, fmt.Errorf("TwiML: %w", err)
 	}
-	if r.Connect.Stream.URL == "" {
-		if r.Say != "" {
-			return Stream{}, fmt.Errorf("the call was not connected; the caller hears: %q", r.Say)
+	said := ""
+	for i, v := range r.Verbs {
+		if v.XMLName.Local == "Say" && said == "" {
+			said = v.Text
 		}
-		return Stream{}, fmt.Errorf("the TwiML opens no stream: %s", doc)
+		if v.XMLName.Local != "Connect" || v.Stream.URL == "" {
+			continue
+		}
+		if len(r.Verbs) != i+2 || r.Verbs[i+1].XMLName.Local != "Hangup" {
+			return Stream{}, fmt.Errorf("the TwiML's <Connect> is not followed by <Hangup/> alone: %s", doc)
+		}
+		s := Stream{URL: v.Stream.URL, Params: map[string]string{}}
+		for _, p := range v.Stream.Params {
+			s.Params[p.Name] = p.Value
+		}
+		return s, nil
 	}
-	s := Stream{URL: r.Connect.Stream.URL, Params: map[string]string{}}
-	for _, p := range r.Connect.Stream.Params {
-		s.Params[p.Name] = p.Value
+	if said != "" {
+		return Stream{}, fmt.Errorf("the call was not connected; the caller hears: %q", said)
 	}
-	return s, nil
+	return Stream{}, fmt.Errorf("the TwiML opens no stream: %s", doc)
 }
 
 // Webhook posts the inbound call webhook to server (a base URL such as
