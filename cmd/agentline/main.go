@@ -110,19 +110,30 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	return a.Run(ctx, ln)
 }
 
+// openMigrated opens the database and applies every pending migration, as
+// the commands that work on the database directly need.
+func openMigrated(ctx context.Context, databaseURL string) (*store.DB, error) {
+	db, err := store.Open(ctx, databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	cfg, err := config.Load(args, getenv)
 	if err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, cfg.DatabaseURL)
+	db, err := openMigrated(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		return err
-	}
 	status, err := db.MigrationStatus(ctx)
 	if err != nil {
 		return err

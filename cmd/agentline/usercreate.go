@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/config"
-	"github.com/agentline/agentline/internal/store"
 )
 
 var errUserUsage = errors.New("usage: agentline user create --email EMAIL [--password -]: the password comes from standard input " +
@@ -43,14 +42,11 @@ func userCreate(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, cfg.DatabaseURL)
+	db, err := openMigrated(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		return err
-	}
 	u, err := auth.New(db, cfg.SessionTTL, auth.WithPasswordCost(int(cfg.PasswordCost))).CreateUser(ctx, *email, pw)
 	if err != nil {
 		return err
