@@ -26,6 +26,10 @@ const (
 	ConversationFailed    = "failed"
 )
 
+// EventHeartbeat is the session event a live widget client reports every
+// 30 s: it keeps the session's last event time and is not stored.
+const EventHeartbeat = "heartbeat"
+
 // End reasons the server sets on widget conversations; a client may report
 // its own in session_ended's data.reason.
 const (

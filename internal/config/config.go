@@ -51,6 +51,8 @@ type Config struct {
 	MetricsAddr          string        // AGENTLINE_METRICS_ADDR; see MetricsEnabled
 	BodyReadTimeout      time.Duration // AGENTLINE_BODY_READ_TIMEOUT
 	WebhookRetrySpan     time.Duration // AGENTLINE_WEBHOOK_RETRY_SPAN
+	SessionIdleTimeout   time.Duration // AGENTLINE_SESSION_IDLE_TIMEOUT
+	LiveChatTimeout      time.Duration // AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT
 }
 
 // MetricsEnabled reports whether /metrics is served on MetricsAddr: "off"
@@ -106,6 +108,8 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_METRICS_ADDR", flag: "metrics-addr", def: "127.0.0.1:9090", usage: "address of the separate listener serving /metrics (Prometheus text); off disables it", str: &c.MetricsAddr},
 		{env: "AGENTLINE_TRUSTED_PROXIES", flag: "trusted-proxies", usage: "comma-separated CIDRs of reverse proxies whose X-Forwarded-For or Forwarded header names the client; empty trusts none", str: &c.TrustedProxyList},
 		{env: "AGENTLINE_WEBHOOK_RETRY_SPAN", flag: "webhook-retry-span", def: "72h", usage: "how long an event webhook delivery is retried (the schedule scales with it) and an endpoint may fail before it is disabled", duration: &c.WebhookRetrySpan},
+		{env: "AGENTLINE_SESSION_IDLE_TIMEOUT", flag: "session-idle-timeout", def: "2m", usage: "a widget conversation with no event (heartbeats included) for this long ends as abandoned", duration: &c.SessionIdleTimeout},
+		{env: "AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT", flag: "live-chat-connect-timeout", def: "15m", usage: "a live chat started from a form that never connects within this long ends as abandoned", duration: &c.LiveChatTimeout},
 	}
 }
 
@@ -234,6 +238,12 @@ func (c *Config) Validate() error {
 	}
 	if c.WebhookRetrySpan <= 0 {
 		bad("AGENTLINE_WEBHOOK_RETRY_SPAN must be positive, such as 72h")
+	}
+	if c.SessionIdleTimeout <= 0 {
+		bad("AGENTLINE_SESSION_IDLE_TIMEOUT must be positive, such as 2m")
+	}
+	if c.LiveChatTimeout <= 0 {
+		bad("AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT must be positive, such as 15m")
 	}
 	if c.MaxCallDuration <= 0 {
 		bad("AGENTLINE_MAX_CALL_DURATION must be positive, such as 30m")

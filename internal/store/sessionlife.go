@@ -11,10 +11,6 @@ import (
 	"github.com/agentline/agentline"
 )
 
-// EventHeartbeat is reported every 30 s by a live widget client: it keeps
-// the session's last event time and is not stored as an event.
-const EventHeartbeat = "heartbeat"
-
 func maxTime(a, b time.Time) time.Time {
 	if b.After(a) {
 		return b
@@ -54,27 +50,17 @@ func endSession(ctx context.Context, c conn, sessionID string, started, at time.
 	return err
 }
 
-// SweepOptions says when a live widget session is over.
-type SweepOptions struct {
-	// IdleBefore: a connected session with no event since then is
-	// abandoned, ended at its last event.
-	IdleBefore time.Time
-	// ConnectBefore: a live chat session created before then that never
-	// connected is abandoned.
-	ConnectBefore time.Time
-	// Limit bounds the sessions ended by one sweep (default 500).
-	Limit int
-}
+// sweepLimit bounds the sessions one sweep ends; the next sweep takes the
+// rest.
+const sweepLimit = 500
 
 // AbandonIdleSessions ends the live widget sessions of every project that
-// are over by o as abandoned: end time at the last event seen (the start
-// for a session that reported none), duration up to it. Each is its own
-// transaction with its conversation.ended event. It returns how many it
-// ended.
-func (db *DB) AbandonIdleSessions(ctx context.Context, o SweepOptions) (int, error) {
-	if o.Limit <= 0 {
-		o.Limit = 500
-	}
+// are over as abandoned: a connected session with no event since
+// idleBefore, at its last event seen (its start when it reported none),
+// with the duration up to it; a live chat session created before
+// connectBefore that never connected. Each is its own transaction with its
+// conversation.ended event. It returns how many it ended.
+func (db *DB) AbandonIdleSessions(ctx context.Context, idleBefore, connectBefore time.Time) (int, error) {
 	type idle struct {
 		id        string
 		projectID int64
@@ -82,7 +68,7 @@ func (db *DB) AbandonIdleSessions(ctx context.Context, o SweepOptions) (int, err
 	}
 	rows, err := db.reader().query(ctx, `SELECT id, project_id, provider FROM widget_sessions WHERE status = 'live'
 		AND ((provider <> '' AND coalesce(last_event_at, started_at) < ?) OR (provider = '' AND started_at < ?))
-		ORDER BY started_at LIMIT ?`, o.IdleBefore.UTC(), o.ConnectBefore.UTC(), o.Limit)
+		ORDER BY started_at LIMIT ?`, idleBefore.UTC(), connectBefore.UTC(), sweepLimit)
 	if err != nil {
 		return 0, fmt.Errorf("find idle sessions: %w", err)
 	}

@@ -36,15 +36,15 @@ func TestAbandonIdleSessions(t *testing.T) {
 			}
 		}
 		report("ses_alive", agentline.SessionEvent{Type: agentline.EventTranscript, At: start.Add(time.Minute), Data: say},
-			agentline.SessionEvent{Type: store.EventHeartbeat, At: now.Add(-5 * time.Second)})
+			agentline.SessionEvent{Type: agentline.EventHeartbeat, At: now.Add(-5 * time.Second)})
 		report("ses_idle", agentline.SessionEvent{Type: agentline.EventTranscript, At: start.Add(2 * time.Minute), Data: say})
 		report("ses_ended", agentline.SessionEvent{Type: agentline.EventSessionEnded, At: start.Add(3 * time.Minute)})
 		if _, err := db.CreateLead(ctx, agentline.Lead{ProjectID: f.p1.ID, ChannelID: f.c1.ID, Mode: agentline.FormLiveChat, Answers: map[string]any{}},
 			&agentline.WidgetSession{ID: "ses_gate", ProjectID: f.p1.ID, ChannelID: f.c1.ID, AgentID: f.a1.ID}); err != nil {
 			t.Fatal(err)
 		}
-		opts := store.SweepOptions{IdleBefore: now.Add(-2 * time.Minute), ConnectBefore: now.Add(-time.Hour)}
-		n, err := db.AbandonIdleSessions(ctx, opts)
+		idle, connect := now.Add(-2*time.Minute), now.Add(-time.Hour)
+		n, err := db.AbandonIdleSessions(ctx, idle, connect)
 		if err != nil || n != 1 {
 			t.Fatalf("sweep = %d %v, want 1", n, err)
 		}
@@ -71,14 +71,14 @@ func TestAbandonIdleSessions(t *testing.T) {
 		}
 		// The live chat's own, longer timeout passes; a second sweep finds
 		// nothing else.
-		opts.ConnectBefore = now.Add(time.Second)
-		if n, err := db.AbandonIdleSessions(ctx, opts); err != nil || n != 1 {
+		connect = now.Add(time.Second)
+		if n, err := db.AbandonIdleSessions(ctx, idle, connect); err != nil || n != 1 {
 			t.Fatalf("second sweep = %d %v", n, err)
 		}
 		if c, _ := db.Conversation(ctx, f.p1.ID, "ses_gate"); c.Status != "abandoned" || c.EndReason != "never_connected" || c.Kind != "live_chat" {
 			t.Fatalf("gate = %+v", c)
 		}
-		if n, err := db.AbandonIdleSessions(ctx, opts); err != nil || n != 0 {
+		if n, err := db.AbandonIdleSessions(ctx, idle, connect); err != nil || n != 0 {
 			t.Fatalf("third sweep = %d %v", n, err)
 		}
 		// A late session_ended does not revive or re-end an abandoned one.

@@ -305,7 +305,7 @@ func (db *DB) AddSessionEvents(ctx context.Context, projectID int64, sessionID s
 		for _, e := range events {
 			last = maxTime(last, e.At.UTC())
 			switch e.Type {
-			case EventHeartbeat:
+			case agentline.EventHeartbeat:
 				continue
 			case agentline.EventToolCall:
 				tools++
