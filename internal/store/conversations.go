@@ -27,9 +27,10 @@ func conversationUnion(stats bool) string {
 		wsStats = `, ws.tool_calls AS tool_calls,
 		(SELECT count(*) FROM session_events e WHERE e.session_id = ws.id AND e.type = 'tool_call'
 			AND e.data LIKE '%"is_error":true%') AS tool_errors`
+		// call_events.data is jsonb on PostgreSQL, whose text has spaces.
 		callStats = `, (SELECT count(*) FROM call_events e WHERE e.call_id = c.id AND e.type = 'tool_call'),
 		(SELECT count(*) FROM call_events e WHERE e.call_id = c.id AND e.type = 'tool_call'
-			AND e.data LIKE '%"is_error":true%')`
+			AND replace(CAST(e.data AS TEXT), ' ', '') LIKE '%"is_error":true%')`
 	}
 	return `
 	SELECT ws.id AS id, ws.project_id AS project_id, ws.agent_id AS agent_id,
