@@ -24,6 +24,7 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/config"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/jobs"
@@ -354,6 +355,9 @@ func (a *App) jobQueue(ctx context.Context) error {
 	jobs.Add(r, notifier, notifier.MaxAttempts())
 	jobs.Add(r, webhooks.NewDeliverer(webhooks.DelivererOptions{Store: a.Store, Client: a.Tools.Client(), Logger: a.Logger,
 		Span: a.Config.WebhookRetrySpan, Registerer: a.Registry}), 25)
+	sweeper := &conversation.Sweeper{Store: a.Store, IdleTimeout: a.Config.SessionIdleTimeout,
+		ConnectTimeout: a.Config.LiveChatTimeout, Logger: a.Logger}
+	jobs.AddPeriodic(r, sweeper, sweeper.Interval(), agentline.SweepConversations{})
 	q, err := jobs.New(jobs.Options{Pool: a.Store.JobPool(), Dialect: dialect, Logger: a.Logger, Registerer: a.Registry}, r)
 	if err != nil {
 		return err

@@ -33,7 +33,7 @@ type tenants struct {
 type domainObjects struct {
 	number, tool, document, channel, lead int64
 	webhook, delivery                     int64
-	callSID                               string
+	callSID, conversation                 string
 }
 
 // paramFixtures maps each path parameter name of the routes to a real id in
@@ -52,6 +52,9 @@ var paramFixtures = map[string]func(f tenants) (own, other string){
 	"lead_id":     func(f tenants) (string, string) { return itoa(f.own.lead), itoa(f.other.lead) },
 	"webhook_id":  func(f tenants) (string, string) { return itoa(f.own.webhook), itoa(f.other.webhook) },
 	"delivery_id": func(f tenants) (string, string) { return itoa(f.own.delivery), itoa(f.other.delivery) },
+	"conversation_id": func(f tenants) (string, string) {
+		return f.own.conversation, f.other.conversation
+	},
 }
 
 // newObjects makes one of each domain object for the agent: a webhook tool,
@@ -95,6 +98,7 @@ func newObjects(t *testing.T, s *apptest.Server, token string, projectID, agentI
 		t.Fatal(err)
 	}
 	o.number, o.callSID = n.ID, c.CallSID
+	o.conversation = agentline.CallConversationID(c.ID)
 	o.webhook, o.delivery = newWebhook(t, s, token, projectID)
 	return o
 }

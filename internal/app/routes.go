@@ -16,6 +16,7 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/api"
 	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/provider"
@@ -76,6 +77,7 @@ func (a *App) mount(ctx context.Context) error {
 		return err
 	}
 	a.routes = append(a.routes, webhooks.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks).Routes()...)
+	a.routes = append(a.routes, conversation.New(a.Store, a.Auth).Routes()...)
 	// The Test panel on an agent's page talks to the providers directly.
 	assets.AllowConnect(a.Config.OpenAIBaseURL, a.Config.GeminiBaseURL)
 	a.routes = append(a.routes, assets.ConsoleRoutes()...)

@@ -52,6 +52,8 @@ type Config struct {
 	MetricsAddr          string        // AGENTLINE_METRICS_ADDR; see MetricsEnabled
 	BodyReadTimeout      time.Duration // AGENTLINE_BODY_READ_TIMEOUT
 	WebhookRetrySpan     time.Duration // AGENTLINE_WEBHOOK_RETRY_SPAN
+	SessionIdleTimeout   time.Duration // AGENTLINE_SESSION_IDLE_TIMEOUT
+	LiveChatTimeout      time.Duration // AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT
 
 	// sandboxSet records that AGENTLINE_SANDBOX or --sandbox was given,
 	// so that DefaultSandbox leaves an explicit choice alone.
@@ -112,6 +114,8 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_METRICS_ADDR", flag: "metrics-addr", def: "127.0.0.1:9090", usage: "address of the separate listener serving /metrics (Prometheus text); off disables it", str: &c.MetricsAddr},
 		{env: "AGENTLINE_TRUSTED_PROXIES", flag: "trusted-proxies", usage: "comma-separated CIDRs of reverse proxies whose X-Forwarded-For or Forwarded header names the client; empty trusts none", str: &c.TrustedProxyList},
 		{env: "AGENTLINE_WEBHOOK_RETRY_SPAN", flag: "webhook-retry-span", def: "72h", usage: "how long an event webhook delivery is retried (the schedule scales with it) and an endpoint may fail before it is disabled", duration: &c.WebhookRetrySpan},
+		{env: "AGENTLINE_SESSION_IDLE_TIMEOUT", flag: "session-idle-timeout", def: "2m", usage: "a widget conversation with no event (heartbeats included) for this long ends as abandoned", duration: &c.SessionIdleTimeout},
+		{env: "AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT", flag: "live-chat-connect-timeout", def: "15m", usage: "a live chat started from a form that never connects within this long ends as abandoned", duration: &c.LiveChatTimeout},
 	}
 }
 
@@ -240,20 +244,21 @@ func (c *Config) Validate() error {
 	if c.FormSubmitsPerMinute < 1 {
 		bad("AGENTLINE_FORM_SUBMITS_PER_MINUTE must be at least 1")
 	}
-	if c.WebhookRetrySpan <= 0 {
-		bad("AGENTLINE_WEBHOOK_RETRY_SPAN must be positive, such as 72h")
-	}
-	if c.MaxCallDuration <= 0 {
-		bad("AGENTLINE_MAX_CALL_DURATION must be positive, such as 30m")
-	}
-	if c.ModelReadyTimeout <= 0 {
-		bad("AGENTLINE_MODEL_READY_TIMEOUT must be positive, such as 10s")
-	}
-	if c.TwilioTimeout <= 0 {
-		bad("TWILIO_TIMEOUT must be positive, such as 15s")
-	}
-	if c.ShutdownTimeout <= 0 {
-		bad("AGENTLINE_SHUTDOWN_TIMEOUT must be positive")
+	for _, d := range []struct {
+		name, example string
+		v             time.Duration
+	}{
+		{"AGENTLINE_WEBHOOK_RETRY_SPAN", "72h", c.WebhookRetrySpan},
+		{"AGENTLINE_SESSION_IDLE_TIMEOUT", "2m", c.SessionIdleTimeout},
+		{"AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT", "15m", c.LiveChatTimeout},
+		{"AGENTLINE_MAX_CALL_DURATION", "30m", c.MaxCallDuration},
+		{"AGENTLINE_MODEL_READY_TIMEOUT", "10s", c.ModelReadyTimeout},
+		{"TWILIO_TIMEOUT", "15s", c.TwilioTimeout},
+		{"AGENTLINE_SHUTDOWN_TIMEOUT", "30s", c.ShutdownTimeout},
+	} {
+		if d.v <= 0 {
+			bad("%s must be positive, such as %s", d.name, d.example)
+		}
 	}
 	if c.DrainTimeout < 0 {
 		bad("AGENTLINE_DRAIN_TIMEOUT must not be negative")

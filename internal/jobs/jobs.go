@@ -33,8 +33,9 @@ import (
 // Registry collects the workers of every job kind before the queue is
 // built, with the insert options of each kind.
 type Registry struct {
-	workers *river.Workers
-	opts    map[string]river.InsertOpts
+	workers  *river.Workers
+	opts     map[string]river.InsertOpts
+	periodic []*river.PeriodicJob
 }
 
 // NewRegistry returns an empty registry.
@@ -48,6 +49,16 @@ func Add[T river.JobArgs](r *Registry, w river.Worker[T], maxAttempts int) {
 	var zero T
 	river.AddWorker(r.workers, w)
 	r.opts[zero.Kind()] = river.InsertOpts{MaxAttempts: maxAttempts}
+}
+
+// AddPeriodic registers w as the worker of T's kind and runs a job of it
+// every interval (and once at start). River's leader inserts periodic jobs,
+// so they run once per deployment, whatever the number of instances.
+func AddPeriodic[T river.JobArgs](r *Registry, w river.Worker[T], every time.Duration, args T) {
+	Add(r, w, 1)
+	opts := r.opts[args.Kind()]
+	r.periodic = append(r.periodic, river.NewPeriodicJob(river.PeriodicInterval(every),
+		func() (river.JobArgs, *river.InsertOpts) { return args, &opts }, &river.PeriodicJobOpts{RunOnStart: true}))
 }
 
 // Options configures a Queue.
@@ -126,6 +137,7 @@ func New(o Options, r *Registry) (*Queue, error) {
 	client, err := river.NewClient(d, &river.Config{
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.Workers}},
 		Workers:           r.workers,
+		PeriodicJobs:      r.periodic,
 		FetchPollInterval: o.PollInterval,
 		FetchCooldown:     min(o.PollInterval, 100*time.Millisecond),
 		PollOnly:          o.Dialect == "postgres", // database/sql has no LISTEN

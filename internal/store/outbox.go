@@ -88,21 +88,29 @@ func (o *outbox) Enqueue(ctx context.Context, jobs ...agentline.Job) error {
 // that wants its type, each with its job. An event nobody wants is not
 // stored.
 func (o *outbox) Emit(ctx context.Context, e agentline.Event) error {
-	eps, err := queryAll(ctx, o.c, scanWebhook, `SELECT `+webhookColumns+` FROM webhook_endpoints WHERE project_id = ? AND enabled ORDER BY id`, e.ProjectID)
-	if err != nil {
-		return fmt.Errorf("emit %s: %w", e.Type, err)
-	}
-	var ids []int64
-	for _, ep := range eps {
-		if ep.Wants(e.Type) {
-			ids = append(ids, ep.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
+	ids, err := o.subscribers(ctx, e.ProjectID, e.Type)
+	if err != nil || len(ids) == 0 {
+		return err
 	}
 	_, err = o.emitTo(ctx, e, ids...)
 	return err
+}
+
+// subscribers lists the project's enabled endpoints that want events of
+// type typ. Callers that must load what an event carries ask first, so
+// that a project without endpoints pays one query for its events.
+func (o *outbox) subscribers(ctx context.Context, projectID int64, typ string) ([]int64, error) {
+	eps, err := queryAll(ctx, o.c, scanWebhook, `SELECT `+webhookColumns+` FROM webhook_endpoints WHERE project_id = ? AND enabled ORDER BY id`, projectID)
+	if err != nil {
+		return nil, fmt.Errorf("emit %s: %w", typ, err)
+	}
+	var ids []int64
+	for _, ep := range eps {
+		if ep.Wants(typ) {
+			ids = append(ids, ep.ID)
+		}
+	}
+	return ids, nil
 }
 
 // emitTo stores e and one delivery (with its job) to each endpoint.

@@ -225,11 +225,17 @@ func scanSession(row interface{ Scan(...any) error }) (agentline.WidgetSession, 
 }
 
 // CreateWidgetSession stores a new session; its id is chosen by the caller.
+// conversation.started is emitted with it.
 func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error) {
 	if s.StartedAt.IsZero() {
 		s.StartedAt = db.now()
 	}
-	err := insertSession(ctx, db.writer(), s, s.StartedAt)
+	err := db.tx(ctx, func(c conn) error {
+		if err := insertSession(ctx, c, s, s.StartedAt); err != nil {
+			return err
+		}
+		return db.emitConversation(ctx, c, s.ProjectID, s.ID, agentline.EventConversationStarted)
+	})
 	if isUniqueViolation(err) {
 		return s, agentline.Errorf(agentline.EConflict, "session %s exists already", s.ID)
 	}
@@ -259,48 +265,54 @@ func (db *DB) WidgetSession(ctx context.Context, projectID int64, id string) (ag
 }
 
 // AddSessionEvents appends events to a session of the project and keeps the
-// session's counters: tool calls, errors, and the end time and duration at
-// the first session_ended.
+// session's counters: tool calls, errors, the time of the last event
+// (heartbeats count, and are not stored), and at the first session_ended
+// the end: status ended, end time, duration and reason (data.reason, else
+// "ended"), with conversation.ended emitted in the same transaction.
 func (db *DB) AddSessionEvents(ctx context.Context, projectID int64, sessionID string, events []agentline.SessionEvent) error {
 	return db.tx(ctx, func(c conn) error {
 		var started time.Time
 		var ended sql.NullTime
-		err := c.queryRow(ctx, `SELECT started_at, ended_at FROM widget_sessions WHERE project_id = ? AND id = ?`,
-			projectID, sessionID).Scan(utc(&started), &ended)
+		var status string
+		err := c.queryRow(ctx, `SELECT started_at, ended_at, status FROM widget_sessions WHERE project_id = ? AND id = ?`,
+			projectID, sessionID).Scan(utc(&started), &ended, &status)
 		if err != nil {
 			return notFound(err, "session")
 		}
 		var tools, errs int
+		var last time.Time
+		endedNow := false
 		for _, e := range events {
-			data := string(e.Data)
-			if data == "" || data == "null" {
-				data = "{}"
-			}
-			if _, err := c.exec(ctx, `INSERT INTO session_events (session_id, type, at, data) VALUES (?, ?, ?, ?)`,
-				sessionID, e.Type, e.At.UTC(), data); err != nil {
-				return fmt.Errorf("add session event: %w", err)
-			}
+			last = maxTime(last, e.At.UTC())
 			switch e.Type {
+			case agentline.EventHeartbeat:
+				continue
 			case agentline.EventToolCall:
 				tools++
 			case agentline.EventError:
 				errs++
-			case agentline.EventSessionEnded:
-				if !ended.Valid {
-					ended = sql.NullTime{Time: e.At.UTC(), Valid: true}
-					dur := max(ended.Time.Sub(started).Milliseconds(), 0)
-					if _, err := c.exec(ctx, `UPDATE widget_sessions SET ended_at = ?, duration_ms = ? WHERE id = ?`,
-						ended.Time, dur, sessionID); err != nil {
-						return err
-					}
+			}
+			if err := insertSessionEvent(ctx, c, sessionID, e); err != nil {
+				return err
+			}
+			if e.Type == agentline.EventSessionEnded && !ended.Valid && status == agentline.ConversationLive {
+				ended = sql.NullTime{Time: e.At.UTC(), Valid: true}
+				if err := endSession(ctx, c, sessionID, started, ended.Time, endReason(e.Data)); err != nil {
+					return err
 				}
+				endedNow = true
 			}
 		}
-		if tools > 0 || errs > 0 {
-			_, err = c.exec(ctx, `UPDATE widget_sessions SET tool_calls = tool_calls + ?, errors = errors + ? WHERE id = ?`,
-				tools, errs, sessionID)
+		if last.IsZero() {
+			return nil
 		}
-		return err
+		_, err = c.exec(ctx, `UPDATE widget_sessions SET tool_calls = tool_calls + ?, errors = errors + ?,
+			last_event_at = CASE WHEN last_event_at IS NULL OR last_event_at < ? THEN ? ELSE last_event_at END WHERE id = ?`,
+			tools, errs, last, last, sessionID)
+		if err != nil || !endedNow {
+			return err
+		}
+		return db.emitConversation(ctx, c, projectID, sessionID, agentline.EventConversationEnded)
 	})
 }
 

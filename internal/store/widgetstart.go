@@ -10,16 +10,22 @@ import (
 
 // StartWidgetSession records the provider session opened for a session that
 // was created in advance (a form lead's): its origin, provider and model,
-// and the start time. A pending session has no provider yet, and the update
-// only touches such a session, so it starts once even when starts race: a
-// session started already is a conflict (one form submission, one widget
-// session), one that does not exist not found.
+// and the start time, and emits conversation.started with it. Only a
+// pending session (live, no provider yet) is touched, so it starts once
+// even when starts race: a session started or ended already is a conflict
+// (one form submission, one widget session), one that does not exist not
+// found.
 func (db *DB) StartWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error) {
-	res, err := db.writer().exec(ctx,
-		`UPDATE widget_sessions SET origin = ?, provider = ?, model = ?, started_at = ?
-		 WHERE project_id = ? AND channel_id = ? AND id = ? AND provider = ''`,
-		s.Origin, s.Provider, s.Model, db.now(), s.ProjectID, s.ChannelID, s.ID)
-	err = mustAffect(res, err, "session")
+	err := db.tx(ctx, func(c conn) error {
+		res, err := c.exec(ctx,
+			`UPDATE widget_sessions SET origin = ?, provider = ?, model = ?, started_at = ?
+			 WHERE project_id = ? AND channel_id = ? AND id = ? AND provider = '' AND status = 'live'`,
+			s.Origin, s.Provider, s.Model, db.now(), s.ProjectID, s.ChannelID, s.ID)
+		if err := mustAffect(res, err, "session"); err != nil {
+			return err
+		}
+		return db.emitConversation(ctx, c, s.ProjectID, s.ID, agentline.EventConversationStarted)
+	})
 	if errors.Is(err, agentline.ErrNotFound) {
 		var n int
 		if qerr := db.writer().queryRow(ctx, `SELECT COUNT(*) FROM widget_sessions WHERE project_id = ? AND channel_id = ? AND id = ?`,
@@ -27,7 +33,7 @@ func (db *DB) StartWidgetSession(ctx context.Context, s agentline.WidgetSession)
 			return s, fmt.Errorf("start session: %w", qerr)
 		}
 		if n > 0 {
-			return s, agentline.Errorf(agentline.EConflict, "session %s has been started already: submit the form again for a new conversation", s.ID)
+			return s, agentline.Errorf(agentline.EConflict, "session %s has been started or has ended already: submit the form again for a new conversation", s.ID)
 		}
 	}
 	if err != nil {

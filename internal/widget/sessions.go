@@ -101,13 +101,14 @@ func (h *Handler) executeTool(w http.ResponseWriter, r *http.Request, key agentl
 		return err
 	}
 	call := agentline.ToolCall{CallID: in.CallID, Name: in.Name, Arguments: args}
+	began := time.Now()
 	res, err := h.tools.Execute(r.Context(), agent, call)
 	if err != nil {
 		return err
 	}
 	res.CallID = in.CallID
 	data, _ := json.Marshal(map[string]any{"call_id": call.CallID, "name": call.Name, "arguments": call.Arguments,
-		"output": res.Output, "is_error": res.IsError, "source": "server"})
+		"output": res.Output, "is_error": res.IsError, "source": "server", "duration_ms": time.Since(began).Milliseconds()})
 	if err := h.store.AddSessionEvents(r.Context(), key.ProjectID, s.ID, []agentline.SessionEvent{
 		{Type: agentline.EventToolCall, At: h.now().UTC(), Data: data}}); err != nil {
 		httpx.Logger(r.Context()).Warn("record tool call", "session_id", s.ID, "err", err)
@@ -141,9 +142,10 @@ func toolArguments(raw json.RawMessage) (json.RawMessage, error) {
 }
 
 // eventHeartbeat is reported every 30 s by a live client: the session is
-// still on. It is acknowledged and not stored (the session's events are
-// its conversation); the answer tells a client whose session is gone.
-const eventHeartbeat = "heartbeat"
+// still on. The store keeps its time as the session's last event (the idle
+// sweep ends sessions that stop reporting) without storing it as an event;
+// the answer tells a client whose session is gone.
+const eventHeartbeat = agentline.EventHeartbeat
 
 // maxEventsPerBatch and maxEventData bound one analytics report.
 const (
@@ -177,9 +179,7 @@ func (h *Handler) reportEvents(w http.ResponseWriter, r *http.Request, key agent
 		if err != nil {
 			return err
 		}
-		if ev.Type != eventHeartbeat {
-			events = append(events, ev)
-		}
+		events = append(events, ev)
 	}
 	s, err := h.sessionOfChannel(r.Context(), key, in.SessionID)
 	if err != nil {

@@ -59,28 +59,19 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	to, err := listing.Time(q.Get("to"), "to")
+	from, to, err := h.analyticsRange(r.URL.Query())
 	if err != nil {
 		return err
-	}
-	if to.IsZero() {
-		to = h.now().UTC()
-	}
-	from, err := listing.Time(q.Get("from"), "from")
-	if err != nil {
-		return err
-	}
-	if from.IsZero() {
-		from = to.Add(-30 * 24 * time.Hour)
-	}
-	if !from.Before(to) {
-		return agentline.Invalid("from", "from must be before to")
-	}
-	if to.Sub(from) > maxRange {
-		return agentline.Invalid("from", "the range from..to is longer than 366 days")
 	}
 	rows, err := h.store.SessionAnalytics(r.Context(), projectID, from, to)
+	if err != nil {
+		return err
+	}
+	stats, err := h.store.ConversationStats(r.Context(), projectID, from, to)
+	if err != nil {
+		return err
+	}
+	leads, err := h.store.LeadStats(r.Context(), projectID, from, to)
 	if err != nil {
 		return err
 	}
@@ -112,13 +103,16 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 		}
 		channels[j].add(row)
 	}
+	// totals, by_day, by_channel and rows are the widget sessions' (as
+	// before conversations); conversations covers every kind and leads.
 	httpx.WriteJSON(w, http.StatusOK, struct {
-		From      time.Time                `json:"from"`
-		To        time.Time                `json:"to"`
-		Totals    analyticsTotals          `json:"totals"`
-		ByDay     []day                    `json:"by_day"`
-		ByChannel []channel                `json:"by_channel"`
-		Rows      []agentline.AnalyticsRow `json:"rows"`
-	}{from, to, total, days, channels, rows})
+		From          time.Time                `json:"from"`
+		To            time.Time                `json:"to"`
+		Totals        analyticsTotals          `json:"totals"`
+		ByDay         []day                    `json:"by_day"`
+		ByChannel     []channel                `json:"by_channel"`
+		Rows          []agentline.AnalyticsRow `json:"rows"`
+		Conversations conversationAnalytics    `json:"conversations"`
+	}{from, to, total, days, channels, rows, summarize(stats, leads)})
 	return nil
 }

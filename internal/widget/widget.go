@@ -45,6 +45,9 @@ type Store interface {
 	AddSessionEvents(ctx context.Context, projectID int64, sessionID string, events []agentline.SessionEvent) error
 	WidgetSessions(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.SessionWithEvents, error)
 	SessionAnalytics(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.AnalyticsRow, error)
+	// ConversationStats and LeadStats feed the cross-channel analytics.
+	ConversationStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.ConversationStat, error)
+	LeadStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.LeadStat, error)
 	// LeadBySession finds the form lead a session was created for, whose
 	// answers become the agent's context.
 	LeadBySession(ctx context.Context, projectID int64, sessionID string) (agentline.Lead, error)
@@ -134,6 +137,7 @@ func (h *Handler) Routes() []httpx.Route {
 
 		m("GET", "/api/projects/{project_id}/sessions", h.listSessions),
 		m("GET", "/api/projects/{project_id}/analytics", h.analytics),
+		m("GET", "/api/projects/{project_id}/analytics.csv", h.analyticsCSV),
 
 		p("GET", "/widget/v1/config", h.config),
 		p("POST", "/widget/v1/session", h.createSession),

@@ -1,0 +1,187 @@
+package agentline
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Conversation kinds: a widget session (voice or text), a live chat started
+// from a form, a phone call.
+const (
+	ConversationWidget   = "widget"
+	ConversationLiveChat = "live_chat"
+	ConversationPhone    = "phone"
+)
+
+// Conversation statuses. A conversation is live until it ends: ended (the
+// client or the carrier said so), abandoned (nothing was heard from it for
+// the idle timeout, or a live chat never connected), failed (a call that
+// never connected: busy, no answer, canceled, failed).
+const (
+	ConversationLive      = "live"
+	ConversationEnded     = "ended"
+	ConversationAbandoned = "abandoned"
+	ConversationFailed    = "failed"
+)
+
+// EventHeartbeat is the session event a live widget client reports every
+// 30 s: it keeps the session's last event time and is not stored.
+const EventHeartbeat = "heartbeat"
+
+// End reasons the server sets on widget conversations; a client may report
+// its own in session_ended's data.reason.
+const (
+	EndReasonEnded          = "ended"
+	EndReasonIdleTimeout    = "idle_timeout"
+	EndReasonNeverConnected = "never_connected"
+)
+
+// CallConversationPrefix starts the id of a phone conversation: "call_"
+// and the call record's id. Widget and live chat conversations are
+// identified by their session id ("ses_...").
+const CallConversationPrefix = "call_"
+
+// CallConversationID is the conversation id of the call record id.
+func CallConversationID(callID int64) string {
+	return CallConversationPrefix + strconv.FormatInt(callID, 10)
+}
+
+// ParseCallConversationID returns the call record id of a phone
+// conversation id, and false for any other id.
+func ParseCallConversationID(id string) (int64, bool) {
+	rest, ok := strings.CutPrefix(id, CallConversationPrefix)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(rest, 10, 64)
+	return n, err == nil && n > 0
+}
+
+// CallConversationStatus maps a carrier call status to a conversation
+// status.
+func CallConversationStatus(callStatus string) string {
+	switch {
+	case !CallStatusFinal(callStatus):
+		return ConversationLive
+	case callStatus == CallCompleted:
+		return ConversationEnded
+	}
+	return ConversationFailed
+}
+
+// Conversation is one widget session, live chat or phone call, in one
+// shape across channels.
+type Conversation struct {
+	ID        string `json:"id"`
+	ProjectID int64  `json:"project_id"`
+	AgentID   int64  `json:"agent_id"`
+	Kind      string `json:"kind"`
+	// ChannelID is the widget or form channel; NumberID the phone number.
+	ChannelID *int64 `json:"channel_id"`
+	NumberID  *int64 `json:"number_id"`
+	// Direction, From and To are a call's: inbound or outbound.
+	Direction   string     `json:"direction,omitempty"`
+	From        string     `json:"from,omitempty"`
+	To          string     `json:"to,omitempty"`
+	Status      string     `json:"status"`
+	StartedAt   time.Time  `json:"started_at"`
+	EndedAt     *time.Time `json:"ended_at"`
+	LastEventAt *time.Time `json:"last_event_at"`
+	DurationMS  int64      `json:"duration_ms"`
+	EndReason   string     `json:"end_reason"`
+	Transcript  []Line     `json:"transcript"`
+	ToolCalls   []ToolUse  `json:"tool_calls"`
+	// Recording and Analysis are null until those features land.
+	Recording json.RawMessage `json:"recording"`
+	Analysis  json.RawMessage `json:"analysis"`
+	// Lead is the form submission a live chat was started from.
+	Lead *Lead `json:"lead"`
+}
+
+// Line is one utterance of a conversation: speaker is user (the visitor or
+// caller) or agent.
+type Line struct {
+	Speaker string    `json:"speaker"`
+	Text    string    `json:"text"`
+	At      time.Time `json:"at"`
+}
+
+// ToolUse is one tool call of a conversation with its result. DurationMS
+// is known for tool calls the server ran and timed.
+type ToolUse struct {
+	CallID     string          `json:"call_id"`
+	Name       string          `json:"name"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Result     string          `json:"result"`
+	IsError    bool            `json:"is_error"`
+	DurationMS *int64          `json:"duration_ms"`
+	At         time.Time       `json:"at"`
+}
+
+// ConversationFilter narrows a listing of a project's conversations,
+// newest first. Zero fields do not filter.
+type ConversationFilter struct {
+	ID        string
+	Kind      string
+	AgentID   int64
+	ChannelID int64
+	NumberID  int64
+	Status    string
+	From, To  time.Time // started_at in [From, To)
+	// Query finds conversations whose transcript contains it (any case).
+	Query string
+	// After is the cursor of the last conversation of the previous page.
+	After *ConversationCursor
+	Limit int
+}
+
+// ConversationCursor is a position in the newest-first order.
+type ConversationCursor struct {
+	StartedAt time.Time
+	ID        string
+}
+
+// ConversationStat is one group of a project's conversations for analytics:
+// one UTC day, kind, channel or number, agent, status and end reason.
+type ConversationStat struct {
+	Day           string `json:"day"`
+	Kind          string `json:"kind"`
+	ChannelID     *int64 `json:"channel_id"`
+	NumberID      *int64 `json:"number_id"`
+	AgentID       int64  `json:"agent_id"`
+	Status        string `json:"status"`
+	EndReason     string `json:"end_reason"`
+	Conversations int64  `json:"conversations"`
+	DurationMS    int64  `json:"duration_ms"`
+	ToolCalls     int64  `json:"tool_calls"`
+	ToolErrors    int64  `json:"tool_errors"`
+}
+
+// LeadStat counts one day of one form channel's leads.
+type LeadStat struct {
+	Day       string `json:"day"`
+	ChannelID int64  `json:"channel_id"`
+	Leads     int64  `json:"leads"`
+}
+
+// ConversationEventData is the data of conversation.started and
+// conversation.ended events.
+type ConversationEventData struct {
+	Conversation Conversation `json:"conversation"`
+}
+
+// NewConversationEvent makes a conversation.started or conversation.ended
+// event of c; its subject is the conversation id, so that one
+// conversation's events reach an endpoint in order.
+func NewConversationEvent(typ string, c Conversation) (Event, error) {
+	return NewEvent(c.ProjectID, typ, c.ID, ConversationEventData{Conversation: c})
+}
+
+// SweepConversations is the recurring job that ends widget conversations
+// nothing was heard from for the idle timeout.
+type SweepConversations struct{}
+
+// Kind names SweepConversations' worker.
+func (SweepConversations) Kind() string { return "sweep_conversations" }

@@ -1,0 +1,177 @@
+// Package conversation serves a project's conversations (widget sessions,
+// live chats and phone calls in one shape) and ends the widget ones nobody
+// is talking in any more: a recurring job, run once per deployment by the
+// job queue, abandons sessions idle for longer than the idle timeout.
+package conversation
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/listing"
+)
+
+// Store is what the conversations API needs from storage.
+type Store interface {
+	Conversations(ctx context.Context, projectID int64, f agentline.ConversationFilter) ([]agentline.Conversation, error)
+	Conversation(ctx context.Context, projectID int64, id string) (agentline.Conversation, error)
+	ProjectOfConversation(ctx context.Context, id string) (int64, error)
+	DeleteConversation(ctx context.Context, projectID int64, id string) error
+}
+
+// Handler serves the conversations API.
+type Handler struct {
+	store Store
+	auth  *auth.Service
+}
+
+// New returns the conversations API on store, authorized by a.
+func New(store Store, a *auth.Service) *Handler { return &Handler{store: store, auth: a} }
+
+// Routes lists the conversations API.
+func (h *Handler) Routes() []httpx.Route {
+	m := h.auth.Route
+	return []httpx.Route{
+		m("GET", "/api/projects/{project_id}/conversations", h.list),
+		m("GET", "/api/conversations/{conversation_id}", h.get),
+		m("DELETE", "/api/conversations/{conversation_id}", h.delete),
+	}
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermView)
+	if err != nil {
+		return err
+	}
+	f, err := filter(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	limit := f.Limit
+	f.Limit++ // one more tells whether there is a next page
+	list, err := h.store.Conversations(r.Context(), projectID, f)
+	if err != nil {
+		return err
+	}
+	var next *string
+	if len(list) > limit {
+		list = list[:limit]
+		c := encodeCursor(list[limit-1])
+		next = &c
+	}
+	httpx.WriteJSON(w, http.StatusOK, struct {
+		Conversations []agentline.Conversation `json:"conversations"`
+		NextCursor    *string                  `json:"next_cursor"`
+	}{list, next})
+	return nil
+}
+
+// conversationOf authorizes perm on the path's conversation and returns its
+// project and id; another project's conversation is not found.
+func (h *Handler) conversationOf(r *http.Request, perm agentline.Permission) (int64, string, error) {
+	id := r.PathValue("conversation_id")
+	if id == "" || len(id) > 100 {
+		return 0, "", agentline.NotFound("conversation")
+	}
+	projectID, err := h.store.ProjectOfConversation(r.Context(), id)
+	if err != nil {
+		return 0, "", err
+	}
+	return projectID, id, h.auth.AuthorizeIn(r.Context(), "conversation", projectID, perm)
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	projectID, id, err := h.conversationOf(r, agentline.PermView)
+	if err != nil {
+		return err
+	}
+	c, err := h.store.Conversation(r.Context(), projectID, id)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
+	projectID, id, err := h.conversationOf(r, agentline.PermDelete)
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteConversation(r.Context(), projectID, id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// filter reads the listing's query: kind, agent_id, channel_id, number_id,
+// status, from, to, q, limit, cursor.
+func filter(q url.Values) (agentline.ConversationFilter, error) {
+	f := agentline.ConversationFilter{Kind: q.Get("kind"), Status: q.Get("status"), Query: strings.TrimSpace(q.Get("q")), Limit: listing.DefaultPageSize}
+	switch f.Kind {
+	case "", agentline.ConversationWidget, agentline.ConversationLiveChat, agentline.ConversationPhone:
+	default:
+		return f, agentline.Invalid("kind", "kind must be widget, live_chat or phone")
+	}
+	switch f.Status {
+	case "", agentline.ConversationLive, agentline.ConversationEnded, agentline.ConversationAbandoned, agentline.ConversationFailed:
+	default:
+		return f, agentline.Invalid("status", "status must be live, ended, abandoned or failed")
+	}
+	if len(f.Query) > 200 {
+		return f, agentline.Invalid("q", "q is longer than 200 characters")
+	}
+	var err error
+	for name, dst := range map[string]*int64{"agent_id": &f.AgentID, "channel_id": &f.ChannelID, "number_id": &f.NumberID} {
+		if *dst, err = listing.ID(q.Get(name), name); err != nil {
+			return f, err
+		}
+	}
+	if f.From, err = listing.Time(q.Get("from"), "from"); err != nil {
+		return f, err
+	}
+	if f.To, err = listing.Time(q.Get("to"), "to"); err != nil {
+		return f, err
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > listing.MaxPageSize {
+			return f, agentline.Invalid("limit", "limit must be between 1 and %d", listing.MaxPageSize)
+		}
+		f.Limit = n
+	}
+	if v := q.Get("cursor"); v != "" {
+		if f.After, err = decodeCursor(v); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// encodeCursor is the opaque cursor after c: its start time and id.
+func encodeCursor(c agentline.Conversation) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(c.StartedAt.UTC().Format(time.RFC3339Nano) + "|" + c.ID))
+}
+
+func decodeCursor(v string) (*agentline.ConversationCursor, error) {
+	bad := agentline.Invalid("cursor", "cursor is not one this API gave out: pass next_cursor as it is")
+	raw, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil {
+		return nil, bad
+	}
+	at, id, ok := strings.Cut(string(raw), "|")
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if !ok || err != nil || id == "" {
+		return nil, bad
+	}
+	return &agentline.ConversationCursor{StartedAt: t, ID: id}, nil
+}

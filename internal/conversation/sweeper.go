@@ -1,0 +1,59 @@
+package conversation
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/agentline/agentline"
+)
+
+// SweepStore is what the sweeper needs from storage: end the live widget
+// sessions of every project that are over (abandoned) and say how many.
+type SweepStore interface {
+	AbandonIdleSessions(ctx context.Context, idleBefore, connectBefore time.Time) (int, error)
+}
+
+// Sweeper is the worker of the recurring SweepConversations job: a widget
+// session with no event (heartbeats included) for IdleTimeout ends as
+// abandoned at its last event; a live chat that never connected within
+// ConnectTimeout of its creation ends as abandoned too.
+type Sweeper struct {
+	river.WorkerDefaults[agentline.SweepConversations]
+	Store          SweepStore
+	IdleTimeout    time.Duration
+	ConnectTimeout time.Duration
+	Logger         *slog.Logger
+	Now            func() time.Time
+}
+
+// Interval is how often the sweep runs: a quarter of the idle timeout,
+// between 1 s and 30 s, so a session ends within 1.25 idle timeouts.
+func (s *Sweeper) Interval() time.Duration {
+	return min(max(s.IdleTimeout/4, time.Second), 30*time.Second)
+}
+
+// Work runs one sweep.
+func (s *Sweeper) Work(ctx context.Context, _ *river.Job[agentline.SweepConversations]) error {
+	return s.Sweep(ctx)
+}
+
+// Sweep ends the sessions that are over now.
+func (s *Sweeper) Sweep(ctx context.Context) error {
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	t := now().UTC()
+	n, err := s.Store.AbandonIdleSessions(ctx, t.Add(-s.IdleTimeout), t.Add(-s.ConnectTimeout))
+	if err != nil {
+		return fmt.Errorf("sweep conversations: %w", err)
+	}
+	if n > 0 && s.Logger != nil {
+		s.Logger.Info("ended idle conversations as abandoned", "count", n)
+	}
+	return nil
+}

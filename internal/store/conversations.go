@@ -1,0 +1,260 @@
+package store
+
+// Conversations are a read model: a UNION over widget_sessions (with leads,
+// which make a session a live chat) and calls, built at query time. Nothing
+// is copied, so the existing sessions, leads and calls endpoints and their
+// writers stay as they are and a conversation can never disagree with
+// them. Widget sessions carry their own life cycle (status, end_reason,
+// last_event_at, migration 00011); a call's status maps to a conversation
+// status in SQL (agentline.CallConversationStatus says the same in Go).
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentline/agentline"
+)
+
+// conversationUnion selects every conversation of one project with the
+// columns of conversationColumns, and with stats also tool_calls and
+// tool_errors; it takes the project id twice.
+func conversationUnion(stats bool) string {
+	wsStats, callStats := "", ""
+	if stats {
+		wsStats = `, ws.tool_calls AS tool_calls,
+		(SELECT count(*) FROM session_events e WHERE e.session_id = ws.id AND e.type = 'tool_call'
+			AND e.data LIKE '%"is_error":true%') AS tool_errors`
+		// call_events.data is jsonb on PostgreSQL, whose text has spaces.
+		callStats = `, (SELECT count(*) FROM call_events e WHERE e.call_id = c.id AND e.type = 'tool_call'),
+		(SELECT count(*) FROM call_events e WHERE e.call_id = c.id AND e.type = 'tool_call'
+			AND replace(CAST(e.data AS TEXT), ' ', '') LIKE '%"is_error":true%')`
+	}
+	return `
+	SELECT ws.id AS id, ws.project_id AS project_id, ws.agent_id AS agent_id,
+		CASE WHEN EXISTS (SELECT 1 FROM leads l WHERE l.session_id = ws.id) THEN 'live_chat' ELSE 'widget' END AS kind,
+		ws.channel_id AS channel_id, CAST(NULL AS BIGINT) AS number_id,
+		'' AS direction, '' AS from_number, '' AS to_number, ws.status AS status,
+		ws.started_at AS started_at, ws.ended_at AS ended_at, ws.last_event_at AS last_event_at,
+		ws.duration_ms AS duration_ms, ws.end_reason AS end_reason, CAST(NULL AS BIGINT) AS call_ref` + wsStats + `
+	FROM widget_sessions ws WHERE ws.project_id = ?
+	UNION ALL
+	SELECT 'call_' || c.id, c.project_id, c.agent_id, 'phone', CAST(NULL AS BIGINT), c.number_id,
+		c.direction, c.from_number, c.to_number,
+		CASE WHEN c.status = 'completed' THEN 'ended'
+			WHEN c.status IN ('busy', 'failed', 'no-answer', 'canceled') THEN 'failed' ELSE 'live' END,
+		coalesce(c.started_at, c.created_at), c.ended_at, c.updated_at,
+		coalesce(c.duration_s, 0) * 1000, c.end_reason, c.id` + callStats + `
+	FROM calls c WHERE c.project_id = ?`
+}
+
+const conversationColumns = `id, project_id, agent_id, kind, channel_id, number_id, direction, from_number, to_number,
+	status, started_at, ended_at, last_event_at, duration_ms, end_reason, call_ref`
+
+// anyTime scans a time that a UNION may hand over as text (SQLite loses the
+// column's declared type there).
+type anyTime struct {
+	t     *time.Time
+	valid *bool
+}
+
+var timeLayouts = []string{"2006-01-02 15:04:05.999999999-07:00", time.RFC3339Nano, "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999"}
+
+func (s anyTime) Scan(src any) error {
+	*s.valid = src != nil
+	switch v := src.(type) {
+	case nil:
+		return nil
+	case time.Time:
+		*s.t = v.UTC()
+		return nil
+	case []byte:
+		src = string(v)
+	}
+	text, ok := src.(string)
+	if !ok {
+		return fmt.Errorf("conversation time: unexpected %T", src)
+	}
+	for _, layout := range timeLayouts {
+		if t, err := time.Parse(layout, text); err == nil {
+			*s.t = t.UTC()
+			return nil
+		}
+	}
+	return fmt.Errorf("conversation time: cannot parse %q", text)
+}
+
+// convRow is a conversation as the union gives it, with its call id.
+type convRow struct {
+	agentline.Conversation
+	callRef sql.NullInt64
+}
+
+func scanConversation(row interface{ Scan(...any) error }) (convRow, error) {
+	var r convRow
+	var channelID, numberID sql.NullInt64
+	var ended, last time.Time
+	var okStart, okEnded, okLast bool
+	err := row.Scan(&r.ID, &r.ProjectID, &r.AgentID, &r.Kind, &channelID, &numberID, &r.Direction, &r.From, &r.To,
+		&r.Status, anyTime{&r.StartedAt, &okStart}, anyTime{&ended, &okEnded}, anyTime{&last, &okLast},
+		&r.DurationMS, &r.EndReason, &r.callRef)
+	if err != nil {
+		return r, err
+	}
+	if channelID.Valid {
+		r.ChannelID = &channelID.Int64
+	}
+	if numberID.Valid {
+		r.NumberID = &numberID.Int64
+	}
+	if okEnded {
+		r.EndedAt = &ended
+	}
+	if okLast {
+		r.LastEventAt = &last
+	}
+	r.Transcript, r.ToolCalls = []agentline.Line{}, []agentline.ToolUse{}
+	return r, nil
+}
+
+// likePattern is a LIKE pattern matching s anywhere, lower case, with the
+// wildcards in s escaped (ESCAPE '\').
+func likePattern(s string) string {
+	s = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(strings.ToLower(s))
+	return "%" + s + "%"
+}
+
+// conversationWhere is the WHERE clause of the filter over the union.
+func conversationWhere(f agentline.ConversationFilter) (string, []any) {
+	where, args := []string{"1 = 1"}, []any{}
+	add := func(cond string, a ...any) { where, args = append(where, cond), append(args, a...) }
+	if f.ID != "" {
+		add("id = ?", f.ID)
+	}
+	if f.Kind != "" {
+		add("kind = ?", f.Kind)
+	}
+	if f.AgentID != 0 {
+		add("agent_id = ?", f.AgentID)
+	}
+	if f.ChannelID != 0 {
+		add("channel_id = ?", f.ChannelID)
+	}
+	if f.NumberID != 0 {
+		add("number_id = ?", f.NumberID)
+	}
+	if f.Status != "" {
+		add("status = ?", f.Status)
+	}
+	if !f.From.IsZero() {
+		add("started_at >= ?", f.From.UTC())
+	}
+	if !f.To.IsZero() {
+		add("started_at < ?", f.To.UTC())
+	}
+	if f.Query != "" {
+		p := likePattern(f.Query)
+		add(`(EXISTS (SELECT 1 FROM session_events e WHERE e.session_id = conv.id AND e.type = 'transcript'
+				AND lower(e.data) LIKE ? ESCAPE '\')
+			OR EXISTS (SELECT 1 FROM call_events e WHERE e.call_id = conv.call_ref AND e.type = 'transcript'
+				AND lower(e.text) LIKE ? ESCAPE '\'))`, p, p)
+	}
+	if f.After != nil {
+		at := f.After.StartedAt.UTC()
+		add("(started_at < ? OR (started_at = ? AND id < ?))", at, at, f.After.ID)
+	}
+	return strings.Join(where, " AND "), args
+}
+
+// Conversations lists the project's conversations, newest first, each
+// whole: transcript, tool calls and, for a live chat, its lead.
+func (db *DB) Conversations(ctx context.Context, projectID int64, f agentline.ConversationFilter) ([]agentline.Conversation, error) {
+	return conversations(ctx, db.reader(), projectID, f)
+}
+
+func conversations(ctx context.Context, c conn, projectID int64, f agentline.ConversationFilter) ([]agentline.Conversation, error) {
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	where, args := conversationWhere(f)
+	args = append([]any{projectID, projectID}, append(args, f.Limit)...)
+	rows, err := queryAll(ctx, c, scanConversation, `SELECT `+conversationColumns+` FROM (`+conversationUnion(false)+`) conv
+		WHERE `+where+` ORDER BY started_at DESC, id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list conversations: %w", err)
+	}
+	if err := addConversationDetails(ctx, c, rows); err != nil {
+		return nil, fmt.Errorf("conversation details: %w", err)
+	}
+	out := make([]agentline.Conversation, len(rows))
+	for i, r := range rows {
+		out[i] = r.Conversation
+	}
+	return out, nil
+}
+
+// Conversation returns one conversation of the project, whole.
+func (db *DB) Conversation(ctx context.Context, projectID int64, id string) (agentline.Conversation, error) {
+	return conversationIn(ctx, db.reader(), projectID, id)
+}
+
+func conversationIn(ctx context.Context, c conn, projectID int64, id string) (agentline.Conversation, error) {
+	list, err := conversations(ctx, c, projectID, agentline.ConversationFilter{ID: id, Limit: 1})
+	if err != nil {
+		return agentline.Conversation{}, err
+	}
+	if len(list) == 0 {
+		return agentline.Conversation{}, agentline.NotFound("conversation")
+	}
+	return list[0], nil
+}
+
+// ProjectOfConversation returns the id of the project that owns the
+// conversation, so that handlers addressed by a conversation id can
+// authorize before loading it.
+func (db *DB) ProjectOfConversation(ctx context.Context, id string) (int64, error) {
+	var projectID int64
+	var err error
+	if callID, ok := agentline.ParseCallConversationID(id); ok {
+		err = db.reader().queryRow(ctx, `SELECT project_id FROM calls WHERE id = ?`, callID).Scan(&projectID)
+	} else {
+		err = db.reader().queryRow(ctx, `SELECT project_id FROM widget_sessions WHERE id = ?`, id).Scan(&projectID)
+	}
+	return projectID, notFound(err, "conversation")
+}
+
+// DeleteConversation deletes a conversation of the project: the widget
+// session with its events, or the call with its log. A live chat's lead
+// stays (without its session).
+func (db *DB) DeleteConversation(ctx context.Context, projectID int64, id string) error {
+	var res sql.Result
+	var err error
+	if callID, ok := agentline.ParseCallConversationID(id); ok {
+		res, err = db.writer().exec(ctx, `DELETE FROM calls WHERE project_id = ? AND id = ?`, projectID, callID)
+	} else {
+		res, err = db.writer().exec(ctx, `DELETE FROM widget_sessions WHERE project_id = ? AND id = ?`, projectID, id)
+	}
+	return mustAffect(res, err, "conversation")
+}
+
+// emitConversation emits typ (conversation.started or .ended) with the
+// conversation as it is in the transaction c.
+func (db *DB) emitConversation(ctx context.Context, c conn, projectID int64, id, typ string) error {
+	out := db.outboxOn(c)
+	ids, err := out.subscribers(ctx, projectID, typ)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	conv, err := conversationIn(ctx, c, projectID, id)
+	if err != nil {
+		return err
+	}
+	e, err := agentline.NewConversationEvent(typ, conv)
+	if err != nil {
+		return err
+	}
+	_, err = out.emitTo(ctx, e, ids...)
+	return err
+}
