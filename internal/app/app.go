@@ -293,7 +293,8 @@ func (a *App) drain() {
 	a.Logger.Info("drained")
 }
 
-// sweep removes expired sign-ins every hour.
+// sweep removes expired sign-ins and the uses of expired stream tokens
+// every hour.
 func (a *App) sweep(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
@@ -302,6 +303,11 @@ func (a *App) sweep(ctx context.Context) {
 			a.Logger.Warn("sweep expired sessions", "err", err)
 		} else if n > 0 {
 			a.Logger.Info("swept expired sessions", "count", n)
+		}
+		if n, err := a.Store.DeleteExpiredStreamTokens(ctx); err != nil && ctx.Err() == nil {
+			a.Logger.Warn("sweep used stream tokens", "err", err)
+		} else if n > 0 {
+			a.Logger.Info("swept used stream tokens", "count", n)
 		}
 		select {
 		case <-ctx.Done():

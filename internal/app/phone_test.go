@@ -19,7 +19,6 @@ import (
 // connections, so Run ends the live calls itself, and their records are
 // written before it returns.
 func TestShutdownEndsCalls(t *testing.T) {
-	const carrierToken = "0123456789abcdef0123456789abcdef" // signs the simulated carrier's requests
 	model := realtimefake.New("sk-test")
 	defer model.Close()
 	url := storetest.URL(t, store.SQLite)
@@ -75,6 +74,9 @@ func TestShutdownEndsCalls(t *testing.T) {
 	}
 }
 
+// carrierToken signs the simulated carrier's requests.
+const carrierToken = "0123456789abcdef0123456789abcdef"
+
 // A phone call's media stream (a hijacked WebSocket) is not bound by
 // AGENTLINE_BODY_READ_TIMEOUT: audio still flows both ways after several
 // times that timeout.
@@ -84,7 +86,7 @@ func TestCallOutlivesBodyReadTimeout(t *testing.T) {
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{
 		"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(),
 		"AGENTLINE_ADMIN_EMAIL": "owner@example.com", "AGENTLINE_ADMIN_PASSWORD": "owner-password",
-		"AGENTLINE_BODY_READ_TIMEOUT": "500ms",
+		"AGENTLINE_BODY_READ_TIMEOUT": "500ms", "TWILIO_AUTH_TOKEN": carrierToken,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -97,7 +99,7 @@ func TestCallOutlivesBodyReadTimeout(t *testing.T) {
 	if _, err := s.App.Store.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: p.ID, PhoneNumber: "+14155550100", AgentID: &a.ID, Status: agentline.NumberActive, CarrierSID: "PN1"}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := callsim.Inbound(ctx, http.DefaultClient, s.URL, "+14155550199", "+14155550100", callsim.Options{EchoMarks: true})
+	c, err := callsim.Inbound(ctx, http.DefaultClient, s.URL, "+14155550199", "+14155550100", callsim.Options{EchoMarks: true, AuthToken: carrierToken, BotHost: "bot.example.test"})
 	if err != nil {
 		t.Fatal(err)
 	}

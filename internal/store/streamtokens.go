@@ -12,13 +12,29 @@ import (
 // expires at expires, and answers conflict when it was used before, on this
 // instance or another one on the same database. The check is one insert, so
 // two instances admitting the same token at once cannot both win. Rows of
-// expired tokens are swept first: their tokens no longer verify.
+// expired tokens are swept apart (DeleteExpiredStreamTokens).
 func (db *DB) UseStreamToken(ctx context.Context, ref string, expires time.Time) error {
-	w := db.writer()
-	if _, err := w.exec(ctx, `DELETE FROM stream_token_uses WHERE expires_at < ?`, db.now()); err != nil {
-		return fmt.Errorf("sweep used stream tokens: %w", err)
-	}
-	res, err := w.exec(ctx, `INSERT INTO stream_token_uses (ref, expires_at) VALUES (?, ?) ON CONFLICT (ref) DO NOTHING`,
+	return useStreamToken(ctx, db.writer(), ref, expires)
+}
+
+// AdmitStream uses the stream token with ref once (as UseStreamToken) and
+// applies e (the call going in progress) in the same transaction: the one
+// write of a stream's admission, so that admissions queue behind one another
+// for as short a time as they can.
+func (db *DB) AdmitStream(ctx context.Context, ref string, expires time.Time, e agentline.CallEvent) (agentline.Call, error) {
+	var out agentline.Call
+	err := db.tx(ctx, func(c conn) (err error) {
+		if err := useStreamToken(ctx, c, ref, expires); err != nil {
+			return err
+		}
+		out, err = db.applyCallEvent(ctx, c, e)
+		return err
+	})
+	return out, err
+}
+
+func useStreamToken(ctx context.Context, c conn, ref string, expires time.Time) error {
+	res, err := c.exec(ctx, `INSERT INTO stream_token_uses (ref, expires_at) VALUES (?, ?) ON CONFLICT (ref) DO NOTHING`,
 		ref, expires.UTC().Truncate(time.Microsecond))
 	if err != nil {
 		return fmt.Errorf("use stream token: %w", err)
@@ -29,4 +45,14 @@ func (db *DB) UseStreamToken(ctx context.Context, ref string, expires time.Time)
 		return agentline.Errorf(agentline.EConflict, "this stream token has been used already")
 	}
 	return nil
+}
+
+// DeleteExpiredStreamTokens removes the uses of tokens that have expired:
+// those tokens no longer verify, so their rows guard nothing.
+func (db *DB) DeleteExpiredStreamTokens(ctx context.Context) (int64, error) {
+	res, err := db.writer().exec(ctx, `DELETE FROM stream_token_uses WHERE expires_at < ?`, db.now())
+	if err != nil {
+		return 0, fmt.Errorf("sweep used stream tokens: %w", err)
+	}
+	return res.RowsAffected()
 }

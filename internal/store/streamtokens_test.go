@@ -25,9 +25,15 @@ func TestUseStreamToken(t *testing.T) {
 			t.Fatalf("another token: %v", err)
 		}
 		// An expired token's row is swept, so its ref no longer blocks
-		// (the token itself no longer verifies).
+		// (the token itself no longer verifies); the others stay.
 		if err := db.UseStreamToken(ctx, "CA3", time.Now().Add(-time.Minute)); err != nil {
 			t.Fatal(err)
+		}
+		if n, err := db.DeleteExpiredStreamTokens(ctx); err != nil || n != 1 {
+			t.Fatalf("swept %d, %v; want 1", n, err)
+		}
+		if err := db.UseStreamToken(ctx, "CA1", soon); agentline.ErrorCode(err) != agentline.EConflict {
+			t.Fatalf("use after the sweep: %v, want conflict", err)
 		}
 		if err := db.UseStreamToken(ctx, "CA3", soon); err != nil {
 			t.Fatalf("use after expiry: %v", err)

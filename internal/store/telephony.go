@@ -292,46 +292,51 @@ func (db *DB) Calls(ctx context.Context, projectID int64, f agentline.CallFilter
 // unknown call to one of our numbers (an inbound call) creates its record
 // in the number's project; any other unknown call is not found.
 func (db *DB) ApplyCallEvent(ctx context.Context, e agentline.CallEvent) (agentline.Call, error) {
+	var out agentline.Call
+	err := db.tx(ctx, func(c conn) (err error) {
+		out, err = db.applyCallEvent(ctx, c, e)
+		return err
+	})
+	return out, err
+}
+
+// applyCallEvent is ApplyCallEvent inside the transaction c.
+func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent) (agentline.Call, error) {
 	if e.At.IsZero() {
 		e.At = db.now()
 	}
 	e.At = e.At.UTC()
-	var out agentline.Call
-	err := db.tx(ctx, func(c conn) error {
-		call, err := scanCall(c.queryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE call_sid = ?`, e.CallSID))
-		if errors.Is(err, sql.ErrNoRows) {
-			call, err = newInboundCall(ctx, c, e, db.now())
-			if err != nil {
-				return err
-			}
-		} else if err != nil {
-			return err
-		}
-		if agentline.CallStatusAdvances(call.Status, e.Status) {
-			call.Status = e.Status
-			if e.Status == agentline.CallInProgress && call.StartedAt == nil {
-				call.StartedAt = &e.At
-			}
-			if agentline.CallStatusFinal(e.Status) {
-				call.EndedAt = &e.At
-				call.DurationS = e.DurationS
-			}
-		} else if agentline.CallStatusFinal(call.Status) && call.DurationS == nil && e.DurationS != nil {
-			call.DurationS = e.DurationS // a late duration for an ended call
-		}
-		if call.EndReason == "" {
-			call.EndReason = e.EndReason
-		}
-		call.UpdatedAt = db.now()
-		_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ? WHERE id = ?`,
-			call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt, call.ID)
+	call, err := scanCall(c.queryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE call_sid = ?`, e.CallSID))
+	if errors.Is(err, sql.ErrNoRows) {
+		call, err = newInboundCall(ctx, c, e, db.now())
 		if err != nil {
-			return err
+			return call, err
 		}
-		out = call
-		return insertCallLog(ctx, c, call.ID, e.Log)
-	})
-	return out, err
+	} else if err != nil {
+		return call, err
+	}
+	if agentline.CallStatusAdvances(call.Status, e.Status) {
+		call.Status = e.Status
+		if e.Status == agentline.CallInProgress && call.StartedAt == nil {
+			call.StartedAt = &e.At
+		}
+		if agentline.CallStatusFinal(e.Status) {
+			call.EndedAt = &e.At
+			call.DurationS = e.DurationS
+		}
+	} else if agentline.CallStatusFinal(call.Status) && call.DurationS == nil && e.DurationS != nil {
+		call.DurationS = e.DurationS // a late duration for an ended call
+	}
+	if call.EndReason == "" {
+		call.EndReason = e.EndReason
+	}
+	call.UpdatedAt = db.now()
+	_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ? WHERE id = ?`,
+		call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt, call.ID)
+	if err != nil {
+		return call, err
+	}
+	return call, insertCallLog(ctx, c, call.ID, e.Log)
 }
 
 // newInboundCall inserts the record of a call the carrier reports to one of

@@ -152,11 +152,11 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 	// Last, so a replay that fails another check cannot use up the token
 	// of the carrier's own stream; before the model is dialed, so a replay
 	// of a live call's token costs no model session, on any instance.
-	if err := h.Store.UseStreamToken(ctx, claims.Direction+":"+claims.Ref, time.Unix(claims.Expires, 0)); err != nil {
-		return nil, fmt.Errorf("stream token: %w", err)
-	}
-	if call, err = h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress}); err != nil {
-		return nil, err
+	// One transaction with the call going in progress.
+	call, err = h.Store.AdmitStream(ctx, claims.Direction+":"+claims.Ref, time.Unix(claims.Expires, 0),
+		agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress})
+	if err != nil {
+		return nil, fmt.Errorf("admit stream: %w", err)
 	}
 	return &streamCall{start: start, claims: claims, call: call, agent: agent, started: h.Now()}, nil
 }

@@ -31,10 +31,10 @@ type Store interface {
 	ApplyCallEvent(ctx context.Context, e agentline.CallEvent) (agentline.Call, error)
 	CallByStreamRef(ctx context.Context, projectID int64, ref string) (agentline.Call, error)
 	AppendCallLog(ctx context.Context, projectID, callID int64, entries []agentline.CallLogEntry) error
-	// UseStreamToken records the one use of a stream token, good until
-	// expires, across every instance on the database; conflict when it was
-	// used before.
-	UseStreamToken(ctx context.Context, ref string, expires time.Time) error
+	// AdmitStream records the one use of a stream token, good until
+	// expires, across every instance on the database (conflict when it was
+	// used before), and applies e in the same transaction.
+	AdmitStream(ctx context.Context, ref string, expires time.Time, e agentline.CallEvent) (agentline.Call, error)
 }
 
 // Tools runs agents' tool calls (the tool facility).
