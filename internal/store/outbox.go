@@ -100,17 +100,27 @@ func (o *outbox) Emit(ctx context.Context, e agentline.Event) error {
 // type typ. Callers that must load what an event carries ask first, so
 // that a project without endpoints pays one query for its events.
 func (o *outbox) subscribers(ctx context.Context, projectID int64, typ string) ([]int64, error) {
-	eps, err := queryAll(ctx, o.c, scanWebhook, `SELECT `+webhookColumns+` FROM webhook_endpoints WHERE project_id = ? AND enabled ORDER BY id`, projectID)
+	eps, err := o.endpoints(ctx, projectID)
 	if err != nil {
 		return nil, fmt.Errorf("emit %s: %w", typ, err)
 	}
+	return wanting(eps, typ), nil
+}
+
+// endpoints lists the project's enabled endpoints.
+func (o *outbox) endpoints(ctx context.Context, projectID int64) ([]agentline.WebhookEndpoint, error) {
+	return queryAll(ctx, o.c, scanWebhook, `SELECT `+webhookColumns+` FROM webhook_endpoints WHERE project_id = ? AND enabled ORDER BY id`, projectID)
+}
+
+// wanting picks the ids of the endpoints that want events of type typ.
+func wanting(eps []agentline.WebhookEndpoint, typ string) []int64 {
 	var ids []int64
 	for _, ep := range eps {
-		if ep.Wants(typ) {
+		if typ != "" && ep.Wants(typ) {
 			ids = append(ids, ep.ID)
 		}
 	}
-	return ids, nil
+	return ids
 }
 
 // emitTo stores e and one delivery (with its job) to each endpoint.

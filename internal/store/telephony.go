@@ -65,7 +65,10 @@ func (db *DB) CreatePhoneNumber(ctx context.Context, n agentline.PhoneNumber) (a
 		if isUniqueViolation(err) {
 			return errUniqueNumber
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return db.emitNumber(ctx, c, agentline.EventNumberProvisioned, n)
 	})
 	if errors.Is(err, errUniqueNumber) {
 		return n, numberConflict(ctx, db.reader(), n)
@@ -136,8 +139,17 @@ func (db *DB) UpdatePhoneNumber(ctx context.Context, n agentline.PhoneNumber) (a
 
 // DeletePhoneNumber deletes a number's record; its calls keep their history.
 func (db *DB) DeletePhoneNumber(ctx context.Context, projectID, numberID int64) error {
-	res, err := db.writer().exec(ctx, `DELETE FROM phone_numbers WHERE project_id = ? AND id = ?`, projectID, numberID)
-	return mustAffect(res, err, "phone number")
+	return db.tx(ctx, func(c conn) error {
+		n, err := scanNumber(c.queryRow(ctx, `SELECT `+numberColumns+` FROM phone_numbers WHERE project_id = ? AND id = ?`, projectID, numberID))
+		if err != nil {
+			return notFound(err, "phone number")
+		}
+		res, err := c.exec(ctx, `DELETE FROM phone_numbers WHERE project_id = ? AND id = ?`, projectID, numberID)
+		if err := mustAffect(res, err, "phone number"); err != nil {
+			return err
+		}
+		return db.emitNumber(ctx, c, agentline.EventNumberReleased, n)
+	})
 }
 
 const callColumns = `id, project_id, agent_id, number_id, call_sid, direction, from_number, to_number, status, stream_ref,
@@ -307,6 +319,7 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent)
 	}
 	e.At = e.At.UTC()
 	call, err := scanCall(c.queryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE call_sid = ?`, e.CallSID))
+	previous := call.Status // "" for a call new to us
 	if errors.Is(err, sql.ErrNoRows) {
 		call, err = newInboundCall(ctx, c, e, db.now())
 		if err != nil {
@@ -336,7 +349,10 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent)
 	if err != nil {
 		return call, err
 	}
-	return call, insertCallLog(ctx, c, call.ID, e.Log)
+	if err := insertCallLog(ctx, c, call.ID, e.Log); err != nil {
+		return call, err
+	}
+	return call, db.emitCallChange(ctx, c, previous, call)
 }
 
 // newInboundCall inserts the record of a call the carrier reports to one of
