@@ -28,9 +28,17 @@ e2e-cluster:
 # CPU, p50/p99, peak and idle RSS and write syscalls per round-tripped
 # frame. RELAYLOAD_CALLS (default 100,200,400) and RELAYLOAD_SECONDS
 # (default 10) tune it; RELAYLOAD_NODE=1 adds a Node.js pass-through.
+#
+# The widget run (GET /widget/v1/config + POST /widget/v1/session, 50
+# clients for 10 s against a loopback fake provider) runs on SQLite and on
+# PostgreSQL + Redis (both required here), reporting req/s, p99 and CPU µs
+# per request of agentline, the PostgreSQL cluster and redis-server.
+# WIDGETLOAD_CLIENTS and WIDGETLOAD_SECONDS tune it.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./internal/telephony/relay/
-	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v /internal/telephony/relay$$)
+	AGENTLINE_REQUIRE_POSTGRES=1 AGENTLINE_REQUIRE_REDIS=1 $(GO) test -run '^$$' -bench WidgetLoad -benchtime 1x ./internal/app/
+	$(GO) test -run '^$$' -bench Healthz -benchmem ./internal/app/
+	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v -e /internal/telephony/relay$$ -e /internal/app$$)
 	GO=$(GO) scripts/fuzz.sh 60s
 
 lint:

@@ -1,15 +1,20 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,22 +57,23 @@ func (l latencies) String() string {
 // maxLoadRequests bounds a run's count whatever its length.
 const maxLoadRequests = 2_000_000
 
-// widgetLoad runs clients concurrent widget clients against w for d.
-func widgetLoad(b *testing.B, w *widgetSite, clients int, d time.Duration) loadStats {
+// widgetLoad runs clients concurrent widget clients against the app at
+// baseURL for d, with the widget key and agent.
+func widgetLoad(baseURL, key string, agentID int64, clients int, d time.Duration) loadStats {
 	transport := &http.Transport{MaxIdleConnsPerHost: clients}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
-	session := fmt.Sprintf(`{"agent_id":%d}`, w.agent.ID)
+	session := fmt.Sprintf(`{"agent_id":%d}`, agentID)
 	send := func(ctx context.Context, method, path, body string) (time.Duration, error) {
 		var rd io.Reader
 		if body != "" {
 			rd = strings.NewReader(body)
 		}
-		req, err := http.NewRequestWithContext(ctx, method, w.s.URL+path, rd)
+		req, err := http.NewRequestWithContext(ctx, method, baseURL+path, rd)
 		if err != nil {
 			return 0, err
 		}
-		req.Header.Set("X-API-Key", w.key)
+		req.Header.Set("X-API-Key", key)
 		req.Header.Set("Origin", siteOrigin)
 		if body != "" {
 			req.Header.Set("Content-Type", "application/json")
@@ -85,7 +91,6 @@ func widgetLoad(b *testing.B, w *widgetSite, clients int, d time.Duration) loadS
 		}
 		return lat, err
 	}
-
 	ctx, cancel := context.WithTimeout(context.Background(), d+30*time.Second)
 	defer cancel()
 	stop := time.Now().Add(d)
@@ -137,11 +142,133 @@ func envInt(b *testing.B, name string, def, max int) int {
 	return n
 }
 
+// The load generator runs in a child process (this test binary again, with
+// WIDGETLOAD_CHILD set), so that the benchmark process's own CPU is the
+// app's (with the fake provider, a loopback HTTP server in the same
+// process) and not the clients'.
+func init() {
+	if os.Getenv("WIDGETLOAD_CHILD") != "1" {
+		return
+	}
+	agentID, _ := strconv.ParseInt(os.Getenv("WIDGETLOAD_AGENT"), 10, 64)
+	clients, _ := strconv.Atoi(os.Getenv("WIDGETLOAD_CLIENTS"))
+	ms, _ := strconv.Atoi(os.Getenv("WIDGETLOAD_MS"))
+	st := widgetLoad(os.Getenv("WIDGETLOAD_URL"), os.Getenv("WIDGETLOAD_KEY"), agentID, clients, time.Duration(ms)*time.Millisecond)
+	json.NewEncoder(os.Stdout).Encode(childStats{
+		Requests: st.requests, Errors: st.errors, Elapsed: st.elapsed, FirstError: st.firstError,
+		All: st.all.wire(), Config: st.config.wire(), Session: st.session.wire(),
+	})
+	os.Exit(0)
+}
+
+// childStats is loadStats as the child prints it.
+type childStats struct {
+	Requests, Errors     int
+	Elapsed              time.Duration
+	FirstError           string
+	All, Config, Session [3]time.Duration
+}
+
+func (l latencies) wire() [3]time.Duration { return [3]time.Duration{l.p50, l.p99, l.max} }
+
+func fromWire(w [3]time.Duration) latencies { return latencies{w[0], w[1], w[2]} }
+
+// runLoadChild runs the load generator in a child process against w and
+// returns its outcome and the child's CPU seconds.
+func runLoadChild(b *testing.B, w *widgetSite, clients int, d time.Duration) (loadStats, float64) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "WIDGETLOAD_CHILD=1", "WIDGETLOAD_URL="+w.s.URL, "WIDGETLOAD_KEY="+w.key,
+		"WIDGETLOAD_AGENT="+strconv.FormatInt(w.agent.ID, 10), "WIDGETLOAD_CLIENTS="+strconv.Itoa(clients),
+		"WIDGETLOAD_MS="+strconv.FormatInt(d.Milliseconds(), 10))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("load child: %v", err)
+	}
+	var c childStats
+	if err := json.Unmarshal(out, &c); err != nil {
+		b.Fatalf("load child output %q: %v", out, err)
+	}
+	u := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(u.Utime.Nano() + u.Stime.Nano()).Seconds()
+	return loadStats{requests: c.Requests, errors: c.Errors, elapsed: c.Elapsed, firstError: c.FirstError,
+		all: fromWire(c.All), config: fromWire(c.Config), session: fromWire(c.Session)}, cpu
+}
+
+// cpuSample is the CPU seconds used so far by this process, by the
+// PostgreSQL cluster it started (the postmaster, its reaped children and its
+// live ones) and by the redis-server it started.
+type cpuSample struct{ self, postgres, redis float64 }
+
+func sampleCPU() cpuSample {
+	var u syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &u)
+	s := cpuSample{self: time.Duration(u.Utime.Nano() + u.Stime.Nano()).Seconds()}
+	self := os.Getpid()
+	procs := readProcs()
+	for _, p := range procs {
+		if p.ppid != self {
+			continue
+		}
+		switch p.comm {
+		case "postgres":
+			s.postgres += p.cpu + p.childCPU
+			for _, c := range procs {
+				if c.ppid == p.pid {
+					s.postgres += c.cpu
+				}
+			}
+		case "redis-server":
+			s.redis += p.cpu
+		}
+	}
+	return s
+}
+
+type procStat struct {
+	pid, ppid     int
+	comm          string
+	cpu, childCPU float64 // seconds: utime+stime, cutime+cstime
+}
+
+// readProcs reads /proc/*/stat.
+func readProcs() []procStat {
+	dirs, _ := os.ReadDir("/proc")
+	var out []procStat
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		open, closing := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if open < 0 || closing < open {
+			continue
+		}
+		f := strings.Fields(string(b[closing+2:]))
+		if len(f) < 15 {
+			continue
+		}
+		n := func(i int) float64 { v, _ := strconv.ParseFloat(f[i], 64); return v / 100 } // USER_HZ is 100 on Linux
+		ppid, _ := strconv.Atoi(f[1])
+		out = append(out, procStat{pid: pid, ppid: ppid, comm: string(b[open+1 : closing]),
+			cpu: n(11) + n(12), childCPU: n(13) + n(14)})
+	}
+	return out
+}
+
 // BenchmarkWidgetLoad runs the widget load on SQLite with in-memory rate
 // limits and on PostgreSQL with Redis rate limits: WIDGETLOAD_CLIENTS
 // clients (default 50) for WIDGETLOAD_SECONDS (default 10) each, and
-// reports throughput, latency percentiles and errors. The key's limits are
-// set high enough never to refuse.
+// reports throughput, latency percentiles and errors, and the CPU per
+// request of each process: agentline (this process: the app and the fake
+// provider), PostgreSQL (all the cluster's processes) and redis-server,
+// and of the load generator (a child process) apart. The key's limits are
+// set high enough never to refuse. Run with AGENTLINE_REQUIRE_POSTGRES=1
+// AGENTLINE_REQUIRE_REDIS=1 so a missing server fails instead of skipping.
 func BenchmarkWidgetLoad(b *testing.B) {
 	clients := envInt(b, "WIDGETLOAD_CLIENTS", 50, 1000)
 	d := time.Duration(envInt(b, "WIDGETLOAD_SECONDS", 10, 300)) * time.Second
@@ -161,14 +288,27 @@ func BenchmarkWidgetLoad(b *testing.B) {
 			w.s.Must(b, 200, "PATCH", "/api/channels/"+itoa(w.channel.ID)+"/key", w.token,
 				map[string]any{"rate_limit_per_minute": 100_000, "rate_limit_per_day": nil}, nil)
 			for range b.N {
-				st := widgetLoad(b, w, clients, d)
+				runtime.GC()
+				c0 := sampleCPU()
+				st, loadCPU := runLoadChild(b, w, clients, d)
+				c1 := sampleCPU()
 				rate := float64(st.requests) / st.elapsed.Seconds()
+				per := func(sec float64) float64 { return sec * 1e6 / float64(max(st.requests, 1)) }
+				app, pg, rd := per(c1.self-c0.self), per(c1.postgres-c0.postgres), per(c1.redis-c0.redis)
 				b.ReportMetric(rate, "req/s")
 				b.ReportMetric(float64(st.all.p50.Microseconds())/1000, "p50-ms")
 				b.ReportMetric(float64(st.all.p99.Microseconds())/1000, "p99-ms")
 				b.ReportMetric(float64(st.errors), "errors")
-				b.Logf("%s, %d clients, %v: %d requests (%.0f/s), %d errors %s\n  all:     %v\n  config:  %v\n  session: %v",
-					s.name, clients, st.elapsed.Round(time.Millisecond), st.requests, rate, st.errors, st.firstError, st.all, st.config, st.session)
+				b.ReportMetric(app, "app-µs/req")
+				if s.db == store.Postgres {
+					b.ReportMetric(pg, "pg-µs/req")
+					b.ReportMetric(rd, "redis-µs/req")
+				}
+				b.ReportMetric(app+pg+rd, "total-µs/req")
+				b.ReportMetric(per(loadCPU), "loadgen-µs/req")
+				b.Logf("%s, %d clients, %v: %d requests (%.0f/s), %d errors %s\n  all:     %v\n  config:  %v\n  session: %v\n  CPU per request: agentline %.0f µs, postgres %.0f µs, redis-server %.0f µs, total %.0f µs (load generator %.0f µs)",
+					s.name, clients, st.elapsed.Round(time.Millisecond), st.requests, rate, st.errors, st.firstError, st.all, st.config, st.session,
+					app, pg, rd, app+pg+rd, per(loadCPU))
 			}
 		})
 	}

@@ -118,14 +118,16 @@ type loadResult struct {
 	p50, p99, max   time.Duration
 	cpuPerSec       float64 // CPU seconds per wall second of the relay process
 	rssMB, peakMB   float64
-	idleMB          float64 // resident idleWait after the last call ended
-	writes          int64   // write syscalls of the relay process in the window
+	idleMB          float64   // resident idleWait after the last call ended
+	idleSeries      []float64 // resident every 5 s after the last call ended, up to idleWait
+	writes          int64     // write syscalls of the relay process in the window
 	durationSeconds float64
 }
 
 // idleWait is how long after the load the relay's resident memory is read
-// again, to see what it returns to the OS once idle.
-const idleWait = 5 * time.Second
+// again, to see what it returns to the OS once idle: 5 s unless
+// RELAYLOAD_IDLE_SECONDS says otherwise (60 for the idle-memory target).
+var idleWait = 5 * time.Second
 
 // writesPerFrame is the relay's write syscalls per frame that made the
 // whole round trip (two messages relayed: caller->model, model->caller).
@@ -145,6 +147,9 @@ func runLoad(t testing.TB, mode string, calls int, d time.Duration, nodeScript s
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "RELAYLOAD_MODE="+mode, "RELAYLOAD_MODEL="+fake.URL(), "GOMAXPROCS=2")
+	if v := os.Getenv("RELAYLOAD_GOMEMLIMIT"); v != "" {
+		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+v) // the relay child's only
+	}
 	if mode == "node" {
 		cmd = exec.Command("node", nodeScript)
 		cmd.Env = append(os.Environ(), "RELAYLOAD_MODEL_WS="+realtimefake.WSURL(fake.URL(), "gpt-realtime"), "RELAYLOAD_KEY="+apiKey)
@@ -189,10 +194,18 @@ func runLoad(t testing.TB, mode string, calls int, d time.Duration, nodeScript s
 	w1 := procWrites(cmd.Process.Pid)
 	rss, peak := procMem(cmd.Process.Pid)
 	wg.Wait()
-	time.Sleep(idleWait) // the calls have ended: what does the process keep?
-	idle, _ := procMem(cmd.Process.Pid)
+	// The calls have ended: what does the process keep?
+	var series []float64
+	for waited := time.Duration(0); waited < idleWait; {
+		step := min(5*time.Second, idleWait-waited)
+		time.Sleep(step)
+		waited += step
+		m, _ := procMem(cmd.Process.Pid)
+		series = append(series, m)
+	}
+	idle := series[len(series)-1]
 
-	res := loadResult{mode: mode, calls: calls, durationSeconds: d.Seconds(), rssMB: rss, peakMB: peak, idleMB: idle}
+	res := loadResult{mode: mode, calls: calls, durationSeconds: d.Seconds(), rssMB: rss, peakMB: peak, idleMB: idle, idleSeries: series}
 	res.cpuPerSec = (cpu1 - cpu0) / d.Seconds()
 	res.writes = w1 - w0
 	var all []time.Duration
@@ -348,7 +361,9 @@ func procMem(pid int) (rss, peak float64) {
 // message per model delta, one write each) and agentline's relay, in that
 // order, RELAYLOAD_SECONDS long each (default 10). Besides CPU, latency and
 // memory it reports the relay process's write syscalls per round-tripped
-// frame and its resident memory idleWait after the calls ended. With
+// frame and its resident memory idleWait after the calls ended
+// (RELAYLOAD_IDLE_SECONDS, default 5). RELAYLOAD_MODES picks relays (e.g.
+// "agentline"); RELAYLOAD_GOMEMLIMIT sets GOMEMLIMIT in the relay child. With
 // RELAYLOAD_NODE=1 a Node.js pass-through relay (ws from the npm registry,
 // installed into a temp dir) runs the same load too, for its memory.
 func BenchmarkRelayLoad(b *testing.B) {
@@ -371,7 +386,23 @@ func BenchmarkRelayLoad(b *testing.B) {
 		}
 		d = time.Duration(s) * time.Second
 	}
+	if v := os.Getenv("RELAYLOAD_IDLE_SECONDS"); v != "" {
+		s, err := strconv.Atoi(v)
+		if err != nil || s < 1 || s > 300 {
+			b.Fatal("RELAYLOAD_IDLE_SECONDS: 1..300")
+		}
+		idleWait = time.Duration(s) * time.Second
+	}
 	modes, nodeScript := []string{"floor", "marks", "agentline"}, ""
+	if v := os.Getenv("RELAYLOAD_MODES"); v != "" {
+		modes = nil
+		for _, m := range strings.Split(v, ",") {
+			if m = strings.TrimSpace(m); !slices.Contains([]string{"floor", "marks", "agentline"}, m) {
+				b.Fatalf("RELAYLOAD_MODES: unknown relay %q (floor, marks, agentline)", m)
+			}
+			modes = append(modes, m)
+		}
+	}
 	if os.Getenv("RELAYLOAD_NODE") == "1" {
 		nodeScript = installNodeRelay(b)
 		modes = append(modes, "node")
@@ -389,8 +420,8 @@ func BenchmarkRelayLoad(b *testing.B) {
 					b.ReportMetric(float64(r.frames)/d.Seconds(), "frames/s")
 					b.ReportMetric(r.writesPerFrame(), "writes/frame")
 					b.ReportMetric(r.idleMB, "idle-MB")
-					b.Logf("%s calls=%d: cpu %.3f s/s, p50 %v p99 %v max %v, rss %.1f MB peak %.1f MB idle %.1f MB, lost %d, frames %d, writes/frame %.3f",
-						mode, n, r.cpuPerSec, r.p50, r.p99, r.max, r.rssMB, r.peakMB, r.idleMB, r.lost, r.frames, r.writesPerFrame())
+					b.Logf("%s calls=%d: cpu %.3f s/s, p50 %v p99 %v max %v, rss %.1f MB peak %.1f MB idle %.1f MB after %v (every 5 s: %.1f), lost %d, frames %d, writes/frame %.3f",
+						mode, n, r.cpuPerSec, r.p50, r.p99, r.max, r.rssMB, r.peakMB, r.idleMB, idleWait, r.idleSeries, r.lost, r.frames, r.writesPerFrame())
 				}
 			})
 		}
