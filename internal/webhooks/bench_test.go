@@ -142,13 +142,14 @@ func BenchmarkFormSubmit(b *testing.B) {
 				name = string(d) + "/webhook"
 			}
 			b.Run(name, func(b *testing.B) {
+				// The receiver first: it closes after the app stops.
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+				b.Cleanup(srv.Close)
 				s := apptest.StartFresh(b, d, map[string]string{"AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true", "AGENTLINE_FORM_SUBMITS_PER_MINUTE": "100000000"})
 				_, tok := s.NewUser(b, "owner@example.com")
 				var p struct{ ID int64 }
 				s.Must(b, 201, "POST", "/api/projects", tok, map[string]string{"name": "Acme"}, &p)
 				if hooked {
-					srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
-					b.Cleanup(srv.Close)
 					s.Must(b, 201, "POST", "/api/projects/"+itoa(p.ID)+"/webhooks", tok, map[string]any{"url": srv.URL + "/hook", "events": []string{"lead.created"}}, nil)
 				}
 				var ch struct{ ID int64 }
