@@ -364,7 +364,8 @@ func (a *App) jobQueue(ctx context.Context) error {
 	sweeper := &conversation.Sweeper{Store: a.Store, IdleTimeout: a.Config.SessionIdleTimeout,
 		ConnectTimeout: a.Config.LiveChatTimeout, Logger: a.Logger}
 	jobs.AddPeriodic(r, sweeper, sweeper.Interval(), agentline.SweepConversations{})
-	q, err := jobs.New(jobs.Options{Pool: a.Store.JobPool(), Dialect: dialect, Logger: a.Logger, Registerer: a.Registry}, r)
+	q, err := jobs.New(jobs.Options{Pool: a.Store.JobPool(), Dialect: dialect, Logger: a.Logger, Registerer: a.Registry,
+		RescueAfter: a.Config.JobRescueAfter}, r)
 	if err != nil {
 		return err
 	}

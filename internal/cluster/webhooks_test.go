@@ -206,12 +206,14 @@ func TestWebhooksFromTwoInstances(t *testing.T) {
 // was answered to an attempt the killed instance could not record, so
 // duplicates are not expected; any are counted and reported. Jobs a was
 // running at the kill stay "running" until River rescues them (after
-// 5 minutes), which bounds the wait.
+// AGENTLINE_JOB_RESCUE_AFTER, 15 s here), which bounds the wait.
 func TestWebhooksSurviveKill(t *testing.T) {
 	t.Parallel()
 	const leads = 300
 	dbURL := storetest.URL(t, store.Postgres)
 	env := webhookEnv(t, dbURL, "10m") // retries after about 12 ms, 70 ms, 280 ms, 1.4 s, 8 s, then 50 s
+	// Jobs a was running at the kill are rescued after 15 s, not 5 min.
+	env["AGENTLINE_JOB_RESCUE_AFTER"] = "15s"
 	a, b := start(t, "a", env), start(t, "b", env)
 	var failing atomic.Bool
 	failing.Store(true)

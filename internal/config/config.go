@@ -52,6 +52,7 @@ type Config struct {
 	MetricsAddr          string        // AGENTLINE_METRICS_ADDR; see MetricsEnabled
 	BodyReadTimeout      time.Duration // AGENTLINE_BODY_READ_TIMEOUT
 	WebhookRetrySpan     time.Duration // AGENTLINE_WEBHOOK_RETRY_SPAN
+	JobRescueAfter       time.Duration // AGENTLINE_JOB_RESCUE_AFTER
 	SessionIdleTimeout   time.Duration // AGENTLINE_SESSION_IDLE_TIMEOUT
 	LiveChatTimeout      time.Duration // AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT
 
@@ -113,6 +114,7 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_BODY_READ_TIMEOUT", flag: "body-read-timeout", def: "30s", usage: "how long a request body may take to arrive; a slower client is cut off", duration: &c.BodyReadTimeout},
 		{env: "AGENTLINE_METRICS_ADDR", flag: "metrics-addr", def: "127.0.0.1:9090", usage: "address of the separate listener serving /metrics (Prometheus text); off disables it", str: &c.MetricsAddr},
 		{env: "AGENTLINE_TRUSTED_PROXIES", flag: "trusted-proxies", usage: "comma-separated CIDRs of reverse proxies whose X-Forwarded-For or Forwarded header names the client; empty trusts none", str: &c.TrustedProxyList},
+		{env: "AGENTLINE_JOB_RESCUE_AFTER", flag: "job-rescue-after", def: "5m", usage: "how long a background job may run before it counts as stuck (its instance died) and runs again; at least 15s", duration: &c.JobRescueAfter},
 		{env: "AGENTLINE_WEBHOOK_RETRY_SPAN", flag: "webhook-retry-span", def: "72h", usage: "how long an event webhook delivery is retried (the schedule scales with it) and an endpoint may fail before it is disabled", duration: &c.WebhookRetrySpan},
 		{env: "AGENTLINE_SESSION_IDLE_TIMEOUT", flag: "session-idle-timeout", def: "2m", usage: "a widget conversation with no event (heartbeats included) for this long ends as abandoned", duration: &c.SessionIdleTimeout},
 		{env: "AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT", flag: "live-chat-connect-timeout", def: "15m", usage: "a live chat started from a form that never connects within this long ends as abandoned", duration: &c.LiveChatTimeout},
@@ -244,22 +246,7 @@ func (c *Config) Validate() error {
 	if c.FormSubmitsPerMinute < 1 {
 		bad("AGENTLINE_FORM_SUBMITS_PER_MINUTE must be at least 1")
 	}
-	for _, d := range []struct {
-		name, example string
-		v             time.Duration
-	}{
-		{"AGENTLINE_WEBHOOK_RETRY_SPAN", "72h", c.WebhookRetrySpan},
-		{"AGENTLINE_SESSION_IDLE_TIMEOUT", "2m", c.SessionIdleTimeout},
-		{"AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT", "15m", c.LiveChatTimeout},
-		{"AGENTLINE_MAX_CALL_DURATION", "30m", c.MaxCallDuration},
-		{"AGENTLINE_MODEL_READY_TIMEOUT", "10s", c.ModelReadyTimeout},
-		{"TWILIO_TIMEOUT", "15s", c.TwilioTimeout},
-		{"AGENTLINE_SHUTDOWN_TIMEOUT", "30s", c.ShutdownTimeout},
-	} {
-		if d.v <= 0 {
-			bad("%s must be positive, such as %s", d.name, d.example)
-		}
-	}
+	errs = append(errs, c.durationErrors()...)
 	if c.DrainTimeout < 0 {
 		bad("AGENTLINE_DRAIN_TIMEOUT must not be negative")
 	}
@@ -297,6 +284,33 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// durationErrors checks the settings that are durations: each must be
+// positive, and a job may run for as long as its slowest kind needs.
+func (c *Config) durationErrors() []error {
+	var errs []error
+	for _, d := range []struct {
+		name, example string
+		v             time.Duration
+	}{
+		{"AGENTLINE_WEBHOOK_RETRY_SPAN", "72h", c.WebhookRetrySpan},
+		{"AGENTLINE_JOB_RESCUE_AFTER", "5m", c.JobRescueAfter},
+		{"AGENTLINE_SESSION_IDLE_TIMEOUT", "2m", c.SessionIdleTimeout},
+		{"AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT", "15m", c.LiveChatTimeout},
+		{"AGENTLINE_MAX_CALL_DURATION", "30m", c.MaxCallDuration},
+		{"AGENTLINE_MODEL_READY_TIMEOUT", "10s", c.ModelReadyTimeout},
+		{"TWILIO_TIMEOUT", "15s", c.TwilioTimeout},
+		{"AGENTLINE_SHUTDOWN_TIMEOUT", "30s", c.ShutdownTimeout},
+	} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, such as %s", d.name, d.example))
+		}
+	}
+	if c.JobRescueAfter > 0 && c.JobRescueAfter < 15*time.Second {
+		errs = append(errs, errors.New("AGENTLINE_JOB_RESCUE_AFTER must be at least 15s: a webhook delivery alone may take 10s"))
+	}
+	return errs
 }
 
 type missingSetting struct{ name, why string }

@@ -73,8 +73,12 @@ type Options struct {
 	// (default 1 s); new jobs on SQLite are seen sooner, through River's
 	// notifications.
 	PollInterval time.Duration
-	Logger       *slog.Logger
-	Registerer   prometheus.Registerer
+	// RescueAfter is how long a job may stay running before it counts as
+	// stuck (its instance died mid-run) and runs again (default 5 min). A
+	// job's own timeout is at most this long.
+	RescueAfter time.Duration
+	Logger      *slog.Logger
+	Registerer  prometheus.Registerer
 }
 
 // Queue is the job queue of one instance.
@@ -127,6 +131,9 @@ func New(o Options, r *Registry) (*Queue, error) {
 	if o.PollInterval <= 0 {
 		o.PollInterval = time.Second
 	}
+	if o.RescueAfter <= 0 {
+		o.RescueAfter = 5 * time.Minute
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -144,9 +151,9 @@ func New(o Options, r *Registry) (*Queue, error) {
 		// River logs its own trouble at warn and above.
 		Logger:      slog.New(levelAtLeast{o.Logger.Handler(), slog.LevelWarn}),
 		MaxAttempts: 25,
-		JobTimeout:  time.Minute,
+		JobTimeout:  min(time.Minute, o.RescueAfter),
 		// A job whose instance died mid-run (kill -9) runs again after this.
-		RescueStuckJobsAfter: 5 * time.Minute,
+		RescueStuckJobsAfter: o.RescueAfter,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
