@@ -182,7 +182,7 @@ func sameLeads(t *testing.T, rc *hookReceiver, leads map[int64]bool) {
 // verified, each exactly once (nothing failed, so no request repeats).
 func TestWebhooksFromTwoInstances(t *testing.T) {
 	t.Parallel()
-	const leads = 400
+	const leads = 1000
 	dbURL := storetest.URL(t, store.Postgres)
 	env := webhookEnv(t, dbURL, "1h")
 	a, b := start(t, "a", env), start(t, "b", env)
@@ -209,7 +209,7 @@ func TestWebhooksFromTwoInstances(t *testing.T) {
 // AGENTLINE_JOB_RESCUE_AFTER, 15 s here), which bounds the wait.
 func TestWebhooksSurviveKill(t *testing.T) {
 	t.Parallel()
-	const leads = 300
+	const leads = 1000
 	dbURL := storetest.URL(t, store.Postgres)
 	env := webhookEnv(t, dbURL, "10m") // retries after about 12 ms, 70 ms, 280 ms, 1.4 s, 8 s, then 50 s
 	// Jobs a was running at the kill are rescued after 15 s, not 5 min.
