@@ -280,7 +280,7 @@ function duration(ms) {
 function table(headers, rows, empty) {
   if (!rows.length) return h("p", { class: "muted" }, empty);
   return h("div", { class: "table" }, h("table", {},
-    h("thead", {}, h("tr", {}, headers.map((x) => h("th", { scope: "col" }, x)))),
+    h("thead", {}, h("tr", {}, headers.map((x) => h("th", { scope: "col" }, x || h("span", { class: "sr-only" }, "Actions"))))),
     h("tbody", {}, rows)));
 }
 
@@ -930,7 +930,9 @@ function widgetPreview(c) {
   const title = (state.project.branding && state.project.branding.display_name) || state.project.name;
   const head = h("div", { class: "pv-head" }, title);
   const lines = h("div", {}, h("div", { class: "pv-line" }, "Agent: Hello! How can I help?"), h("div", { class: "pv-line" }, "You: Where is my order?"));
-  const talk = h("button", { type: "button", class: "pv-talk", tabindex: -1, "aria-hidden": "true" }, "Talk");
+  // A drawing, not a control: a button inside role=img would be a control
+  // nested in an image (axe's nested-interactive).
+  const talk = h("span", { class: "pv-talk" }, "Talk");
   const text = h("div", { class: "pv-text" }, h("span", {}, "Type a message"));
   const panel = h("div", { class: "pv-panel" }, head, h("div", { class: "pv-body" }, lines, talk, text));
   const launcher = h("div", { class: "pv-launcher" });
