@@ -48,7 +48,8 @@ func (c console) axeCheck(source, page string) {
 
 // Every page of the console, checked with axe-core: sign-in, the
 // projects, agents, an agent's every tab, channels, a channel, sessions,
-// calls, leads, analytics and members. Any serious or critical violation
+// calls, leads, analytics, members, the account and an invite link's page.
+// Any serious or critical violation
 // fails.
 func TestConsoleAccessibility(t *testing.T) {
 	nm := nodeModules(t, "axe-core")
@@ -96,6 +97,8 @@ func TestConsoleAccessibility(t *testing.T) {
 		{"#/analytics", "Analytics", ""},
 		{"#/members", "Members of Acme", ""},
 		{"#/projects", "Projects", ""},
+		{"#/account", "Your account", ""},
+		{"#/invite/ali_unused", "Join agentline", ""},
 	} {
 		c.open(pg.hash, 1000, 800)
 		c.heading(pg.title)
