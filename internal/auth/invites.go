@@ -36,14 +36,31 @@ func (s *Service) ChangePassword(ctx context.Context, token, current, next strin
 	if err != nil {
 		return err
 	}
-	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(current)) != nil {
-		return agentline.Invalid("current_password", "the current password is wrong")
+	if err := s.verifyPassword(u.Email, hash, current, "current_password", "the current password is wrong"); err != nil {
+		return err
 	}
 	newHash, err := s.newPassword("new_password", next)
 	if err != nil {
 		return err
 	}
 	return s.store.SetPassword(ctx, u.ID, newHash, HashToken(token))
+}
+
+// verifyPassword checks an account's password outside sign-in (a password
+// change, an invite for an existing account), counting failures against
+// the email like failed sign-ins, so that neither is a way around the
+// throttle. A wrong password is invalid on field with message.
+func (s *Service) verifyPassword(email, hash, password, field, message string) error {
+	keys := []string{"email:" + strings.ToLower(strings.TrimSpace(email))}
+	if wait := s.throttle.blocked(keys, s.now()); wait > 0 {
+		return &agentline.Error{Code: agentline.ERateLimited, RetryAfter: int(wait.Seconds()) + 1,
+			Message: "too many wrong passwords; try again later"}
+	}
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil {
+		s.throttle.fail(keys, s.now())
+		return agentline.Invalid(field, "%s", message)
+	}
+	return nil
 }
 
 // newPassword checks a new password and returns its hash; field names it
@@ -119,8 +136,8 @@ func (s *Service) AcceptInvite(ctx context.Context, token, password string) (age
 	case err != nil && !errors.Is(err, agentline.ErrNotFound):
 		return inv, err
 	case inv.Kind == agentline.InviteJoin && err == nil:
-		if bcrypt.CompareHashAndPassword([]byte(old), []byte(password)) != nil {
-			return inv, agentline.Invalid("password", "an account with the email %s exists: enter its password", inv.Email)
+		if err := s.verifyPassword(inv.Email, old, password, "password", "an account with the email "+inv.Email+" exists: enter its password"); err != nil {
+			return inv, err
 		}
 	default:
 		if hash, err = s.newPassword("password", password); err != nil {
