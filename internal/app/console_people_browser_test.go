@@ -61,6 +61,13 @@ func TestConsolePeople(t *testing.T) {
 	c.poll("the pending invite", `document.querySelector("main").textContent.includes("vera@example.com")`)
 	c.accessible("members with an invite")
 	c.shot(shots, "console-invite.png")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 800)); err != nil {
+		t.Fatal(err)
+	}
+	c.accessible("members with an invite at 360 px")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1000, 800)); err != nil {
+		t.Fatal(err)
+	}
 
 	// The invitee, in a browser context of their own.
 	vctx, cancel := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
