@@ -45,6 +45,7 @@ func TestConsolePeople(t *testing.T) {
 	c.press("Change password")
 	c.poll("changed", `document.querySelector("main p[role=status]").textContent.startsWith("Password changed")`)
 	c.accessible("account")
+	c.shot(shots, "console-account.png")
 	s.Login(t, "owner@example.com", "a brand new password")
 
 	// An invite link, shown once.
@@ -124,6 +125,7 @@ func TestConsolePeople(t *testing.T) {
 	c.press("Projects")
 	c.heading("Projects")
 	c.poll("Scratch is current", `document.querySelector("main h2").textContent === "This project: Scratch"`)
+	c.shot(shots, "console-projects.png")
 	c.press("Delete project")
 	c.poll("the dialog", `!!document.querySelector("dialog[open]")`)
 	c.press("Cancel")
