@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentline/agentline"
@@ -166,6 +167,43 @@ func TestInvites(t *testing.T) {
 				t.Fatalf("the member's session after a reset = %s", r)
 			}
 			s.Login(t, editor.Email, "a reset password")
+		})
+	}
+}
+
+// An invite accepted by several requests at once is used by exactly one.
+func TestInviteIsUsedOnceUnderConcurrency(t *testing.T) {
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			s := apptest.StartFresh(t, d, nil)
+			_, owner := s.NewUser(t, "owner@example.com")
+			var p agentline.Project
+			var inv agentline.Invite
+			s.Must(t, 201, "POST", "/api/projects", owner, map[string]any{"name": "Acme"}, &p)
+			s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/invites", owner, map[string]string{"email": "new@example.com", "role": "editor"}, &inv)
+			var wg sync.WaitGroup
+			statuses := make([]int, 8)
+			for i := range statuses {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					statuses[i] = s.Do(t, "POST", "/api/invites/accept", "", map[string]string{"token": inv.Token, "password": "a good password"}).Status
+				}()
+			}
+			wg.Wait()
+			ok := 0
+			for _, st := range statuses {
+				switch st {
+				case 200:
+					ok++
+				case 404, 409:
+				default:
+					t.Errorf("a concurrent accept = %d", st)
+				}
+			}
+			if ok != 1 {
+				t.Fatalf("accepted %d times: %v", ok, statuses)
+			}
 		})
 	}
 }
