@@ -23,6 +23,8 @@ type Store interface {
 	Members(ctx context.Context, projectID int64) ([]agentline.Member, error)
 	SetMember(ctx context.Context, projectID int64, email string, role agentline.Role) (agentline.Member, bool, error)
 	RemoveMember(ctx context.Context, projectID, userID int64) error
+	Invites(ctx context.Context, projectID int64) ([]agentline.Invite, error)
+	DeleteInvite(ctx context.Context, projectID, inviteID int64) error
 
 	CreateAgent(ctx context.Context, a agentline.Agent) (agentline.Agent, error)
 	Agents(ctx context.Context, projectID int64) ([]agentline.Agent, error)
@@ -45,7 +47,7 @@ func New(s Store, a *auth.Service) *Handler { return &Handler{store: s, auth: a}
 // Routes lists the routes of the management API.
 func (h *Handler) Routes() []httpx.Route {
 	r := h.auth.Route
-	return []httpx.Route{
+	return append(h.inviteRoutes(),
 		r("GET", "/api/projects", h.listProjects),
 		r("POST", "/api/projects", h.createProject),
 		r("GET", "/api/projects/{project_id}", h.getProject),
@@ -61,5 +63,5 @@ func (h *Handler) Routes() []httpx.Route {
 		r("GET", "/api/agents/{agent_id}", h.getAgent),
 		r("PATCH", "/api/agents/{agent_id}", h.updateAgent),
 		r("DELETE", "/api/agents/{agent_id}", h.deleteAgent),
-	}
+	)
 }

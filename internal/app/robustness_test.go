@@ -32,7 +32,7 @@ type tenants struct {
 // own ids.
 type domainObjects struct {
 	number, tool, document, channel, lead int64
-	webhook, delivery                     int64
+	webhook, delivery, invite             int64
 	callSID, conversation                 string
 }
 
@@ -55,6 +55,7 @@ var paramFixtures = map[string]func(f tenants) (own, other string){
 	"conversation_id": func(f tenants) (string, string) {
 		return f.own.conversation, f.other.conversation
 	},
+	"invite_id": func(f tenants) (string, string) { return itoa(f.own.invite), itoa(f.other.invite) },
 }
 
 // newObjects makes one of each domain object for the agent: a webhook tool,
@@ -100,6 +101,9 @@ func newObjects(t *testing.T, s *apptest.Server, token string, projectID, agentI
 	o.number, o.callSID = n.ID, c.CallSID
 	o.conversation = agentline.CallConversationID(c.ID)
 	o.webhook, o.delivery = newWebhook(t, s, token, projectID)
+	var inv struct{ ID int64 }
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(projectID)+"/invites", token, map[string]string{"email": "invitee@example.com", "role": "viewer"}, &inv)
+	o.invite = inv.ID
 	return o
 }
 

@@ -30,6 +30,7 @@ type Store interface {
 	DeleteAuthSession(ctx context.Context, tokenHash string) error
 	MemberRole(ctx context.Context, projectID, userID int64) (agentline.Role, error)
 	ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error)
+	InviteStore
 }
 
 // Service signs users in and authorizes their requests.

@@ -33,6 +33,7 @@ func (h *Handler) Routes() []httpx.Route {
 		{Method: "POST", Pattern: "/api/auth/login", Auth: httpx.Public, Name: httpx.NameOf(h.login), Handler: httpx.HandlerFunc(h.login)},
 		h.svc.Route("POST", "/api/auth/logout", h.logout),
 		h.svc.Route("GET", "/api/me", h.me),
+		h.svc.Route("POST", "/api/me/password", h.changePassword),
 	}
 }
 
@@ -63,6 +64,26 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
 	if err := h.svc.Logout(r.Context(), bearer(r)); err != nil {
+		return err
+	}
+	httpx.NoContent(w)
+	return nil
+}
+
+// changePassword sets the signed-in user's password; their other sessions
+// end, this one stays.
+func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Current string `json:"current_password"`
+		New     string `json:"new_password"`
+	}
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.Current == "" {
+		return agentline.Invalid("current_password", "current_password is required")
+	}
+	if err := h.svc.ChangePassword(r.Context(), bearer(r), in.Current, in.New); err != nil {
 		return err
 	}
 	httpx.NoContent(w)

@@ -280,7 +280,7 @@ function duration(ms) {
 function table(headers, rows, empty) {
   if (!rows.length) return h("p", { class: "muted" }, empty);
   return h("div", { class: "table" }, h("table", {},
-    h("thead", {}, h("tr", {}, headers.map((x) => h("th", { scope: "col" }, x)))),
+    h("thead", {}, h("tr", {}, headers.map((x) => h("th", { scope: "col" }, x || h("span", { class: "sr-only" }, "Actions"))))),
     h("tbody", {}, rows)));
 }
 
@@ -334,8 +334,9 @@ function header(section) {
     .filter(([, , feature]) => !feature || state.me.features.telephony_enabled)
     .map(([id, text]) => h("a", { href: "#/" + id, "aria-current": section === id ? "page" : null }, text)));
   const out = h("button", { type: "button", onclick: signOut }, "Sign out");
+  const account = h("a", { href: "#/account", "aria-current": section === "account" ? "page" : null, title: "Your account" }, state.me.user.email);
   // flat drops the missing project switch (append would print "null").
-  top.append(...flat([state.projects.length ? select : null, nav, h("span", { class: "user" }, state.me.user.email, out)]));
+  top.append(...flat([state.projects.length ? select : null, nav, h("span", { class: "user" }, account, out)]));
 }
 
 // banners says, on every page, when the agents have no real model to talk
@@ -370,6 +371,7 @@ async function loadProjects() {
 
 const routes = [
   [/^#\/projects$/, "projects", projectsPage],
+  [/^#\/account$/, "account", accountPage],
   [/^#\/members$/, "members", membersPage],
   [/^#\/agents$/, "agents", agentsPage],
   [/^#\/agents\/(\d+)(?:\/(settings|test|tools|knowledge|phone))?$/, "agents", agentPage],
@@ -405,6 +407,12 @@ async function render(focus) {
     return true;
   };
   const ctx = { show, live: () => gen === renderGen };
+  // An invite or reset link's page is public: it works signed out.
+  const invite = location.hash.match(/^#\/invite\/([A-Za-z0-9_-]+)$/);
+  if (invite) {
+    header();
+    return invitePage(ctx, invite[1]);
+  }
   if (!state.token) {
     header();
     document.getElementById("banners").replaceChildren();
@@ -416,7 +424,7 @@ async function render(focus) {
       await loadProjects();
     }
     let hash = location.hash;
-    if (!state.project && hash !== "#/projects") hash = "#/projects";
+    if (!state.project && hash !== "#/projects" && hash !== "#/account") hash = "#/projects";
     const route = routes.find(([re]) => re.test(hash));
     if (!route) {
       location.replace("#/agents");
@@ -466,7 +474,10 @@ function signInPage({ show }) {
     render(true);
   });
   show("Sign in to agentline", message ? notice(message) : null, h("div", { class: "card signin" }, f));
-  f.querySelector("input").focus();
+  const email = f.querySelector("input");
+  email.value = state.signInEmail || "";
+  state.signInEmail = "";
+  (email.value ? f.querySelector("input[type=password]") : email).focus();
 }
 
 async function projectsPage({ show }) {
@@ -479,6 +490,7 @@ async function projectsPage({ show }) {
   show("Projects",
     state.projects.length ? null : notice("Create your first project: it holds your agents, channels and members."),
     table(["Name", "Your role", "Created", ""], rows, "No projects yet."),
+    state.project ? projectSettings() : null,
     h("div", { class: "card" }, h("h2", {}, "New project"), form([
       { name: "name", label: "Name", required: true },
       { name: "branding.display_name", label: "Name shown to visitors", hint: "Optional; the widget's title." },
@@ -496,6 +508,7 @@ async function membersPage({ show }) {
   const pid = state.project.id;
   const members = await api("GET", `/api/projects/${pid}/members`);
   const roles = [["owner", "Owner"], ["editor", "Editor"], ["viewer", "Viewer"]];
+  const owner = state.project.role === "owner";
   const page = () => render();
   const rows = members.map((m) => {
     const role = h("select", { "aria-label": "Role of " + m.email }, roles.map(([v, l]) => h("option", { value: v }, l)));
@@ -525,6 +538,7 @@ async function membersPage({ show }) {
   show("Members of " + state.project.name,
     h("p", { class: "muted" }, "Owners manage members and may delete; editors create and change; viewers only read."),
     table(["Email", "Role", ""], rows, "No members."),
+    owner ? await invitesCard(pid, members, roles) : null,
     h("div", { class: "card" }, h("h2", {}, "Add a member"), form([
       { name: "email", label: "Email of an existing account", type: "email", required: true },
       { name: "role", label: "Role", type: "select", options: roles, value: "editor" },
@@ -532,6 +546,118 @@ async function membersPage({ show }) {
       await api("POST", `/api/projects/${pid}/members`, v);
       page();
     })));
+}
+
+// ---- people: invites, reset links, the account, the project -------------
+
+// linkBox shows a link made just now, whole and once, with a Copy button.
+function linkBox(what, inv) {
+  const url = location.origin + inv.url;
+  const code = h("code", { class: "secret", id: "invite-link" }, url);
+  return h("div", { class: "notice", role: "status" },
+    h("p", {}, `${what} for ${inv.email} (expires ${when(inv.expires_at)}). It is shown only now: copy it and send it to them.`),
+    h("p", {}, code, " ", copyButton(() => url, code, "Copy link")));
+}
+
+// invitesCard lets an owner invite by email with a role, see the links
+// not used yet and withdraw them, and make a member a password reset link.
+async function invitesCard(pid, members, roles) {
+  const pending = await api("GET", `/api/projects/${pid}/invites`);
+  const shown = h("div", {});
+  const make = async (body, what) => {
+    const inv = await api("POST", `/api/projects/${pid}/invites`, body);
+    await render();
+    const box = document.getElementById("invite-shown");
+    if (box) box.replaceChildren(linkBox(what, inv));
+  };
+  shown.id = "invite-shown";
+  const rows = pending.map((i) => {
+    const withdraw = h("button", { type: "button", class: "danger" }, "Withdraw");
+    withdraw.addEventListener("click", async () => {
+      if (!(await confirmAction(`Withdraw the ${i.kind === "reset" ? "reset link" : "invite"} for ${i.email}?`, "Withdraw"))) return;
+      await api("DELETE", `/api/invites/${i.id}`).catch(alertError);
+      render();
+    });
+    return h("tr", {}, h("td", {}, i.email), h("td", {}, i.kind === "reset" ? "password reset" : i.role),
+      h("td", {}, when(i.expires_at)), h("td", { class: "actions" }, withdraw));
+  });
+  const reset = form([
+    { name: "email", label: "Member", type: "select", options: members.map((m) => [m.email, m.email]) },
+  ], "Make reset link", (v) => make({ kind: "reset", email: v.email }, "A password reset link"), { label: "Reset a password" });
+  return h("div", { class: "card" }, h("h2", {}, "Invite people"),
+    h("p", { class: "muted" }, "An invite link makes its email a member with the role; it works once, for 7 days."),
+    form([
+      { name: "email", label: "Email to invite", type: "email", required: true },
+      { name: "role", label: "Role", type: "select", options: roles, value: "editor" },
+    ], "Make invite link", (v) => make(v, "An invite link"), { label: "Invite" }),
+    shown,
+    h("h3", {}, "Links not used yet"),
+    table(["Email", "Role", "Expires", ""], rows, "No links waiting."),
+    h("h3", {}, "Password reset"),
+    h("p", { class: "muted" }, "A reset link lets a member set a new password; their sessions end."),
+    reset);
+}
+
+// invitePage is where an invite or reset link leads: the invitee sets a
+// password (or gives their account's), and then signs in.
+function invitePage({ show }, token) {
+  const f = form([
+    { name: "password", label: "Password", type: "password", autocomplete: "new-password", required: true,
+      hint: "At least 8 characters. If you already have an account with the invited email, its password." },
+  ], "Accept", async (v) => {
+    const inv = await api("POST", "/api/invites/accept", { token, password: v.password });
+    const joined = inv.kind === "reset" ? "Your password is set." : `You are now ${inv.role === "owner" ? "an" : "a"} ${inv.role} of the project.`;
+    if (state.token) {
+      location.replace("#/projects");
+      return;
+    }
+    state.signOutMessage = `${joined} Sign in as ${inv.email}.`;
+    state.signInEmail = inv.email;
+    location.replace("#/agents");
+  }, { label: "Accept the link" });
+  show("Join agentline", h("div", { class: "card signin" },
+    h("p", {}, "This link joins you to a project, or sets a new password. It works once."), f));
+}
+
+// accountPage changes the signed-in user's password.
+function accountPage({ show }) {
+  const done = h("p", { role: "status" });
+  show("Your account", h("p", { class: "muted" }, "Signed in as ", h("b", {}, state.me.user.email), "."),
+    h("div", { class: "card" }, h("h2", {}, "Change password"), form([
+      { name: "current_password", label: "Current password", type: "password", autocomplete: "current-password", required: true },
+      { name: "new_password", label: "New password", type: "password", autocomplete: "new-password", required: true, hint: "At least 8 characters." },
+    ], "Change password", async (v, f) => {
+      done.textContent = "";
+      await api("POST", "/api/me/password", v);
+      f.reset();
+      done.textContent = "Password changed. Your other sessions are signed out.";
+    }), done));
+}
+
+// projectSettings renames the current project, and deletes it (owners).
+function projectSettings() {
+  const p = state.project;
+  const del = h("button", { type: "button", class: "danger" }, "Delete project");
+  const err = h("p", { class: "form-error", role: "alert" });
+  del.addEventListener("click", async () => {
+    if (!(await confirmAction(`Delete ${p.name} with all its agents, channels, sessions and leads? This cannot be undone.`, "Delete project"))) return;
+    try {
+      await api("DELETE", `/api/projects/${p.id}`);
+      sessionStorage.removeItem(PROJECT);
+      state.project = null;
+      await loadProjects();
+      render(true);
+    } catch (e) {
+      err.textContent = e.message;
+    }
+  });
+  return h("div", { class: "card" }, h("h2", {}, "This project: " + p.name),
+    p.role === "viewer" ? null : form([{ name: "name", label: "Project name", value: p.name, required: true }], "Rename project", async (v) => {
+      await api("PATCH", `/api/projects/${p.id}`, v);
+      await loadProjects();
+      render();
+    }),
+    p.role === "owner" ? h("div", { class: "actions" }, del, err) : null);
 }
 
 const models = ["gpt-realtime", "gpt-realtime-mini", "gemini-live-2.5-flash-preview", "gemini-2.5-flash-native-audio-preview-09-2025"];
@@ -930,7 +1056,9 @@ function widgetPreview(c) {
   const title = (state.project.branding && state.project.branding.display_name) || state.project.name;
   const head = h("div", { class: "pv-head" }, title);
   const lines = h("div", {}, h("div", { class: "pv-line" }, "Agent: Hello! How can I help?"), h("div", { class: "pv-line" }, "You: Where is my order?"));
-  const talk = h("button", { type: "button", class: "pv-talk", tabindex: -1, "aria-hidden": "true" }, "Talk");
+  // A drawing, not a control: a button inside role=img would be a control
+  // nested in an image (axe's nested-interactive).
+  const talk = h("span", { class: "pv-talk" }, "Talk");
   const text = h("div", { class: "pv-text" }, h("span", {}, "Type a message"));
   const panel = h("div", { class: "pv-panel" }, head, h("div", { class: "pv-body" }, lines, talk, text));
   const launcher = h("div", { class: "pv-launcher" });

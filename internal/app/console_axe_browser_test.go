@@ -1,0 +1,112 @@
+package app_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
+)
+
+// axeViolation is one rule axe-core found broken, with the elements.
+type axeViolation struct {
+	ID      string   `json:"id"`
+	Impact  string   `json:"impact"`
+	Help    string   `json:"help"`
+	Targets []string `json:"targets"`
+}
+
+// axeCheck runs axe-core (injected through DevTools, which the page's
+// Content-Security-Policy does not govern) on the page and fails on every
+// serious or critical violation, naming its rule and its elements; lesser
+// ones are logged.
+func (c console) axeCheck(source, page string) {
+	c.t.Helper()
+	if !eval[bool](c.t, c.ctx, `typeof axe === "object"`) {
+		eval[any](c.t, c.ctx, source+";0")
+	}
+	found, err := chromedp.Run(c.ctx, chromedp.Evaluate[[]axeViolation](`axe.run(document, {resultTypes: ["violations"]}).then(r =>
+		r.violations.map(v =>
+			({id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map(n => n.target.join(" "))})))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		c.t.Fatalf("axe on %s: %v", page, err)
+	}
+	for _, v := range found {
+		if v.Impact != "serious" && v.Impact != "critical" {
+			c.t.Logf("%s: axe %s (%s, not failing) %s: %s", page, v.ID, v.Impact, v.Help, strings.Join(v.Targets, ", "))
+			continue
+		}
+		c.t.Errorf("%s: axe %s (%s) %s: %s", page, v.ID, v.Impact, v.Help, strings.Join(v.Targets, ", "))
+	}
+}
+
+// Every page of the console, checked with axe-core: sign-in, the
+// projects, agents, an agent's every tab, channels, a channel, sessions,
+// calls, leads, analytics, members, the account and an invite link's page.
+// Any serious or critical violation
+// fails.
+func TestConsoleAccessibility(t *testing.T) {
+	nm := nodeModules(t, "axe-core")
+	source, err := os.ReadFile(filepath.Join(nm, "axe-core", "axe.min.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := newBrowser(t)
+	carrier := twiliofake.New(twiliofake.Options{})
+	defer carrier.Close()
+	s := apptest.StartFresh(t, store.SQLite, map[string]string{
+		"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test",
+		"TWILIO_ACCOUNT_SID": carrier.AccountSID(), "TWILIO_AUTH_TOKEN": carrier.AuthToken(), "TWILIO_API_BASE_URL": carrier.URL(),
+	})
+	_, tok := s.NewUser(t, "owner@example.com")
+	var p agentline.Project
+	var a agentline.Agent
+	var ch struct {
+		ID int64 `json:"id"`
+	}
+	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID}, &ch)
+	c := newConsole(t, ctx, s.URL)
+	code := string(source)
+
+	c.open("", 1000, 800)
+	c.heading("Sign in to agentline")
+	c.axeCheck(code, "sign-in")
+	c.signIn("owner@example.com", apptest.Password)
+	c.heading("Agents")
+	agent := "#/agents/" + itoa(a.ID)
+	for _, pg := range []struct{ hash, title, ready string }{
+		{"#/agents", "Agents", `!!document.getElementById("checklist-title")`},
+		{agent, "Ada", ""},
+		{agent + "/test", "Ada", ""},
+		{agent + "/tools", "Ada", ""},
+		{agent + "/knowledge", "Ada", ""},
+		{agent + "/phone", "Ada", `!!document.querySelector("form[aria-label='Search numbers']")`},
+		{"#/channels", "Channels", ""},
+		{"#/channels/" + itoa(ch.ID), "site", ""},
+		{"#/sessions", "Sessions", ""},
+		{"#/calls", "Calls", ""},
+		{"#/leads", "Leads", ""},
+		{"#/analytics", "Analytics", ""},
+		{"#/members", "Members of Acme", ""},
+		{"#/projects", "Projects", ""},
+		{"#/account", "Your account", ""},
+		{"#/invite/ali_unused", "Join agentline", ""},
+	} {
+		c.open(pg.hash, 1000, 800)
+		c.heading(pg.title)
+		c.poll(pg.hash+" loaded", `!document.querySelector("main").hasAttribute("aria-busy")`)
+		if pg.ready != "" {
+			c.poll(pg.hash+" ready", pg.ready)
+		}
+		c.axeCheck(code, pg.hash)
+	}
+	c.noErrors("accessibility")
+}
