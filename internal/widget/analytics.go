@@ -1,6 +1,7 @@
 package widget
 
 import (
+	"context"
 	"encoding/csv"
 	"fmt"
 	"net/http"
@@ -131,6 +132,16 @@ func summarize(stats []agentline.ConversationStat, leads []agentline.LeadStat) c
 		EndReasons: reasons.rows("end_reason"), Rows: stats, Leads: leads}
 }
 
+// stats reads the rows the cross-channel analytics and its CSV are made of.
+func (h *Handler) stats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.ConversationStat, []agentline.LeadStat, error) {
+	stats, err := h.store.ConversationStats(ctx, projectID, from, to)
+	if err != nil {
+		return nil, nil, err
+	}
+	leads, err := h.store.LeadStats(ctx, projectID, from, to)
+	return stats, leads, err
+}
+
 // analyticsCSV serves GET /api/projects/{project_id}/analytics.csv: the
 // rows of the analytics answer, conversations then leads (kind "lead").
 func (h *Handler) analyticsCSV(w http.ResponseWriter, r *http.Request) error {
@@ -142,11 +153,7 @@ func (h *Handler) analyticsCSV(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	stats, err := h.store.ConversationStats(r.Context(), projectID, from, to)
-	if err != nil {
-		return err
-	}
-	leads, err := h.store.LeadStats(r.Context(), projectID, from, to)
+	stats, leads, err := h.stats(r.Context(), projectID, from, to)
 	if err != nil {
 		return err
 	}

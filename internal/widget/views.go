@@ -67,11 +67,7 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	stats, err := h.store.ConversationStats(r.Context(), projectID, from, to)
-	if err != nil {
-		return err
-	}
-	leads, err := h.store.LeadStats(r.Context(), projectID, from, to)
+	stats, leads, err := h.stats(r.Context(), projectID, from, to)
 	if err != nil {
 		return err
 	}
