@@ -28,24 +28,8 @@ func TestShutdownEndsCalls(t *testing.T) {
 	}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	owner, _, _ := s.App.Store.UserByEmail(ctx, "owner@example.com")
-	p, _ := s.App.Store.CreateProject(ctx, agentline.Project{Name: "shop"}, owner.ID)
-	a, err := s.App.Store.CreateAgent(ctx, agentline.Agent{ProjectID: p.ID, Name: "Ada", Model: "gpt-realtime", Provider: agentline.ProviderOpenAI, Language: "en"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.App.Store.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: p.ID, PhoneNumber: "+14155550100", AgentID: &a.ID, Status: agentline.NumberActive, CarrierSID: "PN1"}); err != nil {
-		t.Fatal(err)
-	}
-	c, err := callsim.Inbound(ctx, http.DefaultClient, s.URL, "+14155550199", "+14155550100", callsim.Options{EchoMarks: true, AuthToken: carrierToken, BotHost: "bot.example.test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, c, ss := inboundCall(ctx, t, s, model)
 	defer c.Close()
-	ss, err := model.Next(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	c.SendMedia(ctx, make([]byte, callsim.FrameBytes))
 	if _, err := ss.WaitAudio(ctx, 1); err != nil {
 		t.Fatal(err)
@@ -90,24 +74,8 @@ func TestCallOutlivesBodyReadTimeout(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	owner, _, _ := s.App.Store.UserByEmail(ctx, "owner@example.com")
-	p, _ := s.App.Store.CreateProject(ctx, agentline.Project{Name: "shop"}, owner.ID)
-	a, err := s.App.Store.CreateAgent(ctx, agentline.Agent{ProjectID: p.ID, Name: "Ada", Model: "gpt-realtime", Provider: agentline.ProviderOpenAI, Language: "en"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.App.Store.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: p.ID, PhoneNumber: "+14155550100", AgentID: &a.ID, Status: agentline.NumberActive, CarrierSID: "PN1"}); err != nil {
-		t.Fatal(err)
-	}
-	c, err := callsim.Inbound(ctx, http.DefaultClient, s.URL, "+14155550199", "+14155550100", callsim.Options{EchoMarks: true, AuthToken: carrierToken, BotHost: "bot.example.test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c, ss := inboundCall(ctx, t, s, model)
 	defer c.Close()
-	ss, err := model.Next(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	frame := base64.StdEncoding.EncodeToString(make([]byte, callsim.FrameBytes))
 	for round := 1; round <= 2; round++ {
 		c.SendMedia(ctx, make([]byte, callsim.FrameBytes))
@@ -128,4 +96,30 @@ func TestCallOutlivesBodyReadTimeout(t *testing.T) {
 			time.Sleep(1500 * time.Millisecond) // three body read timeouts
 		}
 	}
+}
+
+// inboundCall gives the owner a project whose agent answers +14155550100,
+// calls it as the carrier would, signed, and returns the project, the
+// carrier's side of the call and the model's session.
+func inboundCall(ctx context.Context, t *testing.T, s *apptest.Server, model *realtimefake.Server) (agentline.Project, *callsim.Call, *realtimefake.Session) {
+	t.Helper()
+	owner, _, _ := s.App.Store.UserByEmail(ctx, "owner@example.com")
+	p, _ := s.App.Store.CreateProject(ctx, agentline.Project{Name: "shop"}, owner.ID)
+	a, err := s.App.Store.CreateAgent(ctx, agentline.Agent{ProjectID: p.ID, Name: "Ada", Model: "gpt-realtime", Provider: agentline.ProviderOpenAI, Language: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.App.Store.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: p.ID, PhoneNumber: "+14155550100", AgentID: &a.ID, Status: agentline.NumberActive, CarrierSID: "PN1"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := callsim.Inbound(ctx, http.DefaultClient, s.URL, "+14155550199", "+14155550100", callsim.Options{EchoMarks: true, AuthToken: carrierToken, BotHost: "bot.example.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := model.Next(ctx)
+	if err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	return p, c, ss
 }
