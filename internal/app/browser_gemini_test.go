@@ -175,23 +175,9 @@ func TestGeminiWidgetInTheBrowser(t *testing.T) {
 	mux.Handle("/", tokens)
 	provider := httptest.NewServer(mux)
 	defer provider.Close()
-	webhookURL, hooked := webhookTool(t, `{"status":"shipped on March 3"}`, 2)
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{
-		"GEMINI_API_KEY": "g-test", "GEMINI_BASE_URL": provider.URL, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true"})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	var c agentline.Channel
+	g := newGeminiWidget(t, provider.URL, map[string]any{"show_transcript": true})
+	s, tok, p, a, c, hooked := g.s, g.tok, g.p, g.a, g.c, g.hooked
 	var key struct{ Key string }
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Gem", "model": "gemini-2.5-flash-native-audio-preview"}, &a)
-	if a.Provider != agentline.ProviderGemini {
-		t.Fatalf("agent provider %q", a.Provider)
-	}
-	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", tok, map[string]any{"name": "lookup_order", "description": "Find an order",
-		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}}, "url": webhookURL}, nil)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID,
-		"settings": map[string]any{"show_transcript": true}}, &c)
 	s.Must(t, 201, "POST", "/api/channels/"+itoa(c.ID)+"/key", tok, nil, &key)
 	host := serveHTML(t, hostPage(s.URL, key.Key, p.ID, a.ID, c.ID))
 
@@ -234,4 +220,37 @@ func TestGeminiWidgetInTheBrowser(t *testing.T) {
 	}
 	eval[any](t, ctx, shadow+`.querySelector(".talk").click()`)
 	poll(t, ctx, "session_ended", `window.widgetEvents.some(e => e[0] === "session_ended")`)
+}
+
+// geminiWidget is a Gemini-kind agent with a webhook tool (answering
+// `{"status":"shipped on March 3"}`) on a voice widget channel, served by
+// an agentline whose Gemini provider is at providerURL.
+type geminiWidget struct {
+	s      *apptest.Server
+	tok    string
+	p      agentline.Project
+	a      agentline.Agent
+	c      agentline.Channel
+	hooked <-chan string
+}
+
+func newGeminiWidget(t *testing.T, providerURL string, settings map[string]any) geminiWidget {
+	t.Helper()
+	webhookURL, hooked := webhookTool(t, `{"status":"shipped on March 3"}`, 2)
+	g := geminiWidget{hooked: hooked, s: apptest.StartFresh(t, store.SQLite, map[string]string{
+		"GEMINI_API_KEY": "g-test", "GEMINI_BASE_URL": providerURL, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true"})}
+	_, g.tok = g.s.NewUser(t, "owner@example.com")
+	g.s.Must(t, 201, "POST", "/api/projects", g.tok, map[string]string{"name": "Acme"}, &g.p)
+	g.s.Must(t, 201, "POST", "/api/projects/"+itoa(g.p.ID)+"/agents", g.tok, map[string]string{"name": "Gem", "model": "gemini-2.5-flash-native-audio-preview"}, &g.a)
+	if g.a.Provider != agentline.ProviderGemini {
+		t.Fatalf("agent provider %q", g.a.Provider)
+	}
+	g.s.Must(t, 201, "POST", "/api/agents/"+itoa(g.a.ID)+"/tools", g.tok, map[string]any{"name": "lookup_order", "description": "Find an order",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}}, "url": webhookURL}, nil)
+	channel := map[string]any{"type": "voice_widget", "name": "site", "agent_id": g.a.ID}
+	if settings != nil {
+		channel["settings"] = settings
+	}
+	g.s.Must(t, 201, "POST", "/api/projects/"+itoa(g.p.ID)+"/channels", g.tok, channel, &g.c)
+	return g
 }

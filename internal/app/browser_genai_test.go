@@ -13,10 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/agentline/agentline"
-	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/provider/providerfake"
-	"github.com/agentline/agentline/internal/store"
 )
 
 // pageErrors collects a page's uncaught exceptions, unhandled rejections,
@@ -68,22 +65,9 @@ func TestOfficialGoogleGenAISDK(t *testing.T) {
 	tokens := providerfake.New("sk-unused", "g-test")
 	provider := httptest.NewServer(geminiProvider(live, tokens))
 	defer provider.Close()
-	webhookURL, hooked := webhookTool(t, `{"status":"shipped on March 3"}`, 2)
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{
-		"GEMINI_API_KEY": "g-test", "GEMINI_BASE_URL": provider.URL, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true"})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	var c agentline.Channel
+	g := newGeminiWidget(t, provider.URL, nil)
+	s, tok, a, c, hooked := g.s, g.tok, g.a, g.c, g.hooked
 	var key struct{ Key string }
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Gem", "model": "gemini-2.5-flash-native-audio-preview"}, &a)
-	if a.Provider != agentline.ProviderGemini {
-		t.Fatalf("agent provider %q", a.Provider)
-	}
-	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", tok, map[string]any{"name": "lookup_order", "description": "Find an order",
-		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}}, "url": webhookURL}, nil)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID}, &c)
 
 	pages := map[string]string{
 		"/genai.js": bundleNPM(t, nm, `export { GoogleGenAI, Modality } from "@google/genai";`),

@@ -242,19 +242,9 @@ func TestSDKGemini(t *testing.T) {
 	mux.Handle("/", providerfake.New("sk-unused", "g-test"))
 	provider := httptest.NewServer(mux)
 	defer provider.Close()
-	webhookURL, hooked := webhookTool(t, `{"status":"shipped on March 3"}`, 2)
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{
-		"GEMINI_API_KEY": "g-test", "GEMINI_BASE_URL": provider.URL, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true"})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	var c agentline.Channel
+	g := newGeminiWidget(t, provider.URL, nil)
+	s, tok, a, c, hooked := g.s, g.tok, g.a, g.c, g.hooked
 	var key struct{ Key string }
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Gem", "model": "gemini-2.5-flash-native-audio-preview"}, &a)
-	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", tok, map[string]any{"name": "lookup_order", "description": "Find an order",
-		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}}, "url": webhookURL}, nil)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID}, &c)
 	s.Must(t, 201, "POST", "/api/channels/"+itoa(c.ID)+"/key", tok, nil, &key)
 	host := serveHTML(t, `<!doctype html><title>SDK</title><script type="module">
 import { createClient } from "`+s.URL+`/sdk/client.js";
