@@ -1,42 +1,19 @@
 package config_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/agentline/agentline/internal/config"
 )
 
 func TestSandboxSetting(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		args []string
-		env  map[string]string
-		want bool
-		err  string
-	}{
+	testBoolSetting(t, []boolCase{
 		{name: "off by default", want: false},
 		{name: "flag", args: []string{"--sandbox"}, want: true},
 		{name: "env", env: map[string]string{"AGENTLINE_SANDBOX": "true"}, want: true},
 		{name: "never in production", args: []string{"--sandbox"}, env: map[string]string{"AGENTLINE_ENV": "production"}, err: "AGENTLINE_SANDBOX must not be set in production"},
 		{name: "not a boolean", env: map[string]string{"AGENTLINE_SANDBOX": "maybe"}, err: "AGENTLINE_SANDBOX"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := config.Load(tc.args, env(tc.env))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err %v, want one naming %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.Sandbox != tc.want {
-				t.Fatalf("Sandbox = %v, want %v", c.Sandbox, tc.want)
-			}
-		})
-	}
+	}, "Sandbox", func(c config.Config) bool { return c.Sandbox })
 }
 
 func TestDefaultSandbox(t *testing.T) {
