@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 // CountKnowledgeIndexRows counts the rows of the full-text index itself (not
@@ -24,4 +25,10 @@ func (db *DB) CountKnowledgeIndexRows(ctx context.Context, t testing.TB) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// UseStreamToken is AdmitStream's one use of a token alone, for the tests
+// of that check.
+func (db *DB) UseStreamToken(ctx context.Context, ref string, expires time.Time) error {
+	return useStreamToken(ctx, db.writer(), ref, expires)
 }

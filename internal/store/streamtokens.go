@@ -8,16 +8,10 @@ import (
 	"github.com/agentline/agentline"
 )
 
-// UseStreamToken records the one use of the stream token with ref, which
+// AdmitStream records the one use of the stream token with ref, which
 // expires at expires, and answers conflict when it was used before, on this
-// instance or another one on the same database. The check is one insert, so
-// two instances admitting the same token at once cannot both win. Rows of
-// expired tokens are swept apart (DeleteExpiredStreamTokens).
-func (db *DB) UseStreamToken(ctx context.Context, ref string, expires time.Time) error {
-	return useStreamToken(ctx, db.writer(), ref, expires)
-}
-
-// AdmitStream uses the stream token with ref once (as UseStreamToken) and
+// instance or another one on the same database: the check is one insert, so
+// two instances admitting the same token at once cannot both win. It then
 // applies e (the call going in progress) in the same transaction: the one
 // write of a stream's admission, so that admissions queue behind one another
 // for as short a time as they can.
