@@ -42,12 +42,18 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, key agen
 	if err != nil {
 		return err
 	}
-	s, tok := started.Session, started.Token
+	httpx.WriteJSON(w, http.StatusCreated, started.answer())
+	return nil
+}
+
+// answer is what POST /widget/v1/session (and the console's test session)
+// answers: the session and the provider token the browser opens it with.
+func (st startedSession) answer() sessionAnswer {
+	s, tok := st.Session, st.Token
 	out := sessionAnswer{SessionID: s.ID, AgentID: s.AgentID, Provider: s.Provider, Model: s.Model,
 		ClientSecret: tok.Value, EphemeralToken: tok.Value, ExpiresAt: tok.ExpiresAt}
 	out.Connect.URL, out.Connect.Protocol = tok.URL, tok.Protocol
-	httpx.WriteJSON(w, http.StatusCreated, out)
-	return nil
+	return out
 }
 
 // sessionOfChannel loads a session of the key's channel; a session of any

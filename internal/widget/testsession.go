@@ -76,11 +76,7 @@ func (h *Handler) createTestSession(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	s, tok := started.Session, started.Token
-	out := sessionAnswer{SessionID: s.ID, AgentID: s.AgentID, Provider: s.Provider, Model: s.Model,
-		ClientSecret: tok.Value, EphemeralToken: tok.Value, ExpiresAt: tok.ExpiresAt}
-	out.Connect.URL, out.Connect.Protocol = tok.URL, tok.Protocol
-	httpx.WriteJSON(w, http.StatusCreated, out)
+	httpx.WriteJSON(w, http.StatusCreated, started.answer())
 	return nil
 }
 
