@@ -171,28 +171,36 @@ func TestWidgetAPIWithRedisDown(t *testing.T) {
 	}
 }
 
-// goroutinesDownTo waits (at most 5 s) for the goroutine count to drop to
-// want or below, and returns it.
-func goroutinesDownTo(want int) int {
-	n := runtime.NumGoroutine()
-	for i := 0; i < 500 && n > want; i++ {
-		time.Sleep(10 * time.Millisecond)
-		n = runtime.NumGoroutine()
-	}
-	return n
-}
-
-// steadyGoroutines returns the goroutine count once two readings 20 ms
-// apart agree (or after 2 s).
-func steadyGoroutines() int {
-	n := runtime.NumGoroutine()
-	for range 100 {
-		time.Sleep(20 * time.Millisecond)
-		m := runtime.NumGoroutine()
-		if m == n {
+// toolPathGoroutines counts the goroutines on an outbound tool call's path:
+// the tools package and the HTTP client's connections. Counting only these,
+// not every goroutine, keeps background work (job queue, sweeps) from
+// looking like a leak.
+func toolPathGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
 			break
 		}
-		n = m
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "net/http.(*persistConn)") || strings.Contains(g, "agentline/internal/tools.") {
+			count++
+		}
+	}
+	return count
+}
+
+// toolPathGoroutinesDownTo waits (at most 10 s) for toolPathGoroutines to
+// drop to want or below, and returns it.
+func toolPathGoroutinesDownTo(want int) int {
+	n := toolPathGoroutines()
+	for i := 0; i < 1000 && n > want; i++ {
+		time.Sleep(10 * time.Millisecond)
+		n = toolPathGoroutines()
 	}
 	return n
 }
@@ -231,7 +239,7 @@ func TestWebhookToolHanging(t *testing.T) {
 		t.Fatalf("warm-up call: %s", r)
 	}
 	w.s.Client.CloseIdleConnections()
-	before := steadyGoroutines()
+	before := toolPathGoroutines()
 
 	type answer struct {
 		r       *apptest.Response
@@ -318,9 +326,9 @@ func TestWebhookToolHanging(t *testing.T) {
 	}
 	w.s.Client.CloseIdleConnections()
 	settled := time.Now()
-	after := goroutinesDownTo(before)
+	after := toolPathGoroutinesDownTo(before)
 	if after > before {
-		t.Fatalf("%d goroutines before the hanging call, %d after", before, after)
+		t.Fatalf("%d goroutines on the tool-call path before the hanging call, %d after", before, after)
 	}
 	t.Logf("goroutines: %d before, %d after (settled in %v)", before, after, time.Since(settled))
 }
