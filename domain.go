@@ -16,11 +16,14 @@ type User struct {
 
 // Project groups agents, channels and numbers; users reach it through a role.
 type Project struct {
-	ID        int64     `json:"id"`
-	Name      string    `json:"name"`
-	Branding  Branding  `json:"branding"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID       int64    `json:"id"`
+	Name     string   `json:"name"`
+	Branding Branding `json:"branding"`
+	// RecordingRetentionDays is how long call recordings are kept; 0 keeps
+	// them until the conversation is deleted.
+	RecordingRetentionDays int       `json:"recording_retention_days"`
+	CreatedAt              time.Time `json:"created_at"`
+	UpdatedAt              time.Time `json:"updated_at"`
 	// Role is the calling user's role in the project, filled by the API.
 	Role Role `json:"role,omitempty"`
 }
@@ -111,9 +114,14 @@ type Agent struct {
 	Language     string   `json:"language"`
 	// TransferNumber is where the agent may transfer phone calls (its
 	// transfer_call tool); empty offers no transfer.
-	TransferNumber string    `json:"transfer_number"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	TransferNumber string `json:"transfer_number"`
+	// RecordCalls records the agent's phone calls (both sides, stereo WAV).
+	// Off by default: callers may have to be told they are recorded.
+	RecordCalls bool `json:"record_calls"`
+	// Analysis says what is learned from each conversation once it ends.
+	Analysis  AnalysisSettings `json:"analysis"`
+	CreatedAt time.Time        `json:"created_at"`
+	UpdatedAt time.Time        `json:"updated_at"`
 }
 
 // modelProviders is the one table that derives an agent's provider from its
@@ -194,7 +202,7 @@ func (a *Agent) Validate() error {
 	if a.TransferNumber != "" && !ValidE164(a.TransferNumber) {
 		return Invalid("transfer_number", "transfer_number must be a phone number in E.164 form, such as +14155550100, or empty")
 	}
-	return nil
+	return a.Analysis.Validate()
 }
 
 // String is used in logs.

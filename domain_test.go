@@ -1,6 +1,7 @@
 package agentline_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -120,5 +121,30 @@ func TestErrors(t *testing.T) {
 	wrapped := &agentline.Error{Code: agentline.EProvider, Message: "the provider failed", Err: plain}
 	if !errors.Is(wrapped, plain) || !strings.Contains(wrapped.Error(), "disk on fire") || agentline.ErrorMessage(wrapped) != "the provider failed" {
 		t.Fatalf("cause: %v", wrapped)
+	}
+}
+
+func TestAnalysisSettingsValidate(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		in    agentline.AnalysisSettings
+		field string
+	}{
+		{"default", agentline.DefaultAnalysis(), ""},
+		{"schema", agentline.AnalysisSettings{DataSchema: json.RawMessage(`{"type":"object","properties":{"order_id":{"type":"string"}}}`)}, ""},
+		{"null schema", agentline.AnalysisSettings{DataSchema: json.RawMessage(`null`)}, ""},
+		{"not an object", agentline.AnalysisSettings{DataSchema: json.RawMessage(`{"type":"string"}`)}, "analysis.data_schema"},
+		{"no properties", agentline.AnalysisSettings{DataSchema: json.RawMessage(`{"type":"object"}`)}, "analysis.data_schema"},
+		{"broken", agentline.AnalysisSettings{DataSchema: json.RawMessage(`[1`)}, "analysis.data_schema"},
+		{"long criteria", agentline.AnalysisSettings{SuccessCriteria: strings.Repeat("x", 5001)}, "analysis.success_criteria"},
+	} {
+		err := c.in.Validate()
+		var e *agentline.Error
+		switch {
+		case c.field == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.field != "" && (!errors.As(err, &e) || e.Field != c.field):
+			t.Errorf("%s: got %v, want an error on %s", c.name, err, c.field)
+		}
 	}
 }

@@ -17,6 +17,9 @@ type agentInput struct {
 	Language     *string `json:"language"`
 	// TransferNumber: see agentline.Agent; "" removes it.
 	TransferNumber *string `json:"transfer_number"`
+	RecordCalls    *bool   `json:"record_calls"`
+	// Analysis replaces the agent's analysis settings whole.
+	Analysis *agentline.AnalysisSettings `json:"analysis"`
 }
 
 func (in agentInput) apply(a *agentline.Agent) error {
@@ -29,6 +32,12 @@ func (in agentInput) apply(a *agentline.Agent) error {
 	set(&a.Instructions, in.Instructions)
 	set(&a.Greeting, in.Greeting)
 	set(&a.TransferNumber, in.TransferNumber)
+	if in.RecordCalls != nil {
+		a.RecordCalls = *in.RecordCalls
+	}
+	if in.Analysis != nil {
+		a.Analysis = *in.Analysis
+	}
 	if in.Model != nil && *in.Model != a.Model && in.Voice == nil {
 		// A new provider kind has other voices: start from its default.
 		if p, err := agentline.ProviderForModel(*in.Model); err == nil && p != a.Provider {
@@ -63,7 +72,7 @@ func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	a := agentline.Agent{ProjectID: projectID}
+	a := agentline.Agent{ProjectID: projectID, Analysis: agentline.DefaultAnalysis()}
 	if err := in.apply(&a); err != nil {
 		return err
 	}

@@ -10,8 +10,9 @@ import (
 )
 
 type projectInput struct {
-	Name     *string        `json:"name"`
-	Branding *brandingInput `json:"branding"`
+	Name                   *string        `json:"name"`
+	Branding               *brandingInput `json:"branding"`
+	RecordingRetentionDays *int           `json:"recording_retention_days"`
 }
 
 // brandingInput changes only the branding fields that are sent, so that
@@ -32,6 +33,12 @@ func (in projectInput) apply(p *agentline.Project) error {
 		if b.LogoURL != nil {
 			p.Branding.LogoURL = strings.TrimSpace(*b.LogoURL)
 		}
+	}
+	if in.RecordingRetentionDays != nil {
+		p.RecordingRetentionDays = *in.RecordingRetentionDays
+	}
+	if p.RecordingRetentionDays < 0 || p.RecordingRetentionDays > 3650 {
+		return agentline.Invalid("recording_retention_days", "recording_retention_days must be 0 (keep) to 3650")
 	}
 	if p.Name == "" {
 		return agentline.Invalid("name", "name is required")

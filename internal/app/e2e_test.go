@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -92,7 +93,7 @@ func TestFirstStartThenRestartKeepsData(t *testing.T) {
 		token2 := s2.Login(t, email, password)
 		var got agentline.Agent
 		s2.Must(t, http.StatusOK, "GET", "/api/agents/"+itoa(a.ID), token2, nil, &got)
-		if got != a {
+		if !reflect.DeepEqual(got, a) {
 			t.Fatalf("agent after restart = %+v, want %+v", got, a)
 		}
 	})

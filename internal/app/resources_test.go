@@ -1,7 +1,9 @@
 package app_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -18,13 +20,36 @@ func TestAgentsOverHTTP(t *testing.T) {
 		var p agentline.Project
 		s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Shop"}, &p)
 		agents := "/api/projects/" + itoa(p.ID) + "/agents"
+		if p.RecordingRetentionDays != 0 {
+			t.Fatalf("a new project keeps recordings for %d days, want 0 (until deleted)", p.RecordingRetentionDays)
+		}
+		s.Must(t, 200, "PATCH", "/api/projects/"+itoa(p.ID), tok, map[string]any{"recording_retention_days": 30}, &p)
+		if p.RecordingRetentionDays != 30 || p.Name != "Shop" {
+			t.Fatalf("after setting retention = %+v", p)
+		}
+		if r := s.Do(t, "PATCH", "/api/projects/"+itoa(p.ID), tok, map[string]any{"recording_retention_days": -1}); r.Status != 400 || r.ErrorCode() != agentline.EInvalid {
+			t.Fatalf("negative retention = %s", r)
+		}
 
 		var a agentline.Agent
 		s.Must(t, 201, "POST", agents, tok, map[string]string{"name": "Ada"}, &a)
-		if a.Model != "gpt-realtime" || a.Provider != agentline.ProviderOpenAI || a.Voice != "marin" || a.Language != "en" || a.ProjectID != p.ID {
+		if a.Model != "gpt-realtime" || a.Provider != agentline.ProviderOpenAI || a.Voice != "marin" || a.Language != "en" || a.ProjectID != p.ID ||
+			a.RecordCalls || !a.Analysis.Summary || a.Analysis.SuccessCriteria != "" || string(a.Analysis.DataSchema) != "null" {
 			t.Fatalf("defaults = %+v", a)
 		}
 		one := "/api/agents/" + itoa(a.ID)
+
+		// Recording and analysis settings: the analysis is replaced whole.
+		schema := `{"type":"object","properties":{"order_id":{"type":"string"},"callback_wanted":{"type":"boolean"}}}`
+		s.Must(t, 200, "PATCH", one, tok, map[string]any{"record_calls": true,
+			"analysis": map[string]any{"summary": false, "success_criteria": "The caller got an order id.", "data_schema": json.RawMessage(schema)}}, &a)
+		if !a.RecordCalls || a.Analysis.Summary || a.Analysis.SuccessCriteria != "The caller got an order id." || !strings.Contains(string(a.Analysis.DataSchema), "callback_wanted") {
+			t.Fatalf("after recording and analysis change = %+v", a)
+		}
+		s.Must(t, 200, "PATCH", one, tok, map[string]any{"record_calls": false, "analysis": agentline.DefaultAnalysis()}, &a)
+		if a.RecordCalls || !a.Analysis.Summary || string(a.Analysis.DataSchema) != "null" {
+			t.Fatalf("after resetting recording and analysis = %+v", a)
+		}
 
 		// Switching provider without a voice takes the new provider's default;
 		// with a voice, keeps it; fields not sent keep their value.
@@ -55,6 +80,8 @@ func TestAgentsOverHTTP(t *testing.T) {
 			{"POST", agents, map[string]any{"name": "x", "voice": 7}, "voice", "string"},
 			{"POST", agents, map[string]any{"name": "x", "provider": "openai"}, "provider", "unknown field"},
 			{"PATCH", one, map[string]any{"id": 9}, "id", "unknown field"},
+			{"PATCH", one, map[string]any{"analysis": map[string]any{"data_schema": map[string]string{"type": "string"}}}, "analysis.data_schema", "properties"},
+			{"PATCH", one, map[string]any{"record_calls": "yes"}, "record_calls", "true or false"},
 		} {
 			r := s.Do(t, tc.method, tc.path, tok, tc.body)
 			var e struct {
@@ -68,7 +95,7 @@ func TestAgentsOverHTTP(t *testing.T) {
 		// A refused change changes nothing.
 		var got agentline.Agent
 		s.Must(t, 200, "GET", one, tok, nil, &got)
-		if got != a {
+		if !reflect.DeepEqual(got, a) {
 			t.Fatalf("after refused changes = %+v, want %+v", got, a)
 		}
 		var list []agentline.Agent

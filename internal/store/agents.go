@@ -2,27 +2,48 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/agentline/agentline"
 )
 
-const agentColumns = `id, project_id, name, instructions, greeting, model, provider, voice, language, transfer_number, created_at, updated_at`
+const agentColumns = `id, project_id, name, instructions, greeting, model, provider, voice, language, transfer_number, record_calls, analysis, created_at, updated_at`
 
 func scanAgent(row interface{ Scan(...any) error }) (agentline.Agent, error) {
 	var a agentline.Agent
+	var analysis string
 	err := row.Scan(&a.ID, &a.ProjectID, &a.Name, &a.Instructions, &a.Greeting, &a.Model, &a.Provider,
-		&a.Voice, &a.Language, &a.TransferNumber, utc(&a.CreatedAt), utc(&a.UpdatedAt))
-	return a, err
+		&a.Voice, &a.Language, &a.TransferNumber, &a.RecordCalls, &analysis, utc(&a.CreatedAt), utc(&a.UpdatedAt))
+	if err != nil {
+		return a, err
+	}
+	if err := json.Unmarshal([]byte(analysis), &a.Analysis); err != nil {
+		return a, fmt.Errorf("agent %d analysis: %w", a.ID, err)
+	}
+	if string(a.Analysis.DataSchema) == "null" {
+		a.Analysis.DataSchema = nil
+	}
+	return a, nil
+}
+
+func analysisJSON(s agentline.AnalysisSettings) (string, error) {
+	b, err := json.Marshal(s)
+	return string(b), err
 }
 
 // CreateAgent stores a new agent in a.ProjectID.
 func (db *DB) CreateAgent(ctx context.Context, a agentline.Agent) (agentline.Agent, error) {
 	a.CreatedAt, a.UpdatedAt = db.now(), db.now()
-	err := db.writer().queryRow(ctx,
-		`INSERT INTO agents (project_id, name, instructions, greeting, model, provider, voice, language, transfer_number, created_at, updated_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		a.ProjectID, a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, a.TransferNumber, a.CreatedAt, a.UpdatedAt).
+	analysis, err := analysisJSON(a.Analysis)
+	if err != nil {
+		return a, err
+	}
+	err = db.writer().queryRow(ctx,
+		`INSERT INTO agents (project_id, name, instructions, greeting, model, provider, voice, language, transfer_number, record_calls, analysis, created_at, updated_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		a.ProjectID, a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, a.TransferNumber,
+		a.RecordCalls, analysis, a.CreatedAt, a.UpdatedAt).
 		Scan(&a.ID)
 	if isForeignKeyViolation(err) {
 		return a, agentline.NotFound("project")
@@ -47,10 +68,16 @@ func (db *DB) Agent(ctx context.Context, projectID, agentID int64) (agentline.Ag
 
 // UpdateAgent saves every editable field of a, scoped to a.ProjectID.
 func (db *DB) UpdateAgent(ctx context.Context, a agentline.Agent) (agentline.Agent, error) {
+	analysis, err := analysisJSON(a.Analysis)
+	if err != nil {
+		return a, err
+	}
 	res, err := db.writer().exec(ctx,
-		`UPDATE agents SET name = ?, instructions = ?, greeting = ?, model = ?, provider = ?, voice = ?, language = ?, transfer_number = ?, updated_at = ?
+		`UPDATE agents SET name = ?, instructions = ?, greeting = ?, model = ?, provider = ?, voice = ?, language = ?, transfer_number = ?,
+		 record_calls = ?, analysis = ?, updated_at = ?
 		 WHERE project_id = ? AND id = ?`,
-		a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, a.TransferNumber, db.now(), a.ProjectID, a.ID)
+		a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, a.TransferNumber,
+		a.RecordCalls, analysis, db.now(), a.ProjectID, a.ID)
 	if err := mustAffect(res, err, "agent"); err != nil {
 		return a, err
 	}

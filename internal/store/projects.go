@@ -34,12 +34,12 @@ func (db *DB) CreateProject(ctx context.Context, p agentline.Project, ownerID in
 	return p, nil
 }
 
-const projectColumns = `p.id, p.name, p.branding, p.created_at, p.updated_at`
+const projectColumns = `p.id, p.name, p.branding, p.recording_retention_days, p.created_at, p.updated_at`
 
 func scanProject(row interface{ Scan(...any) error }, extra ...any) (agentline.Project, error) {
 	var p agentline.Project
 	var branding string
-	if err := row.Scan(append([]any{&p.ID, &p.Name, &branding, utc(&p.CreatedAt), utc(&p.UpdatedAt)}, extra...)...); err != nil {
+	if err := row.Scan(append([]any{&p.ID, &p.Name, &branding, &p.RecordingRetentionDays, utc(&p.CreatedAt), utc(&p.UpdatedAt)}, extra...)...); err != nil {
 		return p, err
 	}
 	if err := json.Unmarshal([]byte(branding), &p.Branding); err != nil {
@@ -76,15 +76,15 @@ func (db *DB) Project(ctx context.Context, projectID int64) (agentline.Project, 
 	return p, notFound(err, "project")
 }
 
-// UpdateProject saves a project's name and branding.
+// UpdateProject saves a project's name, branding and retention.
 func (db *DB) UpdateProject(ctx context.Context, p agentline.Project) (agentline.Project, error) {
 	branding, err := json.Marshal(p.Branding)
 	if err != nil {
 		return p, err
 	}
 	p.UpdatedAt = db.now()
-	res, err := db.writer().exec(ctx, `UPDATE projects SET name = ?, branding = ?, updated_at = ? WHERE id = ?`,
-		p.Name, string(branding), p.UpdatedAt, p.ID)
+	res, err := db.writer().exec(ctx, `UPDATE projects SET name = ?, branding = ?, recording_retention_days = ?, updated_at = ? WHERE id = ?`,
+		p.Name, string(branding), p.RecordingRetentionDays, p.UpdatedAt, p.ID)
 	if err := mustAffect(res, err, "project"); err != nil {
 		return p, err
 	}
