@@ -33,10 +33,13 @@ type PhoneNumber struct {
 	UpdatedAt   time.Time    `json:"updated_at"`
 }
 
-// Call directions.
+// Call directions. A test call is placed from the console's browser,
+// which speaks the carrier's media stream protocol itself: no number and no
+// carrier take part.
 const (
 	CallInbound  = "inbound"
 	CallOutbound = "outbound"
+	CallTest     = "test"
 )
 
 // Call statuses, as the carrier reports them.

@@ -142,6 +142,7 @@ func (h *Handler) Routes() []httpx.Route {
 		user("DELETE", "/api/projects/{project_id}/telephony/numbers/{number_id}", h.releaseNumber),
 		user("POST", "/api/agents/{agent_id}/telephony/outbound", h.outboundCall),
 		user("DELETE", "/api/agents/{agent_id}/telephony/calls/{call_sid}", h.endCall),
+		user("POST", "/api/agents/{agent_id}/test-calls", h.createTestCall),
 		user("GET", "/api/projects/{project_id}/telephony/calls", h.listCalls),
 		user("GET", "/api/calls/{call_sid}", h.getCall),
 		h.Signatures.Route("/api/telephony/status", h.statusCallback),

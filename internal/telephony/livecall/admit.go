@@ -40,7 +40,16 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) error {
 	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		return agentline.Invalid("", "this is the carrier's media stream: it must be opened as a WebSocket")
 	}
-	if err := h.Signatures.CheckUpgrade(r); err != nil {
+	// A test call from the console's browser carries its token in the URL
+	// too: no carrier signs its upgrade, so the token, minted for a
+	// signed-in user, must verify first, and only a test call's token does.
+	test := r.URL.Query().Get("test_token")
+	if test != "" {
+		if err := h.checkTestToken(test, agentID); err != nil {
+			httpx.Logger(r.Context()).Warn("test call stream refused", "agent_id", agentID, "err", err)
+			return agentline.Errorf(agentline.EForbidden, "the test_token is not a valid test call token for this agent")
+		}
+	} else if err := h.Signatures.CheckUpgrade(r); err != nil {
 		return err
 	}
 	conn, err := relay.Accept(w, r, nil)
@@ -55,7 +64,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	defer h.live.leave()
-	sc, err := h.admit(ctx, conn, agentID)
+	sc, err := h.admit(ctx, conn, agentID, test)
 	if err != nil {
 		log.Warn("media stream refused", "err", err)
 		conn.Close(websocket.StatusPolicyViolation, "stream refused")
@@ -77,14 +86,15 @@ type streamCall struct {
 // admit reads the carrier's connected and start messages and admits the
 // stream they describe. One timeout bounds both, so a stream that never
 // says who it is, or whose record cannot be read, holds no handler long.
-func (h *Handler) admit(ctx context.Context, conn *websocket.Conn, agentID int64) (*streamCall, error) {
+// test is the test call token the stream was opened with, if any.
+func (h *Handler) admit(ctx context.Context, conn *websocket.Conn, agentID int64, test string) (*streamCall, error) {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	start, err := readStart(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
-	return h.admitStream(ctx, agentID, start)
+	return h.admitStream(ctx, agentID, start, test)
 }
 
 // readStart reads the carrier's messages up to its start message.
@@ -117,13 +127,25 @@ func readStart(ctx context.Context, conn *websocket.Conn) (streamStart, error) {
 // calls, and the token must not have admitted a stream before. An admitted call is recorded as in progress, whatever status
 // callbacks are still on their way. Every refusal is an error for the log:
 // the carrier is only told that the stream was refused.
-func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamStart) (*streamCall, error) {
+//
+// test is the test call token the stream was opened with ("" for the
+// carrier's signed streams). Each kind of stream takes its own tokens only:
+// an unsigned test stream the very token it was opened with, which must be
+// a test call's; a carrier's stream any other.
+func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamStart, test string) (*streamCall, error) {
 	if start.StreamSID == "" || !carrier.ValidCallSID(start.CallSID) {
 		return nil, errors.New("start without streamSid or a valid callSid")
 	}
-	claims, err := streamtoken.Verify(h.Secret, start.CustomParameters["stream_token"], agentID, h.Now())
+	token := start.CustomParameters["stream_token"]
+	claims, err := streamtoken.Verify(h.Secret, token, agentID, h.Now())
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case test == "" && claims.Direction == agentline.CallTest:
+		return nil, errors.New("a test call's token on a carrier's stream")
+	case test != "" && token != test:
+		return nil, errors.New("the start message's stream token is not the test call token the stream was opened with")
 	}
 	h.live.settle(claims.Ref)
 	projectID, err := h.Store.ProjectOf(ctx, agentline.KindAgent, agentID)
@@ -162,7 +184,7 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 }
 
 // streamCallRecord finds the record of the call a stream token was issued
-// for: by call SID for inbound calls; by stream ref for outbound ones, whose
+// for: by call SID for inbound and test calls; by stream ref for outbound ones, whose
 // record gets the call SID here when the stream came before the carrier's
 // answer to the call request.
 func (h *Handler) streamCallRecord(ctx context.Context, projectID int64, claims streamtoken.Claims, start streamStart) (agentline.Call, error) {
@@ -184,6 +206,15 @@ func (h *Handler) streamCallRecord(ctx context.Context, projectID int64, claims 
 			return agentline.Call{}, errors.New("stream token issued for another call")
 		}
 		return wrapRecord(h.Store.AttachCallSID(ctx, projectID, call.ID, start.CallSID, call.Status))
+	case agentline.CallTest:
+		if claims.Ref != start.CallSID {
+			return agentline.Call{}, errors.New("stream token issued for another call")
+		}
+		call, err := h.Store.Call(ctx, projectID, start.CallSID)
+		if err == nil && call.Direction != agentline.CallTest {
+			return agentline.Call{}, errors.New("a test call's token for a call that is not a test call")
+		}
+		return wrapRecord(call, err)
 	}
 	return agentline.Call{}, errors.New("stream token without a direction")
 }
@@ -195,4 +226,17 @@ func wrapRecord(call agentline.Call, err error) (agentline.Call, error) {
 		return call, fmt.Errorf("call record: %w", err)
 	}
 	return call, nil
+}
+
+// checkTestToken checks, before the upgrade, the token of a test call's
+// stream: it must verify for the agent and be a test call's.
+func (h *Handler) checkTestToken(token string, agentID int64) error {
+	claims, err := streamtoken.Verify(h.Secret, token, agentID, h.Now())
+	if err != nil {
+		return err
+	}
+	if claims.Direction != agentline.CallTest {
+		return errors.New("not a test call's token")
+	}
+	return nil
 }

@@ -184,7 +184,7 @@ func TestAdmitStreamOperation(t *testing.T) {
 		{name: "token used already (a replay)", arrange: func(t *testing.T, e *admitEnv) (int64, streamStart) {
 			e.inbound(t, inSID)
 			s := start(inSID, "stream_token", token(e.ada, inSID, agentline.CallInbound, soon))
-			if _, err := e.h.admitStream(context.Background(), e.ada, s); err != nil {
+			if _, err := e.h.admitStream(context.Background(), e.ada, s, ""); err != nil {
 				t.Fatal(err)
 			}
 			return e.ada, s
@@ -192,7 +192,7 @@ func TestAdmitStreamOperation(t *testing.T) {
 		{name: "outbound token used already", arrange: func(t *testing.T, e *admitEnv) (int64, streamStart) {
 			e.outbound(t, e.ada, "sr_1")
 			s := start(outSID, "stream_token", token(e.ada, "sr_1", agentline.CallOutbound, soon), "stream_ref", "sr_1")
-			if _, err := e.h.admitStream(context.Background(), e.ada, s); err != nil {
+			if _, err := e.h.admitStream(context.Background(), e.ada, s, ""); err != nil {
 				t.Fatal(err)
 			}
 			return e.ada, s
@@ -207,7 +207,7 @@ func TestAdmitStreamOperation(t *testing.T) {
 			t.Parallel()
 			e := newAdmitEnv(t)
 			agentID, s := tc.arrange(t, e)
-			sc, err := e.h.admitStream(context.Background(), agentID, s)
+			sc, err := e.h.admitStream(context.Background(), agentID, s, "")
 			refused := tc.err != nil || tc.code != "" || tc.message != ""
 			if !refused {
 				if err != nil {

@@ -112,7 +112,7 @@ func (h *Handler) runCall(ctx context.Context, conn *websocket.Conn, sc *streamC
 // our side.
 func (h *Handler) carrierLost(sc *streamCall, log *slog.Logger) string {
 	const lost = string(relay.EndCarrierDisconnect)
-	if h.Carrier == nil {
+	if h.Carrier == nil || sc.claims.Direction == agentline.CallTest {
 		return lost
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -139,6 +139,10 @@ const reasonTransferred = "transferred"
 // transfer redirects the live call to the agent's transfer number, calling
 // from our number, and reports whether the carrier took it.
 func (h *Handler) transfer(sc *streamCall, log *slog.Logger) bool {
+	if sc.claims.Direction == agentline.CallTest {
+		log.Info("a test call is not transferred: no carrier takes part", "to", sc.agent.TransferNumber)
+		return false
+	}
 	if h.Carrier == nil {
 		log.Error("cannot transfer the call: no carrier account is configured")
 		return false
@@ -179,7 +183,7 @@ func (h *Handler) apologize(sc *streamCall, res relay.Result, log *slog.Logger) 
 		return
 	}
 	log.Warn("the model failed mid-call; apologizing and hanging up", "reason", res.Reason, "err", res.Err)
-	if h.Carrier == nil {
+	if h.Carrier == nil || sc.claims.Direction == agentline.CallTest {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -7,6 +7,8 @@
 // The TwiML that opens a stream carries a token in a <Parameter>, signed
 // with the app's secret, naming the agent, the call (its SID for inbound
 // calls, a random reference for outbound ones), the direction and an expiry.
+// A test call's token, minted for a signed-in user by the console instead
+// of carried in TwiML, names the user too.
 // A token is "payload.mac", both base64url without padding, where payload is
 // the JSON of Claims and mac is HMAC-SHA256(secret, payload).
 package streamtoken
@@ -27,12 +29,18 @@ type Claims struct {
 	Ref       string `json:"r"`
 	Direction string `json:"d"`
 	Expires   int64  `json:"e"` // Unix seconds
+	// UserID is the user a test call's token was minted for.
+	UserID int64 `json:"u,omitempty"`
 }
 
 // TTL is how long a stream token stays good: long enough for an
 // outbound call to ring out (60 s) and be answered, short enough that a
 // leaked token is soon useless.
 const TTL = 5 * time.Minute
+
+// TestTTL is how long a test call's token stays good: the browser that
+// asked for it opens the stream at once.
+const TestTTL = time.Minute
 
 // ErrInvalid is returned for every token that does not verify; the
 // reason is in the wrapped message, for the log.
@@ -41,7 +49,12 @@ var ErrInvalid = errors.New("invalid stream token")
 // Sign returns a stream token for the agent's call ref in direction, good
 // until expires.
 func Sign(secret string, agentID int64, ref string, direction string, expires time.Time) string {
-	payload, _ := json.Marshal(Claims{AgentID: agentID, Ref: ref, Direction: direction, Expires: expires.Unix()})
+	return SignClaims(secret, Claims{AgentID: agentID, Ref: ref, Direction: direction, Expires: expires.Unix()})
+}
+
+// SignClaims returns a stream token vouching for c.
+func SignClaims(secret string, c Claims) string {
+	payload, _ := json.Marshal(c)
 	p := base64.RawURLEncoding.EncodeToString(payload)
 	return p + "." + base64.RawURLEncoding.EncodeToString(mac(secret, p))
 }

@@ -1,0 +1,113 @@
+package telephony
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/telephony/livecall"
+	"github.com/agentline/agentline/internal/telephony/streamtoken"
+)
+
+// testCallStarted is the answer to POST /api/agents/{agent_id}/test-calls:
+// what the browser needs to speak the carrier's side of the call.
+type testCallStarted struct {
+	CallSID        string    `json:"call_sid"`
+	ConversationID string    `json:"conversation_id"`
+	StreamURL      string    `json:"stream_url"`
+	Token          string    `json:"token"`
+	ExpiresAt      time.Time `json:"expires_at"`
+}
+
+// neverConnected is the end reason of a test call whose browser never
+// opened its stream before the token expired.
+const neverConnected = "never_connected"
+
+// POST /api/agents/{agent_id}/test-calls: a call to the agent from the
+// console's browser, which speaks the carrier's media stream protocol to
+// the same stream handler and relay a real call uses; no number is needed
+// and no carrier takes part. It is a create (PROJECT:CREATE), like an
+// outbound call and a console test session: it opens a billed model
+// session. The answer holds a one-time stream token bound to the agent,
+// this call and the signed-in user, good for a minute, and the stream's
+// path with the token in its query: the stream handler admits an unsigned
+// upgrade with that token, and only with a test call's token.
+func (h *Handler) createTestCall(w http.ResponseWriter, r *http.Request) error {
+	agentID, projectID, err := h.Auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermCreate)
+	if err != nil {
+		return err
+	}
+	user, _ := auth.UserFrom(r.Context())
+	started, err := h.startTestCall(r.Context(), projectID, agentID, user)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusCreated, started)
+	return nil
+}
+
+// startTestCall records a queued test call of the agent (under the
+// project's cap on live calls, which test calls count against) from the
+// user, and mints its stream token.
+func (h *Handler) startTestCall(ctx context.Context, projectID, agentID int64, user agentline.User) (testCallStarted, error) {
+	if h.calls.Draining() {
+		return testCallStarted{}, errDraining
+	}
+	agent, err := h.Store.Agent(ctx, projectID, agentID)
+	if err != nil {
+		return testCallStarted{}, err
+	}
+	if err := livecall.CheckAgent(agent); err != nil {
+		return testCallStarted{}, err
+	}
+	if h.OpenAIAPIKey == "" {
+		return testCallStarted{}, agentline.Errorf(agentline.ENotConfigured, "OPENAI_API_KEY is not set: calls need an OpenAI-compatible realtime model")
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return testCallStarted{}, err
+	}
+	sid := "CA" + hex.EncodeToString(b[:])
+	call, err := h.Store.ReserveCall(ctx, agentline.Call{
+		ProjectID: projectID, AgentID: agentID, CallSID: sid, Direction: agentline.CallTest,
+		From: user.Email, Status: agentline.CallQueued,
+	}, h.MaxConcurrentCalls)
+	if err != nil {
+		return testCallStarted{}, err
+	}
+	expires := h.Now().Add(streamtoken.TestTTL)
+	token := streamtoken.SignClaims(h.Secret, streamtoken.Claims{AgentID: agentID, Ref: sid, Direction: agentline.CallTest,
+		Expires: expires.Unix(), UserID: user.ID})
+	h.abandonUnused(projectID, sid, expires, httpx.Logger(ctx))
+	return testCallStarted{
+		CallSID: sid, ConversationID: agentline.CallConversationID(call.ID), Token: token, ExpiresAt: expires.UTC(),
+		StreamURL: "/api/telephony/stream/" + strconv.FormatInt(agentID, 10) + "?test_token=" + url.QueryEscape(token),
+	}, nil
+}
+
+// abandonUnused ends a test call whose stream never came, once its token
+// has expired (no stream can be admitted after that), so the record does
+// not stay queued and count against the project's live calls. Should the
+// instance stop first, the record stays queued and stops counting after
+// the store's live-call window.
+func (h *Handler) abandonUnused(projectID int64, sid string, expires time.Time, log *slog.Logger) {
+	time.AfterFunc(expires.Sub(h.Now())+time.Second, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		call, err := h.Store.Call(ctx, projectID, sid)
+		if err != nil || call.Status != agentline.CallQueued {
+			return
+		}
+		if _, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallCanceled, EndReason: neverConnected}); err != nil {
+			log.Warn("could not end a test call that never connected", "call_sid", sid, "err", err)
+		}
+	})
+}
