@@ -35,8 +35,14 @@ const (
 
 func newAdmitEnv(t *testing.T) *admitEnv {
 	t.Helper()
+	return newAdmitEnvOn(t, storetest.Open(t, store.SQLite))
+}
+
+// newAdmitEnvOn is newAdmitEnv on db.
+func newAdmitEnvOn(t *testing.T, db *store.DB) *admitEnv {
+	t.Helper()
 	ctx := context.Background()
-	e := &admitEnv{db: storetest.Open(t, store.SQLite)}
+	e := &admitEnv{db: db}
 	owner, err := e.db.CreateUser(ctx, "owner@example.com", "unused-hash")
 	if err != nil {
 		t.Fatal(err)
