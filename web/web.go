@@ -46,6 +46,9 @@ type Assets struct {
 	Console    *Asset // the console's page, at /
 	ConsoleJS  *Asset // /console/app.js
 	ConsoleCSS *Asset // /console/app.css
+	// CallJS and CallWorklet are the agent page's "Call this agent"
+	// (/console/call.js, /console/call-worklet.js).
+	CallJS, CallWorklet *Asset
 	Favicon    *Asset // /favicon.svg, also at /favicon.ico
 }
 
@@ -92,6 +95,8 @@ func Load() (*Assets, error) {
 		{&a.Console, "console/index.html", typeHTML, asIs, pageHeader},
 		{&a.ConsoleJS, "console/app.js", typeJS, js, consoleHeader},
 		{&a.ConsoleCSS, "console/app.css", typeCSS, css, consoleHeader},
+		{&a.CallJS, "console/call.js", typeJS, js, consoleHeader},
+		{&a.CallWorklet, "console/call-worklet.js", typeJS, js, consoleHeader},
 		{&a.Favicon, "console/favicon.svg", typeSVG, asIs, http.Header{"Cache-Control": {"public, max-age=86400"}}},
 	} {
 		asset, err := load(f.name, f.build)
@@ -177,12 +182,15 @@ func (a *Assets) Routes() []httpx.Route {
 }
 
 // ConsoleRoutes serves the web console: its page at exactly / (other
-// unknown paths keep their JSON 404) and its script and stylesheet.
+// unknown paths keep their JSON 404), its script and stylesheet, and the
+// browser call's module and worklet.
 func (a *Assets) ConsoleRoutes() []httpx.Route {
 	return []httpx.Route{
 		{Method: "GET", Pattern: "/{$}", Auth: httpx.Public, Name: "web.Assets.Console", Handler: a.Console},
 		{Method: "GET", Pattern: "/console/app.js", Auth: httpx.Public, Name: "web.Assets.ConsoleJS", Handler: a.ConsoleJS},
 		{Method: "GET", Pattern: "/console/app.css", Auth: httpx.Public, Name: "web.Assets.ConsoleCSS", Handler: a.ConsoleCSS},
+		{Method: "GET", Pattern: "/console/call.js", Auth: httpx.Public, Name: "web.Assets.CallJS", Handler: a.CallJS},
+		{Method: "GET", Pattern: "/console/call-worklet.js", Auth: httpx.Public, Name: "web.Assets.CallWorklet", Handler: a.CallWorklet},
 		{Method: "GET", Pattern: "/favicon.svg", Auth: httpx.Public, Name: "web.Assets.Favicon", Handler: a.Favicon},
 		{Method: "GET", Pattern: "/favicon.ico", Auth: httpx.Public, Name: "web.Assets.Favicon", Handler: a.Favicon},
 	}

@@ -916,7 +916,7 @@ async function agentPhone(ctx, a) {
         } }, "Buy " + n.phone_number)))), "No numbers available there; try another area code."), err);
     });
     return h("div", {}, h("p", {}, `${a.name} has no phone number. Buying one charges the carrier account and links the number to this agent.`),
-      h("div", { class: "card" }, search, found));
+      h("div", { class: "card" }, search, found), await browserCall(a));
   }
   const status = h("div", { "aria-live": "polite" });
   const release = h("button", { type: "button", class: "danger" }, "Release number");
@@ -939,7 +939,13 @@ async function agentPhone(ctx, a) {
   return h("div", {},
     h("div", { class: "card" }, h("h2", {}, "Number"), h("p", { class: "number" }, h("b", {}, mine.phone_number), " ", h("span", { class: "status" }, mine.status)),
       release, releaseErr),
-    h("div", { class: "card" }, h("h2", {}, "Outbound test call"), call, status));
+    h("div", { class: "card" }, h("h2", {}, "Outbound test call"), call, status), await browserCall(a));
+}
+
+// browserCall is the Phone tab's "Call this agent" card (console/call.js).
+async function browserCall(a) {
+  const { callPanel } = await import("/console/call.js");
+  return callPanel({ agent: a, api, h });
 }
 
 // watchCall shows a call's status, refreshed every second until it ends or
