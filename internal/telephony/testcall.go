@@ -86,28 +86,32 @@ func (h *Handler) startTestCall(ctx context.Context, projectID, agentID int64, u
 	expires := h.Now().Add(streamtoken.TestTTL)
 	token := streamtoken.SignClaims(h.Secret, streamtoken.Claims{AgentID: agentID, Ref: sid, Direction: agentline.CallTest,
 		Expires: expires.Unix(), UserID: user.ID})
-	h.abandonUnused(projectID, sid, expires, httpx.Logger(ctx))
+	h.abandonUnused(projectID, sid, expires.Sub(h.Now())+time.Second, httpx.Logger(ctx))
 	return testCallStarted{
 		CallSID: sid, ConversationID: agentline.CallConversationID(call.ID), Token: token, ExpiresAt: expires.UTC(),
 		StreamURL: "/api/telephony/stream/" + strconv.FormatInt(agentID, 10) + "?test_token=" + url.QueryEscape(token),
 	}, nil
 }
 
-// abandonUnused ends a test call whose stream never came, once its token
-// has expired (no stream can be admitted after that), so the record does
-// not stay queued and count against the project's live calls. Should the
-// instance stop first, the record stays queued and stops counting after
-// the store's live-call window.
-func (h *Handler) abandonUnused(projectID int64, sid string, expires time.Time, log *slog.Logger) {
-	time.AfterFunc(expires.Sub(h.Now())+time.Second, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		call, err := h.Store.Call(ctx, projectID, sid)
-		if err != nil || call.Status != agentline.CallQueued {
-			return
-		}
-		if _, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallCanceled, EndReason: neverConnected}); err != nil {
-			log.Warn("could not end a test call that never connected", "call_sid", sid, "err", err)
-		}
-	})
+// abandonUnused ends a test call whose stream never came, after its token
+// has expired (no stream can be admitted then), so the record does not stay
+// queued and count against the project's live calls. Should the instance
+// stop first, the record stays queued and stops counting after the store's
+// live-call window.
+func (h *Handler) abandonUnused(projectID int64, sid string, after time.Duration, log *slog.Logger) {
+	time.AfterFunc(after, func() { h.endUnused(projectID, sid, log) })
+}
+
+// endUnused ends the test call sid as canceled, never_connected, if it is
+// still queued.
+func (h *Handler) endUnused(projectID int64, sid string, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	call, err := h.Store.Call(ctx, projectID, sid)
+	if err != nil || call.Status != agentline.CallQueued {
+		return
+	}
+	if _, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallCanceled, EndReason: neverConnected}); err != nil {
+		log.Warn("could not end a test call that never connected", "call_sid", sid, "err", err)
+	}
 }
