@@ -167,5 +167,8 @@ func TestConsoleBrowserCall(t *testing.T) {
 	c.open("#/calls", 1000, 900)
 	c.heading("Calls")
 	c.poll("the test call in the list", `(t => !!t && t.innerText.includes("test") && t.innerText.includes("completed"))(document.querySelector("main table"))`)
+	eval[any](t, ctx, `document.querySelector("main table a").click()`)
+	c.heading("Test call from owner@example.com")
+	c.poll("its transcript", `document.querySelector(".transcript").innerText.includes("Where is my order A17?")`)
 	c.noErrors("the browser call")
 }

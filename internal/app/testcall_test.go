@@ -160,11 +160,57 @@ func testTestCall(t *testing.T, d store.Dialect) {
 // waitFor polls cond (bounded) until it holds.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for range 200 {
+	for range 800 {
 		if cond() {
 			return
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
 	t.Fatal("the condition never held")
+}
+
+// With the sandbox provider (no API key), a test call from the browser
+// reaches the sandbox's realtime WebSocket through the same relay: its
+// scripted voice comes back as mu-law and its lines are kept.
+func TestTestCallOnTheSandbox(t *testing.T) {
+	s := apptest.StartFresh(t, store.SQLite, map[string]string{
+		"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test",
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, tok := s.NewUser(t, "owner@example.com")
+	var p agentline.Project
+	var a agentline.Agent
+	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada", "greeting": "Hello, this is Ada."}, &a)
+	var tc testCallStarted
+	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/test-calls", tok, nil, &tc)
+	call, err := openTestCall(ctx, s, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer call.Close()
+	if _, err := call.WaitFor(ctx, func(m callsim.Message) bool { return m.Event == "media" }); err != nil {
+		t.Fatalf("no voice from the sandbox: %v", err)
+	}
+	loud := tone(time.Second)
+	for i := 0; i < len(loud); i += callsim.FrameBytes {
+		call.SendMedia(ctx, loud[i:i+callsim.FrameBytes])
+	}
+	// The lines are stored while the call runs.
+	var conv agentline.Conversation
+	waitFor(t, func() bool {
+		s.Must(t, 200, "GET", "/api/conversations/"+tc.ConversationID, tok, nil, &conv)
+		return len(conv.Transcript) >= 2
+	})
+	call.Stop(ctx)
+	<-call.Done()
+	waitFor(t, func() bool {
+		s.Must(t, 200, "GET", "/api/conversations/"+tc.ConversationID, tok, nil, &conv)
+		return conv.Status == agentline.ConversationEnded
+	})
+	if len(call.Audio()) == 0 || len(conv.Transcript) == 0 || conv.Direction != agentline.CallTest {
+		t.Fatalf("%d bytes of the sandbox's voice; conversation %+v", len(call.Audio()), conv)
+	}
+	t.Logf("%d bytes of the sandbox's voice; transcript %+v", len(call.Audio()), conv.Transcript)
 }

@@ -1294,7 +1294,7 @@ async function callPage({ show }, sid) {
   const c = await api("GET", `/api/calls/${sid}`);
   const items = c.events.map((e) => (e.type === "tool_call" ? { kind: "tool", ...(e.data || {}), name: (e.data && e.data.name) || e.text }
     : { kind: e.type === "transcript" ? "line" : e.type, role: e.role, text: e.text }));
-  show(`Call ${c.direction === "inbound" ? "from " + c.from : "to " + c.to}`,
+  show(c.direction === "test" ? "Test call from " + c.from : `Call ${c.direction === "inbound" ? "from " + c.from : "to " + c.to}`,
     h("p", {}, h("a", { href: "#/calls" }, "← All calls")),
     h("div", { class: "card" }, h("dl", {},
       [["Call SID", c.call_sid], ["Status", c.status + (c.end_reason ? ` (${c.end_reason})` : "")], ["From", c.from], ["To", c.to],
