@@ -125,7 +125,7 @@ func TestConsoleBrowserCall(t *testing.T) {
 	c.poll("the agent's audio playing", `+document.getElementById("browser-call").dataset.played >= 25`)
 	ss.Send(cctx, map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": "item_2", "transcript": "Where is my order A17?"})
 	ss.Send(cctx, map[string]any{"type": "response.function_call_arguments.done", "call_id": "call_1", "name": "lookup_order", "arguments": `{"id":"A17"}`})
-	c.poll("the transcript and the tool call", `(t => t.includes("Agent:Hello, this is Ada from Acme.") && t.includes("You:Where is my order A17?") && t.includes("Tool lookup_order"))(document.getElementById("browser-call-transcript").innerText.replace(/\s+/g, m => m.includes("\n") ? "\n" : " ").replace(/: /g, ":"))`)
+	c.poll("the transcript and the tool call", `(t => t.includes("Agent:Hello, this is Ada from Acme.") && t.includes("You:Where is my order A17?") && t.includes("Tool lookup_order") && t.includes("shipped"))(document.getElementById("browser-call-transcript").innerText.replace(/\s+/g, m => m.includes("\n") ? "\n" : " ").replace(/: /g, ":"))`)
 
 	// Barge-in: the caller speaks over the agent; the page drops its
 	// queue, and the model is told how much was heard (from mark echoes).

@@ -169,14 +169,19 @@ export function callPanel({ agent, api, h }) {
     if (c.ws && c.ws.readyState === WebSocket.CONNECTING) c.ws.close();
     if (c.mic) c.mic.getTracks().forEach((t) => t.stop());
     if (c.ctx) c.ctx.close().catch(() => {});
+    // The server closes the stream on stop; should it not, close it here.
+    if (c.ws) setTimeout(() => c.ws.close(), 3000);
     setState(st, st === "failed" ? "The call could not start." : "Call ended.");
     if (c.started) refresh(c, true);
   }
 
   // watch shows the call's stored transcript and tool calls every second
   // while it lasts.
+  // A card the console has replaced (another page, or this tab drawn
+  // again) hangs its call up.
   async function watch(c) {
-    while (!c.hungUp && card.isConnected) {
+    while (!c.hungUp) {
+      if (!card.isConnected) return hangUp(c, "ended");
       await refresh(c, false);
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
@@ -199,15 +204,22 @@ export function callPanel({ agent, api, h }) {
     }
   }
 
+  // render adds the lines and tool calls not shown yet, in time order;
+  // lines already shown stay, so that the live region announces each once.
   function render(c, conv) {
     if (c !== call) return;
+    c.shown = c.shown || new Set();
     const items = [
-      ...(conv.transcript || []).map((l) => ({ at: l.at, li: h("li", { class: l.speaker }, h("span", { class: "who" }, l.speaker === "user" ? "You:" : "Agent:"), l.text) })),
-      ...(conv.tool_calls || []).map((t) => ({ at: t.at, li: h("li", { class: "tool" }, h("span", { class: "who" }, "Tool " + t.name),
+      ...(conv.transcript || []).map((l) => ({ at: l.at, key: "l" + l.at + l.speaker + l.text,
+        li: () => h("li", { class: l.speaker }, h("span", { class: "who" }, l.speaker === "user" ? "You:" : "Agent:"), l.text) })),
+      ...(conv.tool_calls || []).map((t) => ({ at: t.at, key: "t" + t.call_id, li: () => h("li", { class: "tool" }, h("span", { class: "who" }, "Tool " + t.name),
         "arguments " + JSON.stringify(t.arguments) + " → " + (t.result || "") + (t.is_error ? " (error)" : "")) })),
     ].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
-    const barge = [...lines.querySelectorAll("li")].filter((li) => li.firstChild && li.firstChild.textContent === "Barge-in");
-    lines.replaceChildren(...items.map((x) => x.li), ...barge);
+    for (const x of items) {
+      if (c.shown.has(x.key)) continue;
+      c.shown.add(x.key);
+      lines.append(x.li());
+    }
     if (conv.status !== "live") {
       status.textContent = `Call ended (${conv.end_reason || conv.status}). It is kept with the calls as conversation ${conv.id}.`;
     }
