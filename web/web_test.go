@@ -196,6 +196,8 @@ func TestConsole(t *testing.T) {
 		{"/", "text/html; charset=utf-8", a.Console},
 		{"/console/app.js", "text/javascript; charset=utf-8", a.ConsoleJS},
 		{"/console/app.css", "text/css; charset=utf-8", a.ConsoleCSS},
+		{"/console/call.js", "text/javascript; charset=utf-8", a.CallJS},
+		{"/console/call-worklet.js", "text/javascript; charset=utf-8", a.CallWorklet},
 	}
 	for _, tc := range tests {
 		rec := httptest.NewRecorder()
@@ -229,12 +231,15 @@ func TestConsole(t *testing.T) {
 			t.Errorf("the page holds inline code (%q), which its CSP refuses", bad)
 		}
 	}
-	src, _ := files.ReadFile("console/app.js")
-	for _, bad := range []string{"innerHTML", "outerHTML =", "insertAdjacentHTML", "document.write", "eval("} {
-		if bytes.Contains(src, []byte(bad)) {
-			t.Errorf("console/app.js uses %s: API data must reach the page as text", bad)
+	for _, name := range []string{"console/call.js", "console/call-worklet.js", "console/app.js"} {
+		src, _ := files.ReadFile(name)
+		for _, bad := range []string{"innerHTML", "outerHTML =", "insertAdjacentHTML", "document.write", "eval("} {
+			if bytes.Contains(src, []byte(bad)) {
+				t.Errorf("%s uses %s: API data must reach the page as text", name, bad)
+			}
 		}
 	}
+	src, _ := files.ReadFile("console/app.js")
 	t.Logf("console: app.js %d B source, %d B minified, %d B gzipped; app.css %d B minified, %d B gzipped",
 		len(src), len(a.ConsoleJS.Raw), len(a.ConsoleJS.Gzip), len(a.ConsoleCSS.Raw), len(a.ConsoleCSS.Gzip))
 	if len(a.ConsoleJS.Raw) >= len(src) {
