@@ -2,7 +2,8 @@
 // side of a phone line. Its input is the microphone, taken down from the
 // context's rate to 8 kHz and encoded as G.711 mu-law in 20 ms frames of
 // 160 bytes, posted to the page. Its output plays the agent's audio, which
-// the page posts as 8 kHz samples, brought up to the context's rate; marks
+// the page posts as the carrier would get it (8 kHz mu-law), decoded and
+// brought up to the context's rate; marks
 // posted between chunks come back once the audio before them has played,
 // and "clear" drops what is queued and returns the pending marks at once,
 // as the carrier does.
@@ -20,6 +21,15 @@ function mulaw(s) {
   for (let mask = 0x4000; (s & mask) === 0 && exp > 0; mask >>= 1) exp--;
   const mant = (s >> (exp + 3)) & 0x0f;
   return ~(sign | (exp << 4) | mant) & 0xff;
+}
+
+// ulaw is the G.711 mu-law decoding table, to floats in [-1, 1).
+const ulaw = new Float32Array(256);
+for (let i = 0; i < 256; i++) {
+  const u = ~i & 0xff;
+  const exp = (u >> 4) & 7;
+  const s = ((((u & 0x0f) << 3) + 0x84) << exp) - 0x84;
+  ulaw[i] = (u & 0x80 ? -s : s) / 32768;
 }
 
 class MulawCall extends AudioWorkletProcessor {
@@ -48,8 +58,10 @@ class MulawCall extends AudioWorkletProcessor {
 
   command(m) {
     if (m.type === "play") {
-      this.queue.push(m.samples);
-      this.queued += m.samples.length;
+      const samples = new Float32Array(m.mulaw.length);
+      for (let i = 0; i < samples.length; i++) samples[i] = ulaw[m.mulaw[i]];
+      this.queue.push(samples);
+      this.queued += samples.length;
     } else if (m.type === "mark") {
       this.marks.push({ name: m.name, at: this.queued });
       this.settle();

@@ -7,7 +7,8 @@
 // with the token, media frames of 20 ms 8 kHz mu-law from the microphone
 // (encoded in call-worklet.js), mark echoes once the agent's audio before
 // them has played, stop. The agent's mu-law comes back as media frames and
-// plays through the worklet; clear (barge-in) drops what is queued.
+// plays through the worklet (which decodes it); clear (barge-in) drops what
+// is queued.
 //
 // The carrier's protocol has no channel for the transcript or tool calls,
 // so the panel shows what the relay stores while the call runs: it reads
@@ -19,28 +20,16 @@
 const FRAME = 160;
 const POLL_MS = 1000;
 
-// ulaw is the G.711 mu-law decoding table, to floats in [-1, 1].
-const ulaw = (() => {
-  const t = new Float32Array(256);
-  for (let i = 0; i < 256; i++) {
-    const u = ~i & 0xff;
-    const exp = (u >> 4) & 7;
-    const s = ((((u & 0x0f) << 3) + 0x84) << exp) - 0x84;
-    t[i] = (u & 0x80 ? -s : s) / 32768;
-  }
-  return t;
-})();
-
 function toBase64(bytes) {
   let s = "";
   for (let i = 0; i < bytes.length; i++) s += String.fromCharCode(bytes[i]);
   return btoa(s);
 }
 
-function decode(payload) {
-  const bin = atob(payload);
-  const out = new Float32Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = ulaw[bin.charCodeAt(i)];
+function fromBase64(b64) {
+  const bin = atob(b64);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
   return out;
 }
 
@@ -141,9 +130,9 @@ export function callPanel({ agent, api, h }) {
         return;
       }
       if (m.event === "media" && m.media && m.media.payload) {
-        const samples = decode(m.media.payload);
-        c.received += samples.length / FRAME;
-        c.node.port.postMessage({ type: "play", samples }, [samples.buffer]);
+        const mulaw = fromBase64(m.media.payload);
+        c.received += mulaw.length / FRAME;
+        c.node.port.postMessage({ type: "play", mulaw }, [mulaw.buffer]);
       } else if (m.event === "mark" && m.mark) {
         c.node.port.postMessage({ type: "mark", name: m.mark.name });
       } else if (m.event === "clear") {
