@@ -46,10 +46,11 @@ type Assets struct {
 	Console    *Asset // the console's page, at /
 	ConsoleJS  *Asset // /console/app.js
 	ConsoleCSS *Asset // /console/app.css
+	Favicon    *Asset // /favicon.svg, also at /favicon.ico
+
 	// CallJS and CallWorklet are the agent page's "Call this agent"
 	// (/console/call.js, /console/call-worklet.js).
 	CallJS, CallWorklet *Asset
-	Favicon    *Asset // /favicon.svg, also at /favicon.ico
 }
 
 // Content types of the assets.
