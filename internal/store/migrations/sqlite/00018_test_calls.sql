@@ -15,6 +15,12 @@ UPDATE sqlite_schema
 PRAGMA writable_schema = RESET;
 CREATE TABLE schema_cookie_bump (x INTEGER);
 DROP TABLE schema_cookie_bump;
+-- Fail loudly, not silently, should the definition not have held the
+-- check as 00003 wrote it.
+CREATE TEMP TABLE test_direction_allowed (ok INTEGER CHECK (ok = 1));
+INSERT INTO test_direction_allowed
+SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'calls' AND sql LIKE '%''outbound'', ''test''%';
+DROP TABLE test_direction_allowed;
 
 -- +goose Down
 DELETE FROM calls WHERE direction = 'test';
