@@ -83,3 +83,29 @@ func FuzzVerifyStreamToken(f *testing.F) {
 		}
 	})
 }
+
+// A test call's token carries its user, which a carrier's token leaves
+// out (its encoding is unchanged), and the user cannot be changed without
+// the secret.
+func TestTestCallToken(t *testing.T) {
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	want := Claims{AgentID: 7, Ref: "CA0123", Direction: "test", Expires: now.Add(TestTTL).Unix(), UserID: 42}
+	tok := SignClaims("s3cret", want)
+	if c, err := Verify("s3cret", tok, 7, now); err != nil || c != want {
+		t.Fatalf("Verify = %+v, %v; want %+v", c, err, want)
+	}
+	if _, err := Verify("s3cret", tok, 7, now.Add(TestTTL)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a test call's token a minute on: %v, want expired", err)
+	}
+	carrier := Sign("s3cret", 7, "CA0123", "inbound", now.Add(TTL))
+	if payload, _ := base64.RawURLEncoding.DecodeString(strings.Split(carrier, ".")[0]); strings.Contains(string(payload), `"u"`) {
+		t.Errorf("a carrier's token names a user: %s", payload)
+	}
+	_, sig, _ := strings.Cut(tok, ".")
+	other := want
+	other.UserID = 43
+	forged := strings.Split(SignClaims("s3cret", other), ".")[0] + "." + sig
+	if _, err := Verify("s3cret", forged, 7, now); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a token with another user and the first one's signature: %v", err)
+	}
+}
