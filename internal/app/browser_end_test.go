@@ -129,3 +129,31 @@ func TestWidgetAbandonedWhenTheBrowserDies(t *testing.T) {
 	}
 	t.Logf("abandoned %v after the kill, duration %d ms", time.Since(killed).Round(time.Millisecond), c.DurationMS)
 }
+
+// A live widget session reports a heartbeat every 30 s, and when its page
+// is hidden at once (what is queued, with a heartbeat, keepalive): the
+// server's last event time moves on each time, and the session stays live.
+func TestWidgetHeartbeats(t *testing.T) {
+	ctx := newBrowser(t)
+	f := newEndFixture(t, map[string]string{})
+	id := f.talk(t, ctx)
+	started := f.until(t, id, time.Second, func(agentline.Conversation) bool { return true }).StartedAt
+
+	// Hidden (the visitor switched tabs): a heartbeat now, and still live.
+	hidden := time.Now().Add(-100 * time.Millisecond)
+	eval[any](t, ctx, `Object.defineProperty(document, "visibilityState", {configurable: true, get: () => "hidden"}), document.dispatchEvent(new Event("visibilitychange"))`)
+	c := f.until(t, id, 5*time.Second, func(c agentline.Conversation) bool { return c.LastEventAt != nil && !c.LastEventAt.Before(hidden) })
+	if c.Status != agentline.ConversationLive {
+		t.Fatalf("a hidden page ended the session: %s", c.Status)
+	}
+	eval[any](t, ctx, `Object.defineProperty(document, "visibilityState", {configurable: true, get: () => "visible"}), document.dispatchEvent(new Event("visibilitychange"))`)
+
+	// The periodic heartbeat, 30 s after the session connected.
+	c = f.until(t, id, 60*time.Second, func(c agentline.Conversation) bool {
+		return c.LastEventAt != nil && c.LastEventAt.Sub(started) >= 29*time.Second
+	})
+	if c.Status != agentline.ConversationLive {
+		t.Fatalf("the session is %s after its heartbeat", c.Status)
+	}
+	t.Logf("last event %v after the start", c.LastEventAt.Sub(started).Round(time.Millisecond))
+}
