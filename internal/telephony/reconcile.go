@@ -83,6 +83,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, all bool) (int, error) {
 	}
 	ended := 0
 	for _, sid := range sids {
+		if ctx.Err() != nil {
+			break // the job's time is up: the rest are asked after After
+		}
 		ok, err := r.reconcileOne(ctx, sid)
 		if err != nil {
 			// Asked again after After; the others go on.
