@@ -185,3 +185,15 @@ type SweepConversations struct{}
 
 // Kind names SweepConversations' worker.
 func (SweepConversations) Kind() string { return "sweep_conversations" }
+
+// ReconcileCalls is the job that asks the carrier about phone calls our
+// records show live but nobody has reported on for a while (their instance
+// died, a status callback was lost) and applies the final statuses it
+// learns. All asks about every live call, however recent: the run each
+// instance enqueues when it starts.
+type ReconcileCalls struct {
+	All bool `json:"all,omitempty"`
+}
+
+// Kind names ReconcileCalls' worker.
+func (ReconcileCalls) Kind() string { return "reconcile_calls" }

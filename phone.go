@@ -69,6 +69,11 @@ func ValidCallStatus(s string) bool { return callStatusRank[s] > 0 }
 // CallStatusFinal reports whether a call in status s has ended.
 func CallStatusFinal(s string) bool { return callStatusRank[s] == 4 }
 
+// EndReasonReconciled is the end reason of a call whose end we learned by
+// asking the carrier (reconciliation), not from its relay or a status
+// callback; a later report with a reason of its own replaces it.
+const EndReasonReconciled = "reconciled"
+
 // LiveCallStatuses are the statuses of calls that have not ended.
 var LiveCallStatuses = []string{CallQueued, CallInitiated, CallRinging, CallInProgress}
 

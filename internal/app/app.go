@@ -60,9 +60,11 @@ type App struct {
 	closers []io.Closer
 	phone   *telephony.Handler // ends live calls on shutdown
 	widget  *widget.Handler    // refuses new sessions while draining
-	// jobs runs durable jobs (webhook and notify_url deliveries) while Run
-	// serves.
+	// jobs runs durable jobs (webhook and notify_url deliveries, sweeps)
+	// while Run serves.
 	jobs *jobs.Queue
+	// reconciler asks the carrier about calls left live (ReconcileCalls).
+	reconciler *telephony.Reconciler
 	// draining is set on shutdown, before the drain: /readyz answers 503.
 	draining atomic.Bool
 }
@@ -249,6 +251,13 @@ func (a *App) Serve(ctx context.Context, ln, metrics net.Listener) error {
 		return err
 	}
 	defer a.stopJobs()
+	if a.reconciler.Carrier != nil {
+		// The calls live when an instance died are asked about at the next
+		// start, whichever instance runs the job.
+		if err := a.jobs.Enqueue(ctx, agentline.ReconcileCalls{All: true}); err != nil {
+			a.Logger.Warn("could not enqueue the reconciliation of live calls", "err", err)
+		}
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	a.Logger.Info("listening", "addr", ln.Addr().String(), "database", string(a.Store.Dialect()), "url", a.BaseURL())
@@ -364,6 +373,11 @@ func (a *App) jobQueue(ctx context.Context) error {
 	sweeper := &conversation.Sweeper{Store: a.Store, IdleTimeout: a.Config.SessionIdleTimeout,
 		ConnectTimeout: a.Config.LiveChatTimeout, Logger: a.Logger}
 	jobs.AddPeriodic(r, sweeper, sweeper.Interval(), agentline.SweepConversations{})
+	a.reconciler = &telephony.Reconciler{Store: a.Store, After: a.Config.CallReconcileAfter, Logger: a.Logger}
+	if a.phone.Carrier != nil {
+		a.reconciler.Carrier = a.phone.Carrier
+	}
+	jobs.AddPeriodic(r, a.reconciler, a.reconciler.Interval(), agentline.ReconcileCalls{})
 	q, err := jobs.New(jobs.Options{Pool: a.Store.JobPool(), Dialect: dialect, Logger: a.Logger, Registerer: a.Registry,
 		RescueAfter: a.Config.JobRescueAfter}, r)
 	if err != nil {

@@ -55,6 +55,7 @@ type Config struct {
 	JobRescueAfter       time.Duration // AGENTLINE_JOB_RESCUE_AFTER
 	SessionIdleTimeout   time.Duration // AGENTLINE_SESSION_IDLE_TIMEOUT
 	LiveChatTimeout      time.Duration // AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT
+	CallReconcileAfter   time.Duration // AGENTLINE_CALL_RECONCILE_AFTER
 
 	// sandboxSet records that AGENTLINE_SANDBOX or --sandbox was given,
 	// so that DefaultSandbox leaves an explicit choice alone.
@@ -118,6 +119,7 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_WEBHOOK_RETRY_SPAN", flag: "webhook-retry-span", def: "72h", usage: "how long an event webhook delivery is retried (the schedule scales with it) and an endpoint may fail before it is disabled", duration: &c.WebhookRetrySpan},
 		{env: "AGENTLINE_SESSION_IDLE_TIMEOUT", flag: "session-idle-timeout", def: "2m", usage: "a widget conversation with no event (heartbeats included) for this long ends as abandoned", duration: &c.SessionIdleTimeout},
 		{env: "AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT", flag: "live-chat-connect-timeout", def: "15m", usage: "a live chat started from a form that never connects within this long ends as abandoned", duration: &c.LiveChatTimeout},
+		{env: "AGENTLINE_CALL_RECONCILE_AFTER", flag: "call-reconcile-after", def: "2m", usage: "a phone call still live in the records with no news for this long is checked with the carrier, which ends it if it has ended there", duration: &c.CallReconcileAfter},
 	}
 }
 
@@ -298,6 +300,7 @@ func (c *Config) durationErrors() []error {
 		{"AGENTLINE_JOB_RESCUE_AFTER", "5m", c.JobRescueAfter},
 		{"AGENTLINE_SESSION_IDLE_TIMEOUT", "2m", c.SessionIdleTimeout},
 		{"AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT", "15m", c.LiveChatTimeout},
+		{"AGENTLINE_CALL_RECONCILE_AFTER", "2m", c.CallReconcileAfter},
 		{"AGENTLINE_MAX_CALL_DURATION", "30m", c.MaxCallDuration},
 		{"AGENTLINE_MODEL_READY_TIMEOUT", "10s", c.ModelReadyTimeout},
 		{"TWILIO_TIMEOUT", "15s", c.TwilioTimeout},

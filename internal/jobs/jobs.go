@@ -185,6 +185,24 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sql.Tx, jobs []agentline.Job)
 	return nil
 }
 
+// Enqueue inserts one job on its own, for work no store write causes (the
+// reconciliation an instance asks for when it starts).
+func (q *Queue) Enqueue(ctx context.Context, j agentline.Job) error {
+	a, ok := j.(river.JobArgs)
+	if !ok {
+		return fmt.Errorf("job %T is not a job's arguments", j)
+	}
+	opts, ok := q.opts[a.Kind()]
+	if !ok {
+		return fmt.Errorf("no worker for job kind %q", a.Kind())
+	}
+	if _, err := q.client.Insert(ctx, a, &opts); err != nil {
+		return fmt.Errorf("insert a %s job: %w", a.Kind(), err)
+	}
+	q.metrics.enqueued.WithLabelValues(a.Kind()).Inc()
+	return nil
+}
+
 // Start runs the workers until Stop.
 func (q *Queue) Start(ctx context.Context) error {
 	q.mu.Lock()

@@ -118,8 +118,14 @@ func (db *DB) abandonSession(ctx context.Context, projectID int64, id, reason st
 		if okLast && last.After(started) {
 			at = last
 		}
-		if _, err := c.exec(ctx, `UPDATE widget_sessions SET status = ?, end_reason = ?, ended_at = ?, duration_ms = ? WHERE id = ?`,
-			agentline.ConversationAbandoned, reason, at, at.Sub(started).Milliseconds(), id); err != nil {
+		// Only a session still live: a client's end (or another sweep) that
+		// committed meanwhile wins, and no second conversation.ended goes out.
+		res, err := c.exec(ctx, `UPDATE widget_sessions SET status = ?, end_reason = ?, ended_at = ?, duration_ms = ? WHERE id = ? AND status = 'live'`,
+			agentline.ConversationAbandoned, reason, at, at.Sub(started).Milliseconds(), id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return err
 		}
 		ended = true

@@ -318,7 +318,13 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent)
 		e.At = db.now()
 	}
 	e.At = e.At.UTC()
-	call, err := scanCall(c.queryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE call_sid = ?`, e.CallSID))
+	lock := ""
+	if db.dialect == Postgres {
+		// Reports of one call (a status callback, the relay's end, a
+		// reconciliation) take turns, so only one of them ends it.
+		lock = " FOR UPDATE"
+	}
+	call, err := scanCall(c.queryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE call_sid = ?`+lock, e.CallSID))
 	previous := call.Status // "" for a call new to us
 	if errors.Is(err, sql.ErrNoRows) {
 		call, err = newInboundCall(ctx, c, e, db.now())
@@ -340,8 +346,8 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent)
 	} else if agentline.CallStatusFinal(call.Status) && call.DurationS == nil && e.DurationS != nil {
 		call.DurationS = e.DurationS // a late duration for an ended call
 	}
-	if call.EndReason == "" {
-		call.EndReason = e.EndReason
+	if call.EndReason == "" || call.EndReason == agentline.EndReasonReconciled && e.EndReason != "" {
+		call.EndReason = e.EndReason // what the relay knows beats what reconciliation guessed
 	}
 	call.UpdatedAt = db.now()
 	_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ? WHERE id = ?`,

@@ -139,8 +139,16 @@ class Session {
       this._state('listening');
       this._track('session_started', { provider: s.provider, model: s.model });
       this._hb = setInterval(() => this._track('heartbeat', {}, true), HEARTBEAT_MS);
+      // Leaving the page ends the session: its end is reported with
+      // keepalive, which outlives the page. A hidden page is not an end (a
+      // visitor may talk on from another tab), but a browser may discard a
+      // hidden page without pagehide: what is queued goes now, with a
+      // heartbeat, so the server's idle sweep ends it at the time it was
+      // last seen if it never comes back.
       this._hide = () => this.end('pagehide');
+      this._vis = () => { if (document.visibilityState === 'hidden') this._track('heartbeat', {}, 'keepalive'); };
       addEventListener('pagehide', this._hide);
+      document.addEventListener('visibilitychange', this._vis);
       return this;
     } catch (e) {
       const err = e instanceof AgentlineError ? e : new AgentlineError('provider_unavailable', String((e && e.message) || e));
@@ -205,6 +213,7 @@ class Session {
     this._stop();
     clearInterval(this._hb);
     removeEventListener('pagehide', this._hide);
+    document.removeEventListener('visibilitychange', this._vis);
     this._track('session_ended', { reason });
     this._flush(true);
     this.state = 'ended';
@@ -220,7 +229,7 @@ class Session {
   _track(type, data, now) {
     if (!this.id) return;
     this._events.push({ type, at: new Date().toISOString(), data });
-    if (now || this._events.length >= 20) this._flush();
+    if (now || this._events.length >= 20) this._flush(now === 'keepalive');
     else if (!this._timer) this._timer = setTimeout(() => this._flush(), 5000);
   }
 

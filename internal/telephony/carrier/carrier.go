@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"time"
 )
 
 // Carrier is what the phone channel needs from the telephony carrier. Twilio
@@ -35,6 +36,9 @@ type Carrier interface {
 	// CallStatus returns a call's status at the carrier (queued, ringing,
 	// in-progress, completed, ...); ErrCallGone when it does not know the call.
 	CallStatus(ctx context.Context, callSID string) (string, error)
+	// FetchCall returns a call's status, and its duration and end once it
+	// has ended; ErrCallGone when the carrier does not know the call.
+	FetchCall(ctx context.Context, callSID string) (CallState, error)
 	// Redirect replaces a live call's TwiML (a transfer's <Dial>, an
 	// apology before hanging up); ErrCallGone when the call has ended.
 	Redirect(ctx context.Context, callSID, twiml string) error
@@ -94,6 +98,13 @@ type CarrierCall struct {
 // callSIDPattern is the shape of a carrier call SID (CA and 32 hex digits
 // at Twilio), loosely: letters and digits, so a placeholder never matches.
 var callSIDPattern = regexp.MustCompile(`^[A-Za-z0-9]{2,64}$`)
+
+// CallState is what the carrier knows of a call.
+type CallState struct {
+	Status    string
+	DurationS *int      // once the call has ended
+	EndedAt   time.Time // zero until the call has ended
+}
 
 // ValidCallSID reports whether s can be a carrier call SID: ids that cannot
 // are refused before they reach the store or the carrier.

@@ -182,14 +182,29 @@ func (t *Twilio) HangUp(ctx context.Context, callSID string) (string, error) {
 
 // CallStatus implements Carrier.
 func (t *Twilio) CallStatus(ctx context.Context, callSID string) (string, error) {
+	c, err := t.FetchCall(ctx, callSID)
+	return c.Status, err
+}
+
+// FetchCall implements Carrier: GET .../Calls/{CallSid}.json. Twilio gives
+// the duration as a string of seconds and the end as an RFC 2822 time,
+// both null until the call ends.
+func (t *Twilio) FetchCall(ctx context.Context, callSID string) (CallState, error) {
 	c, err := t.api(ctx).FetchCall(callSID, nil)
 	if notFound(err) {
-		return "", ErrCallGone
+		return CallState{}, ErrCallGone
 	}
 	if err != nil {
-		return "", carrierError("look up call", err)
+		return CallState{}, carrierError("look up call", err)
 	}
-	return orQueued(str(c.Status)), nil
+	st := CallState{Status: orQueued(str(c.Status))}
+	if d, err := strconv.Atoi(str(c.Duration)); err == nil && d >= 0 {
+		st.DurationS = &d
+	}
+	if at, err := time.Parse(time.RFC1123Z, str(c.EndTime)); err == nil {
+		st.EndedAt = at.UTC()
+	}
+	return st, nil
 }
 
 // Redirect implements Carrier: the call runs the given TwiML from now on,

@@ -107,3 +107,27 @@ func TestTwilioErrors(t *testing.T) {
 		t.Fatalf("canceled: %v", err)
 	}
 }
+
+// FetchCall reads Twilio's Call resource as the fake answers it: a live
+// call has no duration or end yet; an ended one has both, the duration
+// given as a string of seconds and the end as an RFC 2822 time.
+func TestFetchCall(t *testing.T) {
+	f := twiliofake.New(twiliofake.Options{})
+	defer f.Close()
+	c := newTwilio(t, f, f.AuthToken(), 0)
+	ctx := context.Background()
+	sid := f.IncomingCall("+14155550111", "+14155550100")
+	live, err := c.FetchCall(ctx, sid)
+	if err != nil || live.Status != "in-progress" || live.DurationS != nil || !live.EndedAt.IsZero() {
+		t.Fatalf("live call = %+v %v", live, err)
+	}
+	before := time.Now().Add(-time.Second)
+	f.SetCallStatus(sid, "completed")
+	ended, err := c.FetchCall(ctx, sid)
+	if err != nil || ended.Status != "completed" || ended.DurationS == nil || *ended.DurationS < 0 || ended.EndedAt.Before(before) || ended.EndedAt.After(time.Now()) {
+		t.Fatalf("ended call = %+v %v", ended, err)
+	}
+	if _, err := c.FetchCall(ctx, "CA00000000000000000000000000000000"); !errors.Is(err, ErrCallGone) {
+		t.Fatalf("FetchCall of an unknown call: %v", err)
+	}
+}

@@ -89,6 +89,25 @@ type Call struct {
 	StatusCallbackEvents []string
 	Status               string
 	Updates              []url.Values
+	// Created, Started (in progress) and Ended (a final status) are when
+	// the call reached each stage; Twilio answers them as date_created,
+	// start_time and end_time, with the duration between the last two.
+	Created, Started, Ended time.Time
+}
+
+// setStatus moves the call to status now, keeping its start and end.
+func (c *Call) setStatus(status string, now time.Time) {
+	c.Status = status
+	switch status {
+	case "in-progress":
+		if c.Started.IsZero() {
+			c.Started = now
+		}
+	case "completed", "busy", "failed", "no-answer", "canceled":
+		if c.Ended.IsZero() {
+			c.Ended = now
+		}
+	}
 }
 
 // Fake is a running fake Twilio.
@@ -518,7 +537,7 @@ func (f *Fake) createCall(w http.ResponseWriter, r *http.Request) {
 	c := &Call{
 		SID: "CA" + randomHex(16), To: to, From: from, Twiml: form.Get("Twiml"), URL: form.Get("Url"),
 		StatusCallback: form.Get("StatusCallback"), StatusCallbackMethod: orDefault(form.Get("StatusCallbackMethod"), "POST"),
-		StatusCallbackEvents: form["StatusCallbackEvent"], Status: "queued",
+		StatusCallbackEvents: form["StatusCallbackEvent"], Status: "queued", Created: time.Now().UTC(),
 	}
 	f.calls = append(f.calls, c)
 	writeJSON(w, http.StatusCreated, f.callJSON(c))
@@ -553,9 +572,9 @@ func (f *Fake) updateCall(w http.ResponseWriter, r *http.Request) {
 		c.Updates = append(c.Updates, r.PostForm)
 		switch {
 		case status == "completed":
-			c.Status = "completed"
+			c.setStatus("completed", time.Now().UTC())
 		case status == "canceled" && (c.Status == "queued" || c.Status == "ringing"):
-			c.Status = "canceled"
+			c.setStatus("canceled", time.Now().UTC())
 		}
 		writeJSON(w, http.StatusOK, f.callJSON(c))
 		return
@@ -582,7 +601,8 @@ func (f *Fake) fetchCall(w http.ResponseWriter, r *http.Request) {
 func (f *Fake) IncomingCall(from, to string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c := &Call{SID: "CA" + randomHex(16), To: to, From: from, Status: "in-progress"}
+	now := time.Now().UTC()
+	c := &Call{SID: "CA" + randomHex(16), To: to, From: from, Status: "in-progress", Created: now, Started: now}
 	f.calls = append(f.calls, c)
 	return c.SID
 }
@@ -594,17 +614,55 @@ func (f *Fake) SetCallStatus(sid, status string) {
 	defer f.mu.Unlock()
 	for _, c := range f.calls {
 		if c.SID == sid {
-			c.Status = status
+			c.setStatus(status, time.Now().UTC())
 		}
 	}
 }
 
+// callJSON is a call as Twilio's Call resource: times in RFC 2822, null
+// until they happened; the duration a string of seconds, null until the
+// call ended.
 func (f *Fake) callJSON(c *Call) map[string]any {
+	at := func(t time.Time) any {
+		if t.IsZero() {
+			return nil
+		}
+		return t.Format(time.RFC1123Z)
+	}
+	var duration any
+	if !c.Ended.IsZero() {
+		d := 0
+		if !c.Started.IsZero() {
+			d = int(c.Ended.Sub(c.Started).Round(time.Second) / time.Second)
+		}
+		duration = strconv.Itoa(d)
+	}
+	direction := "outbound-api"
+	if c.StatusCallback == "" && c.Twiml == "" && c.URL == "" {
+		direction = "inbound" // IncomingCall's
+	}
+	uri := "/2010-04-01/Accounts/" + f.accountSID + "/Calls/" + c.SID
+	updated := c.Created
+	for _, t := range []time.Time{c.Started, c.Ended} {
+		if t.After(updated) {
+			updated = t
+		}
+	}
 	return map[string]any{
-		"sid": c.SID, "account_sid": f.accountSID, "to": c.To, "from": c.From, "status": c.Status,
-		"direction": "outbound-api", "api_version": "2010-04-01", "answered_by": nil,
-		"date_created": time.Now().UTC().Format(time.RFC1123Z),
-		"uri":          "/2010-04-01/Accounts/" + f.accountSID + "/Calls/" + c.SID + ".json",
+		"sid": c.SID, "account_sid": f.accountSID, "parent_call_sid": nil, "to": c.To, "to_formatted": c.To,
+		"from": c.From, "from_formatted": c.From, "phone_number_sid": nil, "status": c.Status,
+		"start_time": at(c.Started), "end_time": at(c.Ended), "duration": duration, "price": nil, "price_unit": "USD",
+		"direction": direction, "answered_by": nil, "api_version": "2010-04-01", "forwarded_from": nil, "group_sid": nil,
+		"caller_name": nil, "queue_time": "0", "trunk_sid": nil,
+		"date_created": at(c.Created), "date_updated": at(updated),
+		"uri": uri + ".json",
+		"subresource_uris": map[string]string{
+			"notifications": uri + "/Notifications.json", "recordings": uri + "/Recordings.json",
+			"payments": uri + "/Payments.json", "events": uri + "/Events.json", "siprec": uri + "/Siprec.json",
+			"streams": uri + "/Streams.json", "transcriptions": uri + "/Transcriptions.json",
+			"user_defined_message_subscriptions": uri + "/UserDefinedMessageSubscriptions.json",
+			"user_defined_messages":              uri + "/UserDefinedMessages.json",
+		},
 	}
 }
 

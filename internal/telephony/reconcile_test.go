@@ -1,0 +1,73 @@
+package telephony_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/telephony"
+	"github.com/agentline/agentline/internal/telephony/carrier"
+)
+
+// The reconciler asks the carrier only about calls not heard of for After,
+// each at most once per After; a carrier error leaves the call as it is
+// until its next turn, when a final status there ends it. Without a
+// carrier it does nothing.
+func TestReconcilerAsksOncePerPeriod(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	n := e.provision("+14155550100", e.ada)
+	sid := e.fake.IncomingCall("+14155550199", n.PhoneNumber)
+	if _, err := e.app.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallInProgress,
+		Direction: agentline.CallInbound, From: "+14155550199", To: n.PhoneNumber}); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.SetCallStatus(sid, agentline.CallCompleted)
+	tw, err := carrier.NewTwilio(carrier.TwilioConfig{AccountSID: e.fake.AccountSID(), AuthToken: e.fake.AuthToken(), BaseURL: e.fake.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	clock := t0
+	r := &telephony.Reconciler{Store: e.app.Store, Carrier: tw, After: time.Minute, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Now: func() time.Time { return clock }}
+	asked := func() int {
+		k := 0
+		for _, req := range e.fake.Requests() {
+			if strings.HasPrefix(req, "GET ") && strings.Contains(req, "/Calls/"+sid) {
+				k++
+			}
+		}
+		return k
+	}
+	step := func(at time.Duration, wantEnded, wantAsked int) {
+		t.Helper()
+		clock = t0.Add(at)
+		ended, err := r.Reconcile(ctx, false)
+		if err != nil || ended != wantEnded || asked() != wantAsked {
+			t.Fatalf("at +%v: ended %d (%v), asked %d times; want %d ended, asked %d times", at, ended, err, asked(), wantEnded, wantAsked)
+		}
+	}
+	step(0, 0, 0) // heard of just now
+	e.fake.FailNext(503, 20503, "Service Unavailable")
+	step(2*time.Minute, 0, 1) // stale: asked, the carrier fails
+	if c, _ := e.app.Store.Call(ctx, e.project, sid); c.Status != agentline.CallInProgress {
+		t.Fatalf("a carrier error changed the call: %+v", c)
+	}
+	step(2*time.Minute+30*time.Second, 0, 1) // asked 30 s ago: not yet
+	step(3*time.Minute+time.Second, 1, 2)    // its turn again: ended
+	c, err := e.app.Store.Call(ctx, e.project, sid)
+	if err != nil || c.Status != agentline.CallCompleted || c.EndReason != agentline.EndReasonReconciled || c.DurationS == nil {
+		t.Fatalf("reconciled call = %+v %v", c, err)
+	}
+	step(time.Hour, 0, 2) // a final call is never asked about again
+
+	none := &telephony.Reconciler{Store: e.app.Store, After: time.Minute, Logger: r.Logger}
+	if ended, err := none.Reconcile(ctx, true); ended != 0 || err != nil {
+		t.Fatalf("without a carrier: %d %v", ended, err)
+	}
+}
