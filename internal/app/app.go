@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/analysis"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/conversation"
@@ -364,6 +365,12 @@ func (a *App) jobQueue(ctx context.Context) error {
 	sweeper := &conversation.Sweeper{Store: a.Store, IdleTimeout: a.Config.SessionIdleTimeout,
 		ConnectTimeout: a.Config.LiveChatTimeout, Logger: a.Logger}
 	jobs.AddPeriodic(r, sweeper, sweeper.Interval(), agentline.SweepConversations{})
+	analyst := analysis.NewWorker(analysis.Options{Store: a.Store, Logger: a.Logger,
+		MaxAttempts: int(a.Config.AnalysisMaxAttempts), Backoff: a.Config.AnalysisRetryBackoff,
+		Analysts: analysis.NewAnalysts(analysis.AnalystOptions{Sandbox: a.Config.Sandbox,
+			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey, OpenAIModel: a.Config.AnalysisModelOpenAI,
+			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey, GeminiModel: a.Config.AnalysisModelGemini})})
+	jobs.Add(r, analyst, analyst.MaxAttempts())
 	q, err := jobs.New(jobs.Options{Pool: a.Store.JobPool(), Dialect: dialect, Logger: a.Logger, Registerer: a.Registry,
 		RescueAfter: a.Config.JobRescueAfter}, r)
 	if err != nil {
