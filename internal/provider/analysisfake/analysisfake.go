@@ -39,7 +39,29 @@ type Fake struct {
 	failN    int // the next failN requests fail with failWith
 	failWith int
 	delay    time.Duration
+	hold     chan struct{} // open: requests wait until Release closes it
 	answer   func(schema map[string]any, input string) any
+}
+
+// Hold makes the requests that arrive from now on wait, unanswered, until
+// Release (or until their client goes away): a provider that is slow for
+// as long as a test needs, such as while it kills an instance mid-request.
+func (f *Fake) Hold() {
+	f.mu.Lock()
+	if f.hold == nil {
+		f.hold = make(chan struct{})
+	}
+	f.mu.Unlock()
+}
+
+// Release lets the held requests, and the ones after, be answered.
+func (f *Fake) Release() {
+	f.mu.Lock()
+	if f.hold != nil {
+		close(f.hold)
+		f.hold = nil
+	}
+	f.mu.Unlock()
 }
 
 // New returns a fake that accepts these API keys.
@@ -109,7 +131,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	i := len(f.requests)
 	f.requests = append(f.requests, Request{Path: r.URL.Path, Body: body})
-	fail, delay, answer := 0, f.delay, f.answer
+	fail, delay, answer, hold := 0, f.delay, f.answer, f.hold
 	if f.failN != 0 {
 		fail = f.failWith
 		if f.failN > 0 {
@@ -119,6 +141,13 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	if answer == nil {
 		answer = Sample
+	}
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+			return
+		}
 	}
 	if delay > 0 {
 		select {
