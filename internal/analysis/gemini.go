@@ -17,7 +17,12 @@ import (
 // "application/json" with responseJsonSchema (a JSON Schema; the older
 // responseSchema takes Google's OpenAPI subset instead), the system prompt
 // in systemInstruction.parts, the transcript as one user content; the
-// answer's JSON is the text of candidates[0].content.parts.
+// answer's JSON is the text of candidates[0].content.parts. The
+// GenerationConfig reference (as generated into Google's client libraries)
+// says of responseJsonSchema: "If set, response_schema must be omitted, but
+// response_mime_type is required", and lists the keywords it supports,
+// among them type, enum, items, properties, additionalProperties and
+// required: all the strict answer schema uses.
 type Gemini struct {
 	BaseURL, APIKey, ModelName string
 	HTTP                       *http.Client

@@ -278,6 +278,10 @@ func (f *Fake) generateContent(w http.ResponseWriter, r *http.Request, body []by
 		return false
 	}
 	gc := req.GenerationConfig
+	if gc.ResponseJSONSchema != nil && gc.ResponseSchema != nil {
+		writeError(w, http.StatusBadRequest, "responseJsonSchema and responseSchema cannot both be set")
+		return false
+	}
 	schema := gc.ResponseJSONSchema
 	if schema == nil {
 		schema = gc.ResponseSchema
