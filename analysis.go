@@ -3,6 +3,7 @@ package agentline
 import (
 	"encoding/json"
 	"strings"
+	"time"
 )
 
 // AnalysisSettings are an agent's post-conversation analysis settings.
@@ -53,4 +54,53 @@ func (s *AnalysisSettings) Validate() error {
 		return Invalid("analysis.data_schema", `data_schema must be {"type":"object","properties":{...}} with at least one property`)
 	}
 	return nil
+}
+
+// Analysis statuses: pending until the job has run, then done (the
+// provider answered), failed (it kept failing; Error says why) or skipped
+// (nobody but the agent spoke, so there was nothing to analyse).
+const (
+	AnalysisPending = "pending"
+	AnalysisDone    = "done"
+	AnalysisFailed  = "failed"
+	AnalysisSkipped = "skipped"
+)
+
+// Analysis is what was learned from one conversation after it ended.
+type Analysis struct {
+	Status  string `json:"status"`
+	Summary string `json:"summary"`
+	// Success is the verdict on the agent's success_criteria; null when
+	// the agent has none, or the analysis is not done.
+	Success       *bool  `json:"success"`
+	SuccessReason string `json:"success_reason"`
+	// Data holds the fields of the agent's data_schema; null without one.
+	Data       json.RawMessage `json:"data"`
+	Model      string          `json:"model"`
+	Error      string          `json:"error"`
+	Attempts   int             `json:"attempts"`
+	FinishedAt *time.Time      `json:"finished_at"`
+}
+
+// AnalyzeConversation is the durable job that analyses one conversation
+// that ended. It is enqueued in the transaction that ends the conversation,
+// with the conversation's pending analysis.
+type AnalyzeConversation struct {
+	ProjectID      int64  `json:"project_id"`
+	ConversationID string `json:"conversation_id"`
+}
+
+// Kind names AnalyzeConversation's worker.
+func (AnalyzeConversation) Kind() string { return "analyze_conversation" }
+
+// AnalysisEventData is the data of a conversation.analyzed event.
+type AnalysisEventData struct {
+	ConversationID string          `json:"conversation_id"`
+	AgentID        int64           `json:"agent_id"`
+	Summary        string          `json:"summary"`
+	Success        *bool           `json:"success"`
+	SuccessReason  string          `json:"success_reason"`
+	Data           json.RawMessage `json:"data"`
+	Model          string          `json:"model"`
+	FinishedAt     *time.Time      `json:"finished_at"`
 }

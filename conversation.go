@@ -93,9 +93,11 @@ type Conversation struct {
 	EndReason   string     `json:"end_reason"`
 	Transcript  []Line     `json:"transcript"`
 	ToolCalls   []ToolUse  `json:"tool_calls"`
-	// Recording and Analysis are null until those features land.
+	// Recording is null until that feature lands.
 	Recording json.RawMessage `json:"recording"`
-	Analysis  json.RawMessage `json:"analysis"`
+	// Analysis is null for a conversation that is live, or whose agent
+	// asks for no analysis.
+	Analysis *Analysis `json:"analysis"`
 	// Lead is the form submission a live chat was started from.
 	Lead *Lead `json:"lead"`
 }
@@ -132,6 +134,10 @@ type ConversationFilter struct {
 	From, To  time.Time // started_at in [From, To)
 	// Query finds conversations whose transcript contains it (any case).
 	Query string
+	// AnalysisStatus keeps the conversations whose analysis has this
+	// status; Success those whose analysis found success (true) or not.
+	AnalysisStatus string
+	Success        *bool
 	// After is the cursor of the last conversation of the previous page.
 	After *ConversationCursor
 	Limit int
@@ -157,6 +163,21 @@ type ConversationStat struct {
 	DurationMS    int64  `json:"duration_ms"`
 	ToolCalls     int64  `json:"tool_calls"`
 	ToolErrors    int64  `json:"tool_errors"`
+	// Evaluated counts the conversations whose analysis judged success;
+	// Successes those of them it judged successful.
+	Evaluated int64 `json:"evaluated"`
+	Successes int64 `json:"successes"`
+	// SuccessRate is Successes / Evaluated; null when none was evaluated.
+	SuccessRate *float64 `json:"success_rate"`
+}
+
+// SuccessRate is successes / evaluated, or nil when nothing was evaluated.
+func SuccessRate(successes, evaluated int64) *float64 {
+	if evaluated == 0 {
+		return nil
+	}
+	r := float64(successes) / float64(evaluated)
+	return &r
 }
 
 // LeadStat counts one day of one form channel's leads.

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/analysis"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/conversation"
@@ -378,6 +379,12 @@ func (a *App) jobQueue(ctx context.Context) error {
 		a.reconciler.Carrier = a.phone.Carrier
 	}
 	jobs.AddPeriodic(r, a.reconciler, a.reconciler.Interval(), agentline.ReconcileCalls{})
+	analyst := analysis.NewWorker(analysis.Options{Store: a.Store, Logger: a.Logger,
+		MaxAttempts: int(a.Config.AnalysisMaxAttempts), Backoff: a.Config.AnalysisRetryBackoff,
+		Analysts: analysis.NewAnalysts(analysis.AnalystOptions{Sandbox: a.Config.Sandbox,
+			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey, OpenAIModel: a.Config.AnalysisModelOpenAI,
+			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey, GeminiModel: a.Config.AnalysisModelGemini})})
+	jobs.Add(r, analyst, analyst.MaxAttempts())
 	q, err := jobs.New(jobs.Options{Pool: a.Store.JobPool(), Dialect: dialect, Logger: a.Logger, Registerer: a.Registry,
 		RescueAfter: a.Config.JobRescueAfter}, r)
 	if err != nil {

@@ -56,6 +56,10 @@ type Config struct {
 	SessionIdleTimeout   time.Duration // AGENTLINE_SESSION_IDLE_TIMEOUT
 	LiveChatTimeout      time.Duration // AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT
 	CallReconcileAfter   time.Duration // AGENTLINE_CALL_RECONCILE_AFTER
+	AnalysisModelOpenAI  string        // AGENTLINE_ANALYSIS_MODEL_OPENAI
+	AnalysisModelGemini  string        // AGENTLINE_ANALYSIS_MODEL_GEMINI
+	AnalysisMaxAttempts  int64         // AGENTLINE_ANALYSIS_MAX_ATTEMPTS
+	AnalysisRetryBackoff time.Duration // AGENTLINE_ANALYSIS_RETRY_BACKOFF
 
 	// sandboxSet records that AGENTLINE_SANDBOX or --sandbox was given,
 	// so that DefaultSandbox leaves an explicit choice alone.
@@ -120,6 +124,10 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_SESSION_IDLE_TIMEOUT", flag: "session-idle-timeout", def: "2m", usage: "a widget conversation with no event (heartbeats included) for this long ends as abandoned", duration: &c.SessionIdleTimeout},
 		{env: "AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT", flag: "live-chat-connect-timeout", def: "15m", usage: "a live chat started from a form that never connects within this long ends as abandoned", duration: &c.LiveChatTimeout},
 		{env: "AGENTLINE_CALL_RECONCILE_AFTER", flag: "call-reconcile-after", def: "2m", usage: "a phone call still live in the records with no news for this long is checked with the carrier, which ends it if it has ended there", duration: &c.CallReconcileAfter},
+		{env: "AGENTLINE_ANALYSIS_MODEL_OPENAI", flag: "analysis-model-openai", def: "gpt-4.1-mini", usage: "text model that analyses the conversations of OpenAI-kind agents (Responses API)", str: &c.AnalysisModelOpenAI},
+		{env: "AGENTLINE_ANALYSIS_MODEL_GEMINI", flag: "analysis-model-gemini", def: "gemini-2.5-flash", usage: "text model that analyses the conversations of Gemini-kind agents (generateContent)", str: &c.AnalysisModelGemini},
+		{env: "AGENTLINE_ANALYSIS_MAX_ATTEMPTS", flag: "analysis-max-attempts", def: "5", usage: "attempts at one conversation's analysis before it ends failed", integer: &c.AnalysisMaxAttempts},
+		{env: "AGENTLINE_ANALYSIS_RETRY_BACKOFF", flag: "analysis-retry-backoff", def: "30s", usage: "wait after an analysis attempt failed; doubles after each attempt", duration: &c.AnalysisRetryBackoff},
 	}
 }
 
@@ -245,6 +253,12 @@ func (c *Config) Validate() error {
 	if c.MaxConcurrentCalls < 1 {
 		bad("AGENTLINE_MAX_CONCURRENT_CALLS must be at least 1")
 	}
+	if c.AnalysisMaxAttempts < 1 || c.AnalysisMaxAttempts > 25 {
+		bad("AGENTLINE_ANALYSIS_MAX_ATTEMPTS must be between 1 and 25")
+	}
+	if c.AnalysisModelOpenAI == "" || c.AnalysisModelGemini == "" {
+		bad("AGENTLINE_ANALYSIS_MODEL_OPENAI and AGENTLINE_ANALYSIS_MODEL_GEMINI must not be empty")
+	}
 	if c.FormSubmitsPerMinute < 1 {
 		bad("AGENTLINE_FORM_SUBMITS_PER_MINUTE must be at least 1")
 	}
@@ -301,6 +315,7 @@ func (c *Config) durationErrors() []error {
 		{"AGENTLINE_SESSION_IDLE_TIMEOUT", "2m", c.SessionIdleTimeout},
 		{"AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT", "15m", c.LiveChatTimeout},
 		{"AGENTLINE_CALL_RECONCILE_AFTER", "2m", c.CallReconcileAfter},
+		{"AGENTLINE_ANALYSIS_RETRY_BACKOFF", "30s", c.AnalysisRetryBackoff},
 		{"AGENTLINE_MAX_CALL_DURATION", "30m", c.MaxCallDuration},
 		{"AGENTLINE_MODEL_READY_TIMEOUT", "10s", c.ModelReadyTimeout},
 		{"TWILIO_TIMEOUT", "15s", c.TwilioTimeout},

@@ -114,7 +114,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 }
 
 // filter reads the listing's query: kind, agent_id, channel_id, number_id,
-// status, from, to, q, limit, cursor.
+// status, analysis_status, success, from, to, q, limit, cursor.
 func filter(q url.Values) (agentline.ConversationFilter, error) {
 	f := agentline.ConversationFilter{Kind: q.Get("kind"), Status: q.Get("status"), Query: strings.TrimSpace(q.Get("q")), Limit: listing.DefaultPageSize}
 	switch f.Kind {
@@ -129,6 +129,9 @@ func filter(q url.Values) (agentline.ConversationFilter, error) {
 	}
 	if len(f.Query) > 200 {
 		return f, agentline.Invalid("q", "q is longer than 200 characters")
+	}
+	if err := analysisFilter(q, &f); err != nil {
+		return f, err
 	}
 	var err error
 	for name, dst := range map[string]*int64{"agent_id": &f.AgentID, "channel_id": &f.ChannelID, "number_id": &f.NumberID} {
@@ -174,4 +177,23 @@ func decodeCursor(v string) (*agentline.ConversationCursor, error) {
 		return nil, bad
 	}
 	return &agentline.ConversationCursor{StartedAt: t, ID: id}, nil
+}
+
+// analysisFilter reads the analysis outcome filters: analysis_status
+// (pending, done, failed, skipped) and success (true or false).
+func analysisFilter(q url.Values, f *agentline.ConversationFilter) error {
+	switch f.AnalysisStatus = q.Get("analysis_status"); f.AnalysisStatus {
+	case "", agentline.AnalysisPending, agentline.AnalysisDone, agentline.AnalysisFailed, agentline.AnalysisSkipped:
+	default:
+		return agentline.Invalid("analysis_status", "analysis_status must be pending, done, failed or skipped")
+	}
+	switch v := q.Get("success"); v {
+	case "":
+	case "true", "false":
+		b := v == "true"
+		f.Success = &b
+	default:
+		return agentline.Invalid("success", "success must be true or false")
+	}
+	return nil
 }

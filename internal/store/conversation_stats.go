@@ -22,7 +22,8 @@ func (db *DB) utcDay(column string) string {
 // end reason.
 func (db *DB) ConversationStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.ConversationStat, error) {
 	rows, err := db.reader().query(ctx, `SELECT `+db.utcDay("started_at")+` AS day, kind, channel_id, number_id, agent_id,
-		status, end_reason, count(*), coalesce(sum(duration_ms), 0), coalesce(sum(tool_calls), 0), coalesce(sum(tool_errors), 0)
+		status, end_reason, count(*), coalesce(sum(duration_ms), 0), coalesce(sum(tool_calls), 0), coalesce(sum(tool_errors), 0),
+		coalesce(sum(evaluated), 0), coalesce(sum(successes), 0)
 		FROM (`+conversationUnion(true)+`) conv WHERE started_at >= ? AND started_at < ?
 		GROUP BY day, kind, channel_id, number_id, agent_id, status, end_reason
 		ORDER BY day, kind, channel_id, number_id, agent_id, status, end_reason`,
@@ -36,9 +37,10 @@ func (db *DB) ConversationStats(ctx context.Context, projectID int64, from, to t
 		var s agentline.ConversationStat
 		var channelID, numberID sql.NullInt64
 		if err := rows.Scan(&s.Day, &s.Kind, &channelID, &numberID, &s.AgentID, &s.Status, &s.EndReason,
-			&s.Conversations, &s.DurationMS, &s.ToolCalls, &s.ToolErrors); err != nil {
+			&s.Conversations, &s.DurationMS, &s.ToolCalls, &s.ToolErrors, &s.Evaluated, &s.Successes); err != nil {
 			return nil, err
 		}
+		s.SuccessRate = agentline.SuccessRate(s.Successes, s.Evaluated)
 		if channelID.Valid {
 			s.ChannelID = &channelID.Int64
 		}
@@ -48,6 +50,17 @@ func (db *DB) ConversationStats(ctx context.Context, projectID int64, from, to t
 		out = append(out, s)
 	}
 	return out, rows.Err()
+}
+
+// analysisStats selects, for the conversation whose id is the SQL idExpr,
+// whether its analysis judged success (evaluated) and found it
+// (successes), as 0 or 1, with the column aliases given.
+func analysisStats(idExpr, evaluatedAs, successesAs string) string {
+	return `,
+		(SELECT count(*) FROM conversation_analyses a WHERE a.conversation_id = ` + idExpr + `
+			AND a.status = 'done' AND a.success IS NOT NULL)` + evaluatedAs + `,
+		(SELECT count(*) FROM conversation_analyses a WHERE a.conversation_id = ` + idExpr + `
+			AND a.status = 'done' AND a.success = TRUE)` + successesAs
 }
 
 // LeadStats counts the project's leads created in [from, to) per UTC day

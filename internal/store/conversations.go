@@ -26,11 +26,11 @@ func conversationUnion(stats bool) string {
 	if stats {
 		wsStats = `, ws.tool_calls AS tool_calls,
 		(SELECT count(*) FROM session_events e WHERE e.session_id = ws.id AND e.type = 'tool_call'
-			AND e.data LIKE '%"is_error":true%') AS tool_errors`
+			AND e.data LIKE '%"is_error":true%') AS tool_errors` + analysisStats("ws.id", " AS evaluated", " AS successes")
 		// call_events.data is jsonb on PostgreSQL, whose text has spaces.
 		callStats = `, (SELECT count(*) FROM call_events e WHERE e.call_id = c.id AND e.type = 'tool_call'),
 		(SELECT count(*) FROM call_events e WHERE e.call_id = c.id AND e.type = 'tool_call'
-			AND replace(CAST(e.data AS TEXT), ' ', '') LIKE '%"is_error":true%')`
+			AND replace(CAST(e.data AS TEXT), ' ', '') LIKE '%"is_error":true%')` + analysisStats("'call_' || c.id", "", "")
 	}
 	return `
 	SELECT ws.id AS id, ws.project_id AS project_id, ws.agent_id AS agent_id,
@@ -161,6 +161,7 @@ func conversationWhere(f agentline.ConversationFilter) (string, []any) {
 			OR EXISTS (SELECT 1 FROM call_events e WHERE e.call_id = conv.call_ref AND e.type = 'transcript'
 				AND lower(e.text) LIKE ? ESCAPE '\'))`, p, p)
 	}
+	analysisWhere(f, add)
 	if f.After != nil {
 		at := f.After.StartedAt.UTC()
 		add("(started_at < ? OR (started_at = ? AND id < ?))", at, at, f.After.ID)
@@ -187,6 +188,9 @@ func conversations(ctx context.Context, c conn, projectID int64, f agentline.Con
 	}
 	if err := addConversationDetails(ctx, c, rows); err != nil {
 		return nil, fmt.Errorf("conversation details: %w", err)
+	}
+	if err := addAnalyses(ctx, c, rows); err != nil {
+		return nil, fmt.Errorf("conversation analyses: %w", err)
 	}
 	out := make([]agentline.Conversation, len(rows))
 	for i, r := range rows {
@@ -227,16 +231,22 @@ func (db *DB) ProjectOfConversation(ctx context.Context, id string) (int64, erro
 
 // DeleteConversation deletes a conversation of the project: the widget
 // session with its events, or the call with its log. A live chat's lead
-// stays (without its session).
+// stays (without its session). Its analysis goes with it.
 func (db *DB) DeleteConversation(ctx context.Context, projectID int64, id string) error {
-	var res sql.Result
-	var err error
-	if callID, ok := agentline.ParseCallConversationID(id); ok {
-		res, err = db.writer().exec(ctx, `DELETE FROM calls WHERE project_id = ? AND id = ?`, projectID, callID)
-	} else {
-		res, err = db.writer().exec(ctx, `DELETE FROM widget_sessions WHERE project_id = ? AND id = ?`, projectID, id)
-	}
-	return mustAffect(res, err, "conversation")
+	return db.tx(ctx, func(c conn) error {
+		var res sql.Result
+		var err error
+		if callID, ok := agentline.ParseCallConversationID(id); ok {
+			res, err = c.exec(ctx, `DELETE FROM calls WHERE project_id = ? AND id = ?`, projectID, callID)
+		} else {
+			res, err = c.exec(ctx, `DELETE FROM widget_sessions WHERE project_id = ? AND id = ?`, projectID, id)
+		}
+		if err := mustAffect(res, err, "conversation"); err != nil {
+			return err
+		}
+		_, err = c.exec(ctx, `DELETE FROM conversation_analyses WHERE project_id = ? AND conversation_id = ?`, projectID, id)
+		return err
+	})
 }
 
 // emitConversation emits typ (conversation.started or .ended) with the

@@ -129,7 +129,7 @@ func (db *DB) abandonSession(ctx context.Context, projectID int64, id, reason st
 			return err
 		}
 		ended = true
-		return db.emitConversation(ctx, c, projectID, id, agentline.EventConversationEnded)
+		return db.conversationEnded(ctx, c, projectID, id)
 	})
 	return ended, err
 }

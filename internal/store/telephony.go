@@ -358,6 +358,11 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent)
 	if err := insertCallLog(ctx, c, call.ID, e.Log); err != nil {
 		return call, err
 	}
+	if agentline.CallStatusFinal(call.Status) && !agentline.CallStatusFinal(previous) {
+		if err := db.startAnalysis(ctx, c, call.ProjectID, agentline.CallConversationID(call.ID)); err != nil {
+			return call, err
+		}
+	}
 	return call, db.emitCallChange(ctx, c, previous, call)
 }
 

@@ -312,7 +312,7 @@ func (db *DB) AddSessionEvents(ctx context.Context, projectID int64, sessionID s
 		if err != nil || !endedNow {
 			return err
 		}
-		return db.emitConversation(ctx, c, projectID, sessionID, agentline.EventConversationEnded)
+		return db.conversationEnded(ctx, c, projectID, sessionID)
 	})
 }
 

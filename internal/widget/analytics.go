@@ -43,6 +43,12 @@ type convTotals struct {
 	ToolCalls     int64   `json:"tool_calls"`
 	ToolErrors    int64   `json:"tool_errors"`
 	Leads         int64   `json:"leads"`
+	// Evaluated counts the conversations whose analysis judged success,
+	// Successes the successful ones; SuccessRate is their ratio (null
+	// when none was evaluated).
+	Evaluated   int64    `json:"evaluated"`
+	Successes   int64    `json:"successes"`
+	SuccessRate *float64 `json:"success_rate"`
 }
 
 func (t *convTotals) add(s agentline.ConversationStat) {
@@ -50,6 +56,9 @@ func (t *convTotals) add(s agentline.ConversationStat) {
 	t.Minutes += float64(s.DurationMS) / 60000
 	t.ToolCalls += s.ToolCalls
 	t.ToolErrors += s.ToolErrors
+	t.Evaluated += s.Evaluated
+	t.Successes += s.Successes
+	t.SuccessRate = agentline.SuccessRate(t.Successes, t.Evaluated)
 }
 
 // group is one key's totals, such as one day's or one agent's.
@@ -82,7 +91,8 @@ func (g *groups[K]) rows(name string) []map[string]any {
 	out := make([]map[string]any, 0, len(g.list))
 	for _, x := range g.list {
 		out = append(out, map[string]any{name: x.Key, "conversations": x.Conversations, "minutes": x.Minutes,
-			"tool_calls": x.ToolCalls, "tool_errors": x.ToolErrors, "leads": x.Leads})
+			"tool_calls": x.ToolCalls, "tool_errors": x.ToolErrors, "leads": x.Leads,
+			"evaluated": x.Evaluated, "successes": x.Successes, "success_rate": x.SuccessRate})
 	}
 	return out
 }
@@ -162,7 +172,7 @@ func (h *Handler) analyticsCSV(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"day", "kind", "channel_id", "number_id", "agent_id", "status", "end_reason",
-		"conversations", "minutes", "tool_calls", "tool_errors", "leads"})
+		"conversations", "minutes", "tool_calls", "tool_errors", "leads", "evaluated", "successes", "success_rate"})
 	id := func(p *int64) string {
 		if p == nil {
 			return ""
@@ -172,11 +182,20 @@ func (h *Handler) analyticsCSV(w http.ResponseWriter, r *http.Request) error {
 	n := strconv.FormatInt
 	for _, s := range stats {
 		cw.Write([]string{s.Day, s.Kind, id(s.ChannelID), id(s.NumberID), n(s.AgentID, 10), s.Status, s.EndReason,
-			n(s.Conversations, 10), strconv.FormatFloat(float64(s.DurationMS)/60000, 'f', 3, 64), n(s.ToolCalls, 10), n(s.ToolErrors, 10), "0"})
+			n(s.Conversations, 10), strconv.FormatFloat(float64(s.DurationMS)/60000, 'f', 3, 64), n(s.ToolCalls, 10), n(s.ToolErrors, 10), "0",
+			n(s.Evaluated, 10), n(s.Successes, 10), rate(s.SuccessRate)})
 	}
 	for _, l := range leads {
-		cw.Write([]string{l.Day, "lead", n(l.ChannelID, 10), "", "", "", "", "0", "0", "0", "0", n(l.Leads, 10)})
+		cw.Write([]string{l.Day, "lead", n(l.ChannelID, 10), "", "", "", "", "0", "0", "0", "0", n(l.Leads, 10), "0", "0", ""})
 	}
 	cw.Flush()
 	return nil
+}
+
+// rate is a success rate for CSV: "0.750", or "" when there is none.
+func rate(r *float64) string {
+	if r == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*r, 'f', 3, 64)
 }

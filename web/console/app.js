@@ -1407,8 +1407,12 @@ async function analyticsPage({ show }) {
       days.push({ day, ...(byDay.get(day) || { sessions: 0, minutes: 0, tool_calls: 0, errors: 0 }) });
     }
     const t = res.totals;
+    // The success rate of analysed conversations of every kind (docs/analysis.md).
+    const c = (res.conversations && res.conversations.totals) || {};
+    const rate = c.success_rate == null ? "n/a" : `${Math.round(c.success_rate * 100)}% of ${c.evaluated}`;
     return [
-      h("div", { class: "totals" }, [["Sessions", t.sessions], ["Minutes", num(t.minutes)], ["Tool calls", t.tool_calls], ["Errors", t.errors]]
+      h("div", { class: "totals" }, [["Sessions", t.sessions], ["Minutes", num(t.minutes)], ["Tool calls", t.tool_calls], ["Errors", t.errors],
+        ["Success rate", rate]]
         .map(([k, x]) => h("div", {}, h("b", {}, x), k))),
       h("div", { class: "charts" }, [["sessions", "Sessions per day"], ["minutes", "Minutes per day"], ["tool_calls", "Tool calls per day"], ["errors", "Errors per day"]]
         .map(([k, title]) => chart(title, days, k))),

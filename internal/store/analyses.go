@@ -1,0 +1,183 @@
+package store
+
+// Post-conversation analyses (migration 00015): a pending row and its job
+// are written in the transaction that ends a conversation, so an analysis
+// is neither lost to a crash nor started for an end that was rolled back;
+// the job's result is stored, with its conversation.analyzed event, in one
+// transaction that only a pending row accepts, so a job that runs twice
+// (its first instance died mid-run) stores and announces one result.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentline/agentline"
+)
+
+// startAnalysis writes the pending analysis of the conversation id, which
+// ended in the transaction c, and enqueues its job, when the agent asks for
+// any analysis. A conversation already analysed (or pending) is left alone.
+func (db *DB) startAnalysis(ctx context.Context, c conn, projectID int64, id string) error {
+	q := `SELECT a.id, a.analysis FROM widget_sessions s JOIN agents a ON a.id = s.agent_id WHERE s.project_id = ? AND s.id = ?`
+	var ref any = id
+	if callID, ok := agentline.ParseCallConversationID(id); ok {
+		q = `SELECT a.id, a.analysis FROM calls cl JOIN agents a ON a.id = cl.agent_id WHERE cl.project_id = ? AND cl.id = ?`
+		ref = callID
+	}
+	var agentID int64
+	var raw string
+	if err := c.queryRow(ctx, q, projectID, ref).Scan(&agentID, &raw); err != nil {
+		return ignoreNoRows(err) // the agent is gone: nothing to analyse for
+	}
+	var settings agentline.AnalysisSettings
+	if err := json.Unmarshal([]byte(raw), &settings); err != nil {
+		return fmt.Errorf("agent %d analysis: %w", agentID, err)
+	}
+	if string(settings.DataSchema) == "null" {
+		settings.DataSchema = nil
+	}
+	if !settings.Enabled() {
+		return nil
+	}
+	now := db.now()
+	res, err := c.exec(ctx, `INSERT INTO conversation_analyses (conversation_id, project_id, agent_id, status, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id) DO NOTHING`, id, projectID, agentID, agentline.AnalysisPending, now, now)
+	if err != nil {
+		return fmt.Errorf("start analysis of %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err
+	}
+	return db.outboxOn(c).Enqueue(ctx, agentline.AnalyzeConversation{ProjectID: projectID, ConversationID: id})
+}
+
+// conversationEnded is what follows the end of a conversation in the
+// transaction that ended it: its analysis, then conversation.ended.
+func (db *DB) conversationEnded(ctx context.Context, c conn, projectID int64, id string) error {
+	if err := db.startAnalysis(ctx, c, projectID, id); err != nil {
+		return err
+	}
+	return db.emitConversation(ctx, c, projectID, id, agentline.EventConversationEnded)
+}
+
+const analysisColumns = `conversation_id, status, summary, success, success_reason, data, model, error, attempts, finished_at`
+
+func scanAnalysis(row interface{ Scan(...any) error }) (string, agentline.Analysis, error) {
+	var id string
+	var a agentline.Analysis
+	var success sql.NullBool
+	var data sql.NullString
+	var finished time.Time
+	var okFinished bool
+	err := row.Scan(&id, &a.Status, &a.Summary, &success, &a.SuccessReason, &data, &a.Model, &a.Error, &a.Attempts,
+		anyTime{&finished, &okFinished})
+	if success.Valid {
+		a.Success = &success.Bool
+	}
+	if data.Valid && data.String != "" {
+		a.Data = json.RawMessage(data.String)
+	}
+	if okFinished {
+		a.FinishedAt = &finished
+	}
+	return id, a, err
+}
+
+// addAnalyses fills in the analyses of rows, with one query.
+func addAnalyses(ctx context.Context, c conn, rows []convRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	byID := make(map[string]*convRow, len(rows))
+	ids := make([]any, len(rows))
+	for i := range rows {
+		byID[rows[i].ID] = &rows[i]
+		ids[i] = rows[i].ID
+	}
+	r, err := c.query(ctx, `SELECT `+analysisColumns+` FROM conversation_analyses WHERE conversation_id IN (`+placeholders(len(ids))+`)`, ids...)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for r.Next() {
+		id, a, err := scanAnalysis(r)
+		if err != nil {
+			return err
+		}
+		if conv := byID[id]; conv != nil {
+			conv.Analysis = &a
+		}
+	}
+	return r.Err()
+}
+
+// analysisWhere adds the filter's analysis conditions.
+func analysisWhere(f agentline.ConversationFilter, add func(cond string, a ...any)) {
+	if f.AnalysisStatus != "" {
+		add(`EXISTS (SELECT 1 FROM conversation_analyses a WHERE a.conversation_id = conv.id AND a.status = ?)`, f.AnalysisStatus)
+	}
+	if f.Success != nil {
+		add(`EXISTS (SELECT 1 FROM conversation_analyses a WHERE a.conversation_id = conv.id AND a.success = ?)`, *f.Success)
+	}
+}
+
+// NoteAnalysisAttempt counts a failed attempt of a pending analysis and
+// keeps its reason; the job retries it.
+func (db *DB) NoteAnalysisAttempt(ctx context.Context, projectID int64, id, reason string) error {
+	_, err := db.writer().exec(ctx, `UPDATE conversation_analyses SET attempts = attempts + 1, error = ?, updated_at = ?
+		WHERE project_id = ? AND conversation_id = ? AND status = ?`, truncate(reason, 1000), db.now(), projectID, id, agentline.AnalysisPending)
+	return err
+}
+
+// FinishAnalysis stores the result of the pending analysis of the
+// conversation id (a.Status done, failed or skipped) and, when done,
+// emits conversation.analyzed in the same transaction. It reports false,
+// and changes nothing, when the analysis is no longer pending: another run
+// of the job stored it first.
+func (db *DB) FinishAnalysis(ctx context.Context, projectID int64, id string, a agentline.Analysis) (bool, error) {
+	if a.Status == agentline.AnalysisPending {
+		return false, errors.New("finish analysis: a result cannot be pending")
+	}
+	stored := false
+	err := db.tx(ctx, func(c conn) error {
+		now := db.now()
+		var data any
+		if len(a.Data) > 0 {
+			data = string(a.Data)
+		}
+		var agentID int64
+		err := c.queryRow(ctx, `UPDATE conversation_analyses SET status = ?, summary = ?, success = ?, success_reason = ?, data = ?,
+			model = ?, error = ?, attempts = attempts + 1, finished_at = ?, updated_at = ?
+			WHERE project_id = ? AND conversation_id = ? AND status = ? RETURNING agent_id`,
+			a.Status, a.Summary, a.Success, a.SuccessReason, data, a.Model, truncate(a.Error, 1000), now, now,
+			projectID, id, agentline.AnalysisPending).Scan(&agentID)
+		if err != nil {
+			return ignoreNoRows(err)
+		}
+		stored = true
+		if a.Status != agentline.AnalysisDone {
+			return nil
+		}
+		e, err := agentline.NewEvent(projectID, agentline.EventConversationAnalyzed, id, agentline.AnalysisEventData{
+			ConversationID: id, AgentID: agentID, Summary: a.Summary, Success: a.Success, SuccessReason: a.SuccessReason,
+			Data: a.Data, Model: a.Model, FinishedAt: &now})
+		if err != nil {
+			return err
+		}
+		return db.outboxOn(c).Emit(ctx, e)
+	})
+	return stored, err
+}
+
+// truncate cuts s to at most n bytes, at a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}
