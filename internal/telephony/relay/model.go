@@ -134,6 +134,9 @@ func (c *Call) audioOut(ctx context.Context, itemID, delta []byte) error {
 	if err != nil {
 		return sendErr(ctx, err, EndCarrierDisconnect)
 	}
+	if r := c.opts.Recorder; r != nil {
+		r.Agent(delta)
+	}
 	c.agentFrames.Add(1)
 	return nil
 }
@@ -170,6 +173,9 @@ func (c *Call) bargeIn(ctx context.Context) error {
 		return context.Cause(ctx)
 	}
 	seq, err := c.carrierOut.send(func(b *batch) { b.data = appendClear(b.data, c.opts.StreamSID); b.end() })
+	if r := c.opts.Recorder; r != nil && err == nil {
+		r.Clear()
+	}
 	if err == nil {
 		err = c.carrierOut.wait(seq)
 	}
