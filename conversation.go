@@ -93,8 +93,9 @@ type Conversation struct {
 	EndReason   string     `json:"end_reason"`
 	Transcript  []Line     `json:"transcript"`
 	ToolCalls   []ToolUse  `json:"tool_calls"`
-	// Recording and Analysis are null until those features land.
-	Recording json.RawMessage `json:"recording"`
+	// Recording is a phone call's, when the agent records calls; null
+	// otherwise. Analysis is null until that feature lands.
+	Recording *Recording      `json:"recording"`
 	Analysis  json.RawMessage `json:"analysis"`
 	// Lead is the form submission a live chat was started from.
 	Lead *Lead `json:"lead"`
