@@ -30,6 +30,7 @@ import (
 	"github.com/agentline/agentline/internal/jobs"
 	"github.com/agentline/agentline/internal/provider/sandbox"
 	"github.com/agentline/agentline/internal/ratelimit"
+	"github.com/agentline/agentline/internal/recording"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony"
 	phonecarrier "github.com/agentline/agentline/internal/telephony/carrier"
@@ -65,6 +66,9 @@ type App struct {
 	jobs *jobs.Queue
 	// draining is set on shutdown, before the drain: /readyz answers 503.
 	draining atomic.Bool
+	// recordings keeps phone call recordings; nil when the phone channel
+	// (and the sandbox) is off.
+	recordings *recording.Calls
 }
 
 // New opens and migrates the database, makes sure a secret and an owner
@@ -155,6 +159,7 @@ func (a *App) telephony() (*telephony.Handler, error) {
 		MaxConcurrentCalls: int(a.Config.MaxConcurrentCalls),
 		Tools:              a.Tools, OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
 		MaxCallDuration: a.Config.MaxCallDuration, ModelReadyTimeout: a.Config.ModelReadyTimeout, Registerer: a.Registry, Logger: a.Logger,
+		Recordings: a.callRecordings(),
 	}), nil
 }
 
@@ -364,6 +369,10 @@ func (a *App) jobQueue(ctx context.Context) error {
 	sweeper := &conversation.Sweeper{Store: a.Store, IdleTimeout: a.Config.SessionIdleTimeout,
 		ConnectTimeout: a.Config.LiveChatTimeout, Logger: a.Logger}
 	jobs.AddPeriodic(r, sweeper, sweeper.Interval(), agentline.SweepConversations{})
+	if a.recordings != nil {
+		jobs.Add(r, &recording.Uploader{Calls: a.recordings, MaxAttempts: 10}, 10)
+		jobs.AddPeriodic(r, &recording.Retention{Calls: a.recordings}, recording.RetentionInterval, agentline.SweepRecordings{})
+	}
 	q, err := jobs.New(jobs.Options{Pool: a.Store.JobPool(), Dialect: dialect, Logger: a.Logger, Registerer: a.Registry,
 		RescueAfter: a.Config.JobRescueAfter}, r)
 	if err != nil {
