@@ -370,7 +370,7 @@ func (a *App) jobQueue(ctx context.Context) error {
 		ConnectTimeout: a.Config.LiveChatTimeout, Logger: a.Logger}
 	jobs.AddPeriodic(r, sweeper, sweeper.Interval(), agentline.SweepConversations{})
 	if a.recordings != nil {
-		jobs.Add(r, &recording.Uploader{Calls: a.recordings, MaxAttempts: 10}, 10)
+		jobs.Add(r, &recording.Uploader{Calls: a.recordings, MaxAttempts: 20}, 20)
 		jobs.AddPeriodic(r, &recording.Retention{Calls: a.recordings}, recording.RetentionInterval, agentline.SweepRecordings{})
 	}
 	q, err := jobs.New(jobs.Options{Pool: a.Store.JobPool(), Dialect: dialect, Logger: a.Logger, Registerer: a.Registry,

@@ -94,6 +94,12 @@ type Uploader struct {
 	MaxAttempts int
 }
 
+// NextRetry spaces the attempts 2, 4, 8 s ... apart, at most an hour:
+// a store that was down for a moment gets the recording soon after.
+func (u *Uploader) NextRetry(job *river.Job[agentline.UploadRecording]) time.Time {
+	return time.Now().Add(min(time.Second<<min(job.Attempt, 12), time.Hour))
+}
+
 // Work makes one attempt.
 func (u *Uploader) Work(ctx context.Context, job *river.Job[agentline.UploadRecording]) error {
 	a := job.Args

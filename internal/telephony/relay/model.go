@@ -122,6 +122,11 @@ func (c *Call) audioOut(ctx context.Context, itemID, delta []byte) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
+	if r := c.opts.Recorder; r != nil {
+		// Before the send: once queued, the carrier may play it and the
+		// caller's next frame overtake it in the recording's clock.
+		r.Agent(delta)
+	}
 	sid := c.opts.StreamSID
 	_, err := c.carrierOut.send(func(b *batch) {
 		b.data = appendMedia(b.data, sid, delta)
@@ -133,9 +138,6 @@ func (c *Call) audioOut(ctx context.Context, itemID, delta []byte) error {
 	})
 	if err != nil {
 		return sendErr(ctx, err, EndCarrierDisconnect)
-	}
-	if r := c.opts.Recorder; r != nil {
-		r.Agent(delta)
 	}
 	c.agentFrames.Add(1)
 	return nil
