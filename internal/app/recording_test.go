@@ -63,7 +63,7 @@ func testPhoneCallRecording(t *testing.T, d store.Dialect, bucket bool) {
 	}
 	var st recording.Store = objects
 	if bucket {
-		env["AGENTLINE_RECORDINGS_URL"] = startS3(t)
+		env["AGENTLINE_RECORDINGS_URL"], _ = startS3(t, true)
 		env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = "test-key", "test-secret"
 		if st, err = recording.OpenStore(env["AGENTLINE_RECORDINGS_URL"], "", recording.CredentialsFromEnv(func(k string) string { return env[k] })); err != nil {
 			t.Fatal(err)
@@ -304,15 +304,66 @@ func checkChannels(t *testing.T, wav, caller, agent []byte, agentAt int) {
 	}
 }
 
-// startS3 serves an in-memory S3-compatible server on loopback with a
-// bucket "recs", and returns the recordings URL of its prefix "calls".
-func startS3(t *testing.T) string {
+// startS3 serves an in-memory S3-compatible server on loopback, with its
+// bucket "recs" unless not asked for, and returns the recordings URL of
+// that bucket's prefix "calls".
+func startS3(t *testing.T, withBucket bool) (string, *s3mem.Backend) {
 	backend := s3mem.New()
-	if err := backend.CreateBucket("recs"); err != nil {
-		t.Fatal(err)
+	if withBucket {
+		if err := backend.CreateBucket("recs"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	srv := httptest.NewServer(gofakes3.New(backend).Server())
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
-	return "s3://recs/calls?secure=false&region=us-east-1&endpoint=" + u.Host
+	return "s3://recs/calls?secure=false&region=us-east-1&endpoint=" + u.Host, backend
+}
+
+// A recording the store refuses at the call's end waits, pending, in the
+// spool; its durable upload job retries until the store takes it.
+func TestRecordingUploadRetries(t *testing.T) {
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		t.Run(string(d), func(t *testing.T) {
+			model := realtimefake.New("sk-test")
+			defer model.Close()
+			dir := t.TempDir()
+			s3url, backend := startS3(t, false) // no bucket yet: every put fails
+			s := apptest.StartFresh(t, d, map[string]string{
+				"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(),
+				"TWILIO_AUTH_TOKEN": carrierToken, "AGENTLINE_ADMIN_EMAIL": "owner@example.com", "AGENTLINE_ADMIN_PASSWORD": "owner-password",
+				"AGENTLINE_RECORDINGS_DIR": dir, "AGENTLINE_RECORDINGS_URL": s3url, "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s",
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			tok := s.Login(t, "owner@example.com", "owner-password")
+			phoneProject(ctx, t, s)
+			rng := rand.New(rand.NewPCG(13, 14))
+			caller, agent := audible(rng, 16000), audible(rng, 4000)
+			id := recordedCall(ctx, t, s, model, "+14155550100", caller, agent)
+			var c agentline.Conversation
+			for i := 0; i < 300 && c.Recording == nil; i++ {
+				time.Sleep(50 * time.Millisecond)
+				s.Must(t, 200, "GET", "/api/conversations/"+id, tok, nil, &c)
+			}
+			if c.Recording == nil || c.Recording.Status != agentline.RecordingPending {
+				t.Fatalf("with the bucket missing: %+v", c.Recording)
+			}
+			if spool, _ := os.ReadDir(filepath.Join(dir, ".spool")); len(spool) != 1 {
+				t.Fatalf("spool holds %d files, want the pending recording", len(spool))
+			}
+			if err := backend.CreateBucket("recs"); err != nil {
+				t.Fatal(err)
+			}
+			c = waitRecording(t, s, tok, id)
+			if c.Recording.Status != agentline.RecordingStored {
+				t.Fatalf("after the bucket came: %+v", c.Recording)
+			}
+			whole := s.Must(t, 200, "GET", "/api/conversations/"+id+"/recording", tok, nil, nil)
+			checkChannels(t, whole.Body, caller, agent, 8000)
+			if spool, _ := os.ReadDir(filepath.Join(dir, ".spool")); len(spool) != 0 {
+				t.Fatalf("spool still holds %d files", len(spool))
+			}
+		})
+	}
 }
