@@ -65,7 +65,6 @@ func (h *Handler) runCall(ctx context.Context, conn *websocket.Conn, sc *streamC
 
 	tools := &callTools{h: h, agent: sc.agent, transfer: &atomic.Bool{}}
 	transferred := false
-	recorder := h.beginRecording(sc, log)
 	opts := relay.Options{
 		StreamSID:     sc.start.StreamSID,
 		SessionUpdate: update,
@@ -83,9 +82,7 @@ func (h *Handler) runCall(ctx context.Context, conn *websocket.Conn, sc *streamC
 			h.apologize(sc, res, log)
 		},
 	}
-	if recorder != nil {
-		opts.Recorder = recorder // never a typed nil: the relay checks for nil
-	}
+	recorder := h.beginRecording(sc, &opts, log)
 	rc := relay.New(conn, model, opts)
 	tools.relay = rc
 	if !h.live.add(sid, rc) {
@@ -113,9 +110,10 @@ func (h *Handler) runCall(ctx context.Context, conn *websocket.Conn, sc *streamC
 	h.finishRecording(sc, recorder, log)
 }
 
-// beginRecording starts the call's recorder when its agent records calls;
-// a recorder that cannot start (no disk) costs the recording, not the call.
-func (h *Handler) beginRecording(sc *streamCall, log *slog.Logger) *recording.Recorder {
+// beginRecording starts the call's recorder when its agent records calls,
+// and hands it to the relay's opts; a recorder that cannot start (no disk)
+// costs the recording, not the call.
+func (h *Handler) beginRecording(sc *streamCall, opts *relay.Options, log *slog.Logger) *recording.Recorder {
 	if !sc.agent.RecordCalls || h.Recordings == nil {
 		return nil
 	}
@@ -124,6 +122,7 @@ func (h *Handler) beginRecording(sc *streamCall, log *slog.Logger) *recording.Re
 		log.Error("could not start recording the call; it goes on unrecorded", "err", err)
 		return nil
 	}
+	opts.Recorder = r // never a typed nil: the relay checks for nil
 	return r
 }
 
