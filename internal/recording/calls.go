@@ -77,8 +77,18 @@ func (c *Calls) Finish(ctx context.Context, projectID, callID int64, r *Recorder
 	return nil
 }
 
-// Delete removes the recording of a call from the store, if there is one.
+// Delete removes the recording of a call from the store, and a pending
+// one's spool file (when this instance has it), if there is one.
 func (c *Calls) Delete(ctx context.Context, projectID, callID int64) error {
+	rec, err := c.Records.CallRecording(ctx, projectID, callID)
+	if err != nil && !errors.Is(err, agentline.ErrNotFound) {
+		return err
+	}
+	if rec.Spool != "" {
+		if err := (Result{Path: rec.Spool}).Remove(); err != nil {
+			return err
+		}
+	}
 	return c.Store.Delete(ctx, agentline.RecordingKey(projectID, callID))
 }
 
