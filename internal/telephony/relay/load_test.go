@@ -140,6 +140,16 @@ type loadResult struct {
 // RELAYLOAD_IDLE_SECONDS says otherwise (60 for the idle-memory target).
 var idleWait = 5 * time.Second
 
+// cpuPerFrame is the relay process's CPU µs per round-tripped frame: on a
+// loaded machine fewer frames make it through, and CPU per second alone
+// would flatter the slower run.
+func (r loadResult) cpuPerFrame(d time.Duration) float64 {
+	if r.frames == 0 {
+		return 0
+	}
+	return r.cpuPerSec * d.Seconds() * 1e6 / float64(r.frames)
+}
+
 // writesPerFrame is the relay's write syscalls per frame that made the
 // whole round trip (two messages relayed: caller->model, model->caller).
 func (r loadResult) writesPerFrame() float64 {
@@ -433,6 +443,7 @@ func BenchmarkRelayLoad(b *testing.B) {
 					b.ReportMetric(float64(r.frames)/d.Seconds(), "frames/s")
 					b.ReportMetric(r.writesPerFrame(), "writes/frame")
 					b.ReportMetric(r.idleMB, "idle-MB")
+					b.ReportMetric(r.cpuPerFrame(d), "cpu-µs/frame")
 					b.Logf("%s calls=%d: cpu %.3f s/s, p50 %v p99 %v max %v, rss %.1f MB peak %.1f MB idle %.1f MB after %v (every 5 s: %.1f), lost %d, frames %d, writes/frame %.3f",
 						mode, n, r.cpuPerSec, r.p50, r.p99, r.max, r.rssMB, r.peakMB, r.idleMB, idleWait, r.idleSeries, r.lost, r.frames, r.writesPerFrame())
 				}
