@@ -173,8 +173,17 @@ func phoneProject(ctx context.Context, t *testing.T, s *apptest.Server) agentlin
 // 1000 ms on the line), then the caller's second second, and a hang-up. It
 // returns the conversation id once the call has ended.
 func recordedCall(ctx context.Context, t *testing.T, s *apptest.Server, model *realtimefake.Server, to string, caller, agent []byte) string {
+	return recordedCallCut(ctx, t, s, model, to, caller, agent, 0)
+}
+
+// recordedCallCut is recordedCall with a barge-in cut caller bytes after
+// the agent began (0: none): the caller talks over the agent that long,
+// the model says speech started, and the relay clears the carrier.
+func recordedCallCut(ctx context.Context, t *testing.T, s *apptest.Server, model *realtimefake.Server, to string, caller, agent []byte, cut int) string {
 	t.Helper()
-	c, err := callsim.Inbound(ctx, http.DefaultClient, s.URL, "+14155550199", to, callsim.Options{EchoMarks: true, AuthToken: carrierToken, BotHost: "bot.example.test"})
+	// With a barge-in, no mark is echoed: none of the agent audio has
+	// played as far as the relay knows, so speech_started clears it.
+	c, err := callsim.Inbound(ctx, http.DefaultClient, s.URL, "+14155550199", to, callsim.Options{EchoMarks: cut == 0, AuthToken: carrierToken, BotHost: "bot.example.test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,6 +202,19 @@ func recordedCall(ctx context.Context, t *testing.T, s *apptest.Server, model *r
 	ss.Send(ctx, map[string]any{"type": "response.output_audio.delta", "response_id": "resp_1", "item_id": "item_1", "delta": base64.StdEncoding.EncodeToString(agent)})
 	if _, err := c.WaitFor(ctx, func(m callsim.Message) bool { return m.Event == "media" }); err != nil {
 		t.Fatal(err)
+	}
+	if cut > 0 {
+		if err := c.Play(ctx, caller[half:half+cut], false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ss.WaitAudio(ctx, (half+cut)/callsim.FrameBytes); err != nil {
+			t.Fatal(err)
+		}
+		ss.Send(ctx, map[string]any{"type": "input_audio_buffer.speech_started", "audio_start_ms": 1000, "item_id": "item_user"})
+		if _, err := c.WaitFor(ctx, func(m callsim.Message) bool { return m.Event == "clear" }); err != nil {
+			t.Fatal(err)
+		}
+		half += cut
 	}
 	if err := c.Play(ctx, caller[half:], false); err != nil {
 		t.Fatal(err)
@@ -318,6 +340,28 @@ func startS3(t *testing.T, withBucket bool) (string, *s3mem.Backend) {
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
 	return "s3://recs/calls?secure=false&region=us-east-1&endpoint=" + u.Host, backend
+}
+
+// A barge-in cuts the agent's channel where the carrier was told to clear:
+// the caller talked over the agent for 200 ms, so 200 ms of the agent's
+// 500 ms are in the recording and the rest, never played, is not.
+func TestRecordingShowsBargeIn(t *testing.T) {
+	model := realtimefake.New("sk-test")
+	defer model.Close()
+	s := apptest.StartFresh(t, store.SQLite, map[string]string{
+		"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(),
+		"TWILIO_AUTH_TOKEN": carrierToken, "AGENTLINE_ADMIN_EMAIL": "owner@example.com", "AGENTLINE_ADMIN_PASSWORD": "owner-password",
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tok := s.Login(t, "owner@example.com", "owner-password")
+	phoneProject(ctx, t, s)
+	rng := rand.New(rand.NewPCG(15, 16))
+	caller, agent := audible(rng, 16000), audible(rng, 4000)
+	id := recordedCallCut(ctx, t, s, model, "+14155550100", caller, agent, 1600)
+	waitRecording(t, s, tok, id)
+	whole := s.Must(t, 200, "GET", "/api/conversations/"+id+"/recording", tok, nil, nil)
+	checkChannels(t, whole.Body, caller, agent[:1600], 8000)
 }
 
 // A recording the store refuses at the call's end waits, pending, in the
