@@ -93,8 +93,9 @@ type Conversation struct {
 	EndReason   string     `json:"end_reason"`
 	Transcript  []Line     `json:"transcript"`
 	ToolCalls   []ToolUse  `json:"tool_calls"`
-	// Recording is null until that feature lands.
-	Recording json.RawMessage `json:"recording"`
+	// Recording is a phone call's, when the agent records calls; null
+	// otherwise.
+	Recording *Recording `json:"recording"`
 	// Analysis is null for a conversation that is live, or whose agent
 	// asks for no analysis.
 	Analysis *Analysis `json:"analysis"`

@@ -31,6 +31,7 @@ import (
 	"github.com/agentline/agentline/internal/jobs"
 	"github.com/agentline/agentline/internal/provider/sandbox"
 	"github.com/agentline/agentline/internal/ratelimit"
+	"github.com/agentline/agentline/internal/recording"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony"
 	phonecarrier "github.com/agentline/agentline/internal/telephony/carrier"
@@ -68,6 +69,9 @@ type App struct {
 	reconciler *telephony.Reconciler
 	// draining is set on shutdown, before the drain: /readyz answers 503.
 	draining atomic.Bool
+	// recordings keeps phone call recordings; nil when the phone channel
+	// (and the sandbox) is off.
+	recordings *recording.Calls
 }
 
 // New opens and migrates the database, makes sure a secret and an owner
@@ -158,6 +162,7 @@ func (a *App) telephony() (*telephony.Handler, error) {
 		MaxConcurrentCalls: int(a.Config.MaxConcurrentCalls),
 		Tools:              a.Tools, OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
 		MaxCallDuration: a.Config.MaxCallDuration, ModelReadyTimeout: a.Config.ModelReadyTimeout, Registerer: a.Registry, Logger: a.Logger,
+		Recordings: a.callRecordings(),
 	}), nil
 }
 
@@ -385,6 +390,10 @@ func (a *App) jobQueue(ctx context.Context) error {
 			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey, OpenAIModel: a.Config.AnalysisModelOpenAI,
 			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey, GeminiModel: a.Config.AnalysisModelGemini})})
 	jobs.Add(r, analyst, analyst.MaxAttempts())
+	if a.recordings != nil {
+		jobs.Add(r, &recording.Uploader{Calls: a.recordings, MaxAttempts: 20}, 20)
+		jobs.AddPeriodic(r, &recording.Retention{Calls: a.recordings}, recording.RetentionInterval, agentline.SweepRecordings{})
+	}
 	q, err := jobs.New(jobs.Options{Pool: a.Store.JobPool(), Dialect: dialect, Logger: a.Logger, Registerer: a.Registry,
 		RescueAfter: a.Config.JobRescueAfter}, r)
 	if err != nil {

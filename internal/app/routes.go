@@ -64,6 +64,9 @@ func (a *App) mount(ctx context.Context) error {
 	if a.Sandbox != nil {
 		a.routes = append(a.routes, a.Sandbox.Routes(sandboxPrefix)...)
 	}
+	if err := a.openRecordings(); err != nil {
+		return err
+	}
 	phone, err := a.telephony()
 	if err != nil {
 		return err
@@ -77,7 +80,11 @@ func (a *App) mount(ctx context.Context) error {
 		return err
 	}
 	a.routes = append(a.routes, webhooks.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks).Routes()...)
-	a.routes = append(a.routes, conversation.New(a.Store, a.Auth).Routes()...)
+	convs := conversation.New(a.Store, a.Auth)
+	if a.recordings != nil {
+		convs.WithRecordings(a.recordings)
+	}
+	a.routes = append(a.routes, convs.Routes()...)
 	// The Test panel on an agent's page talks to the providers directly.
 	assets.AllowConnect(a.Config.OpenAIBaseURL, a.Config.GeminiBaseURL)
 	a.routes = append(a.routes, assets.ConsoleRoutes()...)

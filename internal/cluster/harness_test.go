@@ -89,6 +89,9 @@ func (i *instance) run(t *testing.T) {
 		"AGENTLINE_LOG_LEVEL":      "info",
 		"AGENTLINE_DRAIN_TIMEOUT":  "0s",
 		"AGENTLINE_METRICS_ADDR":   "127.0.0.1:0", // never the fixed default: instances share the host
+		// Never the default (the working directory on PostgreSQL): this
+		// package's source directory.
+		"AGENTLINE_RECORDINGS_DIR": filepath.Join(filepath.Dir(i.logPath), "recordings"),
 		"PATH":                     os.Getenv("PATH"),
 	}
 	for k, v := range i.env {

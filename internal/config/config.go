@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentline/agentline/internal/recording"
 )
 
 // Config is every setting of a running agentline.
@@ -60,6 +63,13 @@ type Config struct {
 	AnalysisModelGemini  string        // AGENTLINE_ANALYSIS_MODEL_GEMINI
 	AnalysisMaxAttempts  int64         // AGENTLINE_ANALYSIS_MAX_ATTEMPTS
 	AnalysisRetryBackoff time.Duration // AGENTLINE_ANALYSIS_RETRY_BACKOFF
+	RecordingsDir        string        // AGENTLINE_RECORDINGS_DIR; see RecordingsDirectory
+	RecordingsURL        string        // AGENTLINE_RECORDINGS_URL
+
+	// RecordingsCredentials authenticate to the recordings bucket:
+	// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN (env
+	// only, never flags: secrets stay out of the process list).
+	RecordingsCredentials recording.Credentials
 
 	// sandboxSet records that AGENTLINE_SANDBOX or --sandbox was given,
 	// so that DefaultSandbox leaves an explicit choice alone.
@@ -69,6 +79,24 @@ type Config struct {
 // MetricsEnabled reports whether /metrics is served on MetricsAddr: "off"
 // (or an empty --metrics-addr) turns it off.
 func (c *Config) MetricsEnabled() bool { return c.MetricsAddr != "" && c.MetricsAddr != "off" }
+
+// RecordingsDirectory is AGENTLINE_RECORDINGS_DIR or, by default, a
+// recordings directory beside the SQLite database file; on PostgreSQL (or
+// an in-memory SQLite) a recordings directory in the working directory.
+func (c *Config) RecordingsDirectory() string {
+	if c.RecordingsDir != "" {
+		return c.RecordingsDir
+	}
+	path, ok := strings.CutPrefix(c.DatabaseURL, "sqlite:")
+	path = strings.TrimPrefix(path, "//")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	if !ok || path == "" || strings.HasPrefix(path, ":memory:") || strings.HasPrefix(path, "file:") {
+		return "recordings"
+	}
+	return filepath.Join(filepath.Dir(path), "recordings")
+}
 
 // Production reports whether the service runs in production mode.
 func (c *Config) Production() bool { return c.Env == "production" }
@@ -128,6 +156,8 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_ANALYSIS_MODEL_GEMINI", flag: "analysis-model-gemini", def: "gemini-2.5-flash", usage: "text model that analyses the conversations of Gemini-kind agents (generateContent)", str: &c.AnalysisModelGemini},
 		{env: "AGENTLINE_ANALYSIS_MAX_ATTEMPTS", flag: "analysis-max-attempts", def: "5", usage: "attempts at one conversation's analysis before it ends failed", integer: &c.AnalysisMaxAttempts},
 		{env: "AGENTLINE_ANALYSIS_RETRY_BACKOFF", flag: "analysis-retry-backoff", def: "30s", usage: "wait after an analysis attempt failed; doubles after each attempt", duration: &c.AnalysisRetryBackoff},
+		{env: "AGENTLINE_RECORDINGS_DIR", flag: "recordings-dir", usage: "directory of call recordings (default: recordings beside the SQLite file, or in the working directory); with AGENTLINE_RECORDINGS_URL, where recordings wait for upload", str: &c.RecordingsDir},
+		{env: "AGENTLINE_RECORDINGS_URL", flag: "recordings-url", usage: "s3://bucket/prefix?endpoint=host:port&region=r&secure=false: keep call recordings in an S3-compatible bucket (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN)", str: &c.RecordingsURL},
 	}
 }
 
@@ -143,6 +173,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	c.sandboxSet = getenv("AGENTLINE_SANDBOX") != ""
+	c.RecordingsCredentials = recording.CredentialsFromEnv(getenv)
 	fs.Visit(func(f *flag.Flag) { c.sandboxSet = c.sandboxSet || f.Name == "sandbox" })
 	return *c, c.Validate()
 }
@@ -282,6 +313,9 @@ func (c *Config) Validate() error {
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			bad("%s must be an http(s) URL, not %q", name, u)
 		}
+	}
+	if c.RecordingsURL != "" && !strings.HasPrefix(c.RecordingsURL, "s3://") {
+		bad("AGENTLINE_RECORDINGS_URL must be an s3://bucket/prefix URL, not %q", c.RecordingsURL)
 	}
 	if strings.Contains(c.BotHost, "/") {
 		bad("BOT_HOST must be a host name (with an optional port), not a URL: %q", c.BotHost)

@@ -29,8 +29,9 @@ type Store interface {
 
 // Handler serves the conversations API.
 type Handler struct {
-	store Store
-	auth  *auth.Service
+	store      Store
+	auth       *auth.Service
+	recordings Recordings // nil: no recordings are kept
 }
 
 // New returns the conversations API on store, authorized by a.
@@ -43,6 +44,7 @@ func (h *Handler) Routes() []httpx.Route {
 		m("GET", "/api/projects/{project_id}/conversations", h.list),
 		m("GET", "/api/conversations/{conversation_id}", h.get),
 		m("DELETE", "/api/conversations/{conversation_id}", h.delete),
+		m("GET", "/api/conversations/{conversation_id}/recording", h.recording),
 	}
 }
 
@@ -104,6 +106,9 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 	projectID, id, err := h.conversationOf(r, agentline.PermDelete)
 	if err != nil {
+		return err
+	}
+	if err := h.deleteRecording(r.Context(), projectID, id); err != nil {
 		return err
 	}
 	if err := h.store.DeleteConversation(r.Context(), projectID, id); err != nil {

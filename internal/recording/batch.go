@@ -59,6 +59,12 @@ func (b *batch) extendGap(n int64) bool {
 	return true
 }
 
+// halfFull says the writer should take the batch now rather than at its
+// next tick, so that the relay never finds it full.
+func (b *batch) halfFull() bool {
+	return 2*len(b.events) >= cap(b.events) || 2*len(b.data) >= cap(b.data)
+}
+
 func (b *batch) lastIs(k kind) bool {
 	return len(b.events) > 0 && b.events[len(b.events)-1].kind == k
 }

@@ -2,7 +2,9 @@ package recording
 
 import (
 	"context"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The relay's side of recording: what one Caller or Agent call costs the
@@ -101,5 +103,48 @@ func BenchmarkBothSides(b *testing.B) {
 	b.StopTimer()
 	if _, err := rec.Close(context.Background()); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// processCPU is the user and system CPU time this process has used: on a
+// shared machine, wall time per op would count the waits for a CPU.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkPacedCalls: recording's CPU per second of call at a real call's
+// pace, which BenchmarkCallSecond's bulk feeding leaves out: 200 calls, each
+// handed a caller frame and an agent delta every 20 ms for 5 s, as the
+// relay does, so the writers' wake-ups count too. The feeding loop's own
+// cost (a ticker, 200 x 2 calls per tick) is in the figure.
+func BenchmarkPacedCalls(b *testing.B) {
+	const calls, seconds = 200, 5
+	dir := b.TempDir()
+	frame := b64(tone(1, 160))
+	for b.Loop() {
+		recs := make([]*Recorder, calls)
+		for i := range recs {
+			recs[i] = newTestRecorder(b, Options{Dir: dir})
+		}
+		cpu0 := processCPU()
+		tick := time.NewTicker(20 * time.Millisecond)
+		for k := range int64(seconds * 50) {
+			<-tick.C
+			for _, rec := range recs {
+				rec.Caller(frame, k*20)
+				rec.Agent(frame)
+			}
+		}
+		tick.Stop()
+		for _, rec := range recs {
+			res := closeRecorder(b, rec)
+			if res.Gaps != 0 {
+				b.Fatalf("%d gaps", res.Gaps)
+			}
+			res.Remove()
+		}
+		b.ReportMetric(float64(processCPU()-cpu0)/calls/seconds, "cpu-ns/call-s")
 	}
 }

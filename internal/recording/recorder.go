@@ -36,6 +36,11 @@ type Options struct {
 	// call): a timestamp beyond it is refused rather than filled with hours
 	// of silence.
 	MaxDuration time.Duration
+	// WriteEvery is how often the writer takes what the relay handed over
+	// (default 200 ms), or sooner when the buffer is half full. Waking it
+	// for every frame instead cost more CPU than all its decoding and
+	// writing (BenchmarkPacedCalls).
+	WriteEvery time.Duration
 
 	// batchHook, in tests, runs before the writer takes each batch: it can
 	// hold the writer to make it fall behind without timing.
@@ -46,9 +51,10 @@ type Options struct {
 // called from any goroutine and never wait for the writer: they take a
 // mutex held only for a copy into a preallocated buffer.
 type Recorder struct {
-	wake chan struct{} // capacity 1: a pending wake-up is enough
-	done chan struct{} // closed when the writer has finished
-	stop chan struct{} // closed by Close
+	wake  chan struct{} // capacity 1: a pending wake-up is enough
+	every time.Duration
+	done  chan struct{} // closed when the writer has finished
+	stop  chan struct{} // closed by Close
 
 	mu      sync.Mutex
 	cur     *batch // filled by the relay
@@ -83,6 +89,9 @@ func New(opts Options) (*Recorder, error) {
 	if opts.MaxDuration <= 0 {
 		opts.MaxDuration = 4 * time.Hour
 	}
+	if opts.WriteEvery <= 0 {
+		opts.WriteEvery = 200 * time.Millisecond
+	}
 	f, err := os.CreateTemp(opts.Dir, "call-*.wav")
 	if err != nil {
 		return nil, fmt.Errorf("create recording file: %w", err)
@@ -97,6 +106,7 @@ func New(opts Options) (*Recorder, error) {
 	events := max(64, opts.BufferBytes/128)
 	r := &Recorder{
 		wake:    make(chan struct{}, 1),
+		every:   opts.WriteEvery,
 		done:    make(chan struct{}),
 		stop:    make(chan struct{}),
 		cur:     newBatch(opts.BufferBytes, events),
@@ -129,8 +139,11 @@ func (r *Recorder) Caller(payloadB64 []byte, timestampMs int64) {
 	r.clock = max(r.clock, pos+n)
 	ok := r.cur.add(event{kind: kindCaller, at: pos, n: n}, payloadB64)
 	r.counts.noteCaller(ok)
+	full := r.cur.halfFull()
 	r.mu.Unlock()
-	r.signal()
+	if full {
+		r.signal()
+	}
 }
 
 // Agent records one model audio delta (base64 mu-law) as the carrier will
@@ -155,8 +168,11 @@ func (r *Recorder) Agent(payloadB64 []byte) {
 		}
 	}
 	r.counts.noteAgent(ok, n)
+	full := r.cur.halfFull()
 	r.mu.Unlock()
-	r.signal()
+	if full {
+		r.signal()
+	}
 }
 
 // Clear records a barge-in: the carrier drops the agent audio it has not
@@ -171,8 +187,11 @@ func (r *Recorder) Clear() {
 	if !r.cur.lastIs(kindClear) && !r.cur.add(event{kind: kindClear, at: r.clock}, nil) {
 		r.counts.lost++
 	}
+	full := r.cur.halfFull()
 	r.mu.Unlock()
-	r.signal()
+	if full {
+		r.signal()
+	}
 }
 
 func (r *Recorder) signal() {
@@ -231,13 +250,17 @@ const (
 	stateAbandoned
 )
 
-// run is the writer: it swaps the relay's batch for its empty one and
-// processes it outside the lock, until Close and the last batch.
+// run is the writer: every WriteEvery (or when woken early) it swaps the
+// relay's batch for its empty one and processes it outside the lock, until
+// Close and the last batch.
 func (r *Recorder) run() {
 	defer close(r.done)
+	tick := time.NewTicker(r.every)
+	defer tick.Stop()
 	for {
 		select {
 		case <-r.wake:
+		case <-tick.C:
 		case <-r.stop:
 		}
 		if r.hook != nil {

@@ -33,6 +33,9 @@ func addConversationDetails(ctx context.Context, c conn, rows []convRow) error {
 		}
 	}
 	if len(callIDs) > 0 {
+		if err := addRecordings(ctx, c, calls, callIDs); err != nil {
+			return err
+		}
 		return addCallDetails(ctx, c, calls, callIDs)
 	}
 	return nil

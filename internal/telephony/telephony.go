@@ -77,6 +77,9 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Logger gets the relay's log lines; slog.Default when nil.
 	Logger *slog.Logger
+	// Recordings records the calls of agents with record_calls on; nil
+	// records none.
+	Recordings livecall.Recordings
 }
 
 // Handler serves the phone channel's management routes, the carrier's
@@ -125,7 +128,7 @@ func New(opts Options) *Handler {
 		Signatures: opts.Signatures, Now: opts.Now, Tools: opts.Tools,
 		OpenAIBaseURL: opts.OpenAIBaseURL, OpenAIAPIKey: opts.OpenAIAPIKey,
 		MaxCallDuration: opts.MaxCallDuration, ModelReadyTimeout: opts.ModelReadyTimeout,
-		Registerer: opts.Registerer, Logger: opts.Logger,
+		Registerer: opts.Registerer, Logger: opts.Logger, Recordings: opts.Recordings,
 	})
 	return &Handler{Options: opts, live: live, calls: live}
 }

@@ -49,6 +49,9 @@ func Config(t testing.TB, databaseURL string, env map[string]string) config.Conf
 		"AGENTLINE_DRAIN_TIMEOUT": "0s",
 		// Never a fixed port: instances of parallel tests would collide.
 		"AGENTLINE_METRICS_ADDR": "127.0.0.1:0",
+		// Recordings of a test's calls stay in the test's own directory
+		// (on PostgreSQL the default would be the working directory).
+		"AGENTLINE_RECORDINGS_DIR": t.TempDir(),
 	}
 	for k, v := range env {
 		vars[k] = v

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/recording"
 	"github.com/agentline/agentline/internal/telephony/carrier"
 )
 
@@ -41,6 +42,14 @@ type Store interface {
 type Tools interface {
 	Definitions(ctx context.Context, agent agentline.Agent) ([]agentline.ToolDefinition, error)
 	Execute(ctx context.Context, agent agentline.Agent, call agentline.ToolCall) (agentline.ToolResult, error)
+}
+
+// Recordings records the calls of agents with record_calls on
+// (recording.Calls).
+type Recordings interface {
+	Begin() (*recording.Recorder, error)
+	// Finish closes the recorder, stores the recording and records it.
+	Finish(ctx context.Context, projectID, callID int64, r *recording.Recorder) error
 }
 
 // Options configure the live call path.
@@ -71,6 +80,8 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Logger gets the relay's log lines.
 	Logger *slog.Logger
+	// Recordings records calls; nil records none, whatever the agents say.
+	Recordings Recordings
 }
 
 // Handler answers the carrier's inbound webhook and media streams, and

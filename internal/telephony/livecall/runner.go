@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/recording"
 	"github.com/agentline/agentline/internal/telephony/carrier"
 	"github.com/agentline/agentline/internal/telephony/relay"
 	"github.com/coder/websocket"
@@ -64,7 +65,7 @@ func (h *Handler) runCall(ctx context.Context, conn *websocket.Conn, sc *streamC
 
 	tools := &callTools{h: h, agent: sc.agent, transfer: &atomic.Bool{}}
 	transferred := false
-	rc := relay.New(conn, model, relay.Options{
+	opts := relay.Options{
 		StreamSID:     sc.start.StreamSID,
 		SessionUpdate: update,
 		SpeakFirst:    speakFirst(sc.agent, sc.claims.Direction),
@@ -80,10 +81,13 @@ func (h *Handler) runCall(ctx context.Context, conn *websocket.Conn, sc *streamC
 			}
 			h.apologize(sc, res, log)
 		},
-	})
+	}
+	recorder := h.beginRecording(sc, &opts, log)
+	rc := relay.New(conn, model, opts)
 	tools.relay = rc
 	if !h.live.add(sid, rc) {
 		log.Warn("a stream for this call is already relayed")
+		discardRecording(recorder)
 		entries.stop()
 		model.CloseNow()
 		conn.Close(websocket.StatusPolicyViolation, "stream refused")
@@ -103,6 +107,47 @@ func (h *Handler) runCall(ctx context.Context, conn *websocket.Conn, sc *streamC
 		reason = h.carrierLost(sc, log)
 	}
 	rec(res, reason)
+	h.finishRecording(sc, recorder, log)
+}
+
+// beginRecording starts the call's recorder when its agent records calls,
+// and hands it to the relay's opts; a recorder that cannot start (no disk)
+// costs the recording, not the call.
+func (h *Handler) beginRecording(sc *streamCall, opts *relay.Options, log *slog.Logger) *recording.Recorder {
+	if !sc.agent.RecordCalls || h.Recordings == nil {
+		return nil
+	}
+	r, err := h.Recordings.Begin()
+	if err != nil {
+		log.Error("could not start recording the call; it goes on unrecorded", "err", err)
+		return nil
+	}
+	opts.Recorder = r // never a typed nil: the relay checks for nil
+	return r
+}
+
+// finishRecording stores the call's recording once the call has ended
+// (off the call's path: both sockets are closed by then). A drain waits
+// for it, since it runs in the stream's handler.
+func (h *Handler) finishRecording(sc *streamCall, r *recording.Recorder, log *slog.Logger) {
+	if r == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := h.Recordings.Finish(ctx, sc.call.ProjectID, sc.call.ID, r); err != nil {
+		log.Error("could not keep the call's recording", "err", err)
+	}
+}
+
+// discardRecording drops the recording of a call that was not relayed.
+func discardRecording(r *recording.Recorder) {
+	if r == nil {
+		return
+	}
+	if res, err := r.Close(context.Background()); err == nil {
+		res.Remove()
+	}
 }
 
 // carrierLost asks the carrier about a call whose media stream closed

@@ -32,11 +32,15 @@ func (c *Call) fromCarrier(ctx context.Context, msg []byte) error {
 	switch string(stringField(msg, "event")) {
 	case "media":
 		start := time.Now()
-		payload := mediaPayload(msg)
+		media, _, _ := field(msg, "media")
+		payload := stringField(media, "payload")
 		if payload == nil {
 			return end(EndRelayProtocolError, errors.New("media message without payload"))
 		}
 		c.callerFrames.Add(1)
+		if r := c.opts.Recorder; r != nil {
+			r.Caller(payload, mediaTimestamp(media))
+		}
 		if !c.ready.Load() && c.holdEarly(payload) {
 			return nil
 		}

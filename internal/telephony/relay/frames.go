@@ -14,6 +14,23 @@ func mediaPayload(msg []byte) []byte {
 	return stringField(media, "payload")
 }
 
+// mediaTimestamp returns media.timestamp (a string of digits, ms since the
+// stream started) of a media message's media object, or -1.
+func mediaTimestamp(media []byte) int64 {
+	v, _, ok := field(media, "timestamp")
+	if !ok || len(v) == 0 || len(v) > 15 {
+		return -1
+	}
+	var n int64
+	for _, d := range v {
+		if d < '0' || d > '9' {
+			return -1
+		}
+		n = n*10 + int64(d-'0')
+	}
+	return n
+}
+
 func markName(msg []byte) []byte {
 	mark, _, ok := field(msg, "mark")
 	if !ok {

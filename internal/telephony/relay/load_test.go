@@ -56,10 +56,15 @@ func serveRelay(mode, modelURL string) error {
 		return err
 	}
 	latency := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "frame_seconds", Buckets: prometheus.ExponentialBuckets(0.00005, 2, 14)})
+	relayed := mode == "agentline" || mode == "recording"
+	recordings, err := loadRecordingsFor(mode)
+	if err != nil {
+		return err
+	}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		accept, dial := websocket.Accept, websocket.Dial
-		if mode == "agentline" {
+		if relayed {
 			accept, dial = relay.Accept, relay.Dial
 		}
 		carrier, err := accept(w, r, nil)
@@ -73,7 +78,7 @@ func serveRelay(mode, modelURL string) error {
 			carrier.CloseNow()
 			return
 		}
-		if mode != "agentline" {
+		if !relayed {
 			passThrough(ctx, carrier, model, mode == "marks")
 			return
 		}
@@ -89,12 +94,18 @@ func serveRelay(mode, modelURL string) error {
 			}
 			json.Unmarshal(msg, &start)
 		}
-		relay.New(carrier, model, relay.Options{
+		opts := relay.Options{
 			StreamSID:     start.Start.StreamSID,
 			SessionUpdate: []byte(`{"type":"session.update","session":{"type":"realtime","instructions":"You are a helpful agent.","audio":{"input":{"format":{"type":"audio/pcmu"},"turn_detection":{"type":"server_vad"}},"output":{"format":{"type":"audio/pcmu"},"voice":"marin"}}}}`),
 			OnEvent:       func(relay.Event) {},
 			FrameLatency:  latency,
-		}).Run(context.Background())
+		}
+		rec := recordings.begin()
+		if rec != nil {
+			opts.Recorder = rec
+		}
+		relay.New(carrier, model, opts).Run(context.Background())
+		recordings.finish(rec)
 	})
 	srv := &http.Server{Handler: handler}
 	go srv.Serve(ln)
@@ -129,6 +140,16 @@ type loadResult struct {
 // RELAYLOAD_IDLE_SECONDS says otherwise (60 for the idle-memory target).
 var idleWait = 5 * time.Second
 
+// cpuPerFrame is the relay process's CPU µs per round-tripped frame: on a
+// loaded machine fewer frames make it through, and CPU per second alone
+// would flatter the slower run.
+func (r loadResult) cpuPerFrame(d time.Duration) float64 {
+	if r.frames == 0 {
+		return 0
+	}
+	return r.cpuPerSec * d.Seconds() * 1e6 / float64(r.frames)
+}
+
 // writesPerFrame is the relay's write syscalls per frame that made the
 // whole round trip (two messages relayed: caller->model, model->caller).
 func (r loadResult) writesPerFrame() float64 {
@@ -146,7 +167,7 @@ func runLoad(t testing.TB, mode string, calls int, d time.Duration, nodeScript s
 	defer fake.Close()
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "RELAYLOAD_MODE="+mode, "RELAYLOAD_MODEL="+fake.URL(), "GOMAXPROCS=2")
+	cmd.Env = append(os.Environ(), "RELAYLOAD_MODE="+mode, "RELAYLOAD_MODEL="+fake.URL(), "GOMAXPROCS=2", "RELAYLOAD_RECDIR="+t.TempDir())
 	if v := os.Getenv("RELAYLOAD_GOMEMLIMIT"); v != "" {
 		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+v) // the relay child's only
 	}
@@ -358,8 +379,10 @@ func procMem(pid int) (rss, peak float64) {
 // BenchmarkRelayLoad runs the load at 100, 200 and 400 concurrent calls
 // (RELAYLOAD_CALLS overrides, e.g. "200,1000") through the floor (each
 // message copied once), the marks pass-through (the floor plus a mark
-// message per model delta, one write each) and agentline's relay, in that
-// order, RELAYLOAD_SECONDS long each (default 10). Besides CPU, latency and
+// message per model delta, one write each), agentline's relay, and
+// agentline's relay recording every call (both sides, as the echoing model
+// answers every frame: a stereo WAV per call, stored in a directory when
+// the call ends), in that order, RELAYLOAD_SECONDS long each (default 10). Besides CPU, latency and
 // memory it reports the relay process's write syscalls per round-tripped
 // frame and its resident memory idleWait after the calls ended
 // (RELAYLOAD_IDLE_SECONDS, default 5). RELAYLOAD_MODES picks relays (e.g.
@@ -393,12 +416,12 @@ func BenchmarkRelayLoad(b *testing.B) {
 		}
 		idleWait = time.Duration(s) * time.Second
 	}
-	modes, nodeScript := []string{"floor", "marks", "agentline"}, ""
+	modes, nodeScript := []string{"floor", "marks", "agentline", "recording"}, ""
 	if v := os.Getenv("RELAYLOAD_MODES"); v != "" {
 		modes = nil
 		for _, m := range strings.Split(v, ",") {
-			if m = strings.TrimSpace(m); !slices.Contains([]string{"floor", "marks", "agentline"}, m) {
-				b.Fatalf("RELAYLOAD_MODES: unknown relay %q (floor, marks, agentline)", m)
+			if m = strings.TrimSpace(m); !slices.Contains([]string{"floor", "marks", "agentline", "recording"}, m) {
+				b.Fatalf("RELAYLOAD_MODES: unknown relay %q (floor, marks, agentline, recording)", m)
 			}
 			modes = append(modes, m)
 		}
@@ -420,6 +443,7 @@ func BenchmarkRelayLoad(b *testing.B) {
 					b.ReportMetric(float64(r.frames)/d.Seconds(), "frames/s")
 					b.ReportMetric(r.writesPerFrame(), "writes/frame")
 					b.ReportMetric(r.idleMB, "idle-MB")
+					b.ReportMetric(r.cpuPerFrame(d), "cpu-µs/frame")
 					b.Logf("%s calls=%d: cpu %.3f s/s, p50 %v p99 %v max %v, rss %.1f MB peak %.1f MB idle %.1f MB after %v (every 5 s: %.1f), lost %d, frames %d, writes/frame %.3f",
 						mode, n, r.cpuPerSec, r.p50, r.p99, r.max, r.rssMB, r.peakMB, r.idleMB, idleWait, r.idleSeries, r.lost, r.frames, r.writesPerFrame())
 				}

@@ -122,6 +122,11 @@ func (c *Call) audioOut(ctx context.Context, itemID, delta []byte) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
+	if r := c.opts.Recorder; r != nil {
+		// Before the send: once queued, the carrier may play it and the
+		// caller's next frame overtake it in the recording's clock.
+		r.Agent(delta)
+	}
 	sid := c.opts.StreamSID
 	_, err := c.carrierOut.send(func(b *batch) {
 		b.data = appendMedia(b.data, sid, delta)
@@ -170,6 +175,9 @@ func (c *Call) bargeIn(ctx context.Context) error {
 		return context.Cause(ctx)
 	}
 	seq, err := c.carrierOut.send(func(b *batch) { b.data = appendClear(b.data, c.opts.StreamSID); b.end() })
+	if r := c.opts.Recorder; r != nil && err == nil {
+		r.Clear()
+	}
 	if err == nil {
 		err = c.carrierOut.wait(seq)
 	}

@@ -103,6 +103,25 @@ type Options struct {
 	// this is the last moment to redirect the live call, for example to
 	// an apology after the model failed.
 	BeforeCarrierClose func(Result)
+	// Recorder, when set, gets both sides' audio as it passes (the call is
+	// recorded). Nil costs the relay one comparison per frame.
+	Recorder Recorder
+}
+
+// Recorder records a call's audio. The relay calls it on its hot path, so
+// its methods must return at once (recording.Recorder copies into a
+// bounded buffer and never waits for its writer), and must not keep the
+// payload slices, which the relay reuses.
+type Recorder interface {
+	// Caller gets a caller frame (base64 mu-law) and its media.timestamp
+	// (ms since the stream started; -1 when the carrier sent none).
+	Caller(payloadB64 []byte, timestampMs int64)
+	// Agent gets an agent audio delta (base64 mu-law) as it is queued for
+	// the carrier.
+	Agent(payloadB64 []byte)
+	// Clear says the carrier was told to drop the agent audio it has not
+	// played yet (barge-in).
+	Clear()
 }
 
 // Result is how the relay ended.

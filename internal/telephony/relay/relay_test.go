@@ -43,6 +43,7 @@ type rig struct {
 type rigOptions struct {
 	tools      relay.Tools
 	speakFirst bool
+	recorder   relay.Recorder
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -88,6 +89,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 				r.events <- e
 			},
 			EndDelayLimit: 5 * time.Second,
+			Recorder:      o.recorder,
 		}
 		if o.speakFirst {
 			opts.SpeakFirst = []byte(`{"type":"response.create"}`)
