@@ -80,6 +80,9 @@ func Load() (*Assets, error) {
 	var a Assets
 	js, css := transform(api.LoaderJS), transform(api.LoaderCSS)
 	asIs := func(src []byte) ([]byte, error) { return src, nil }
+	consoleBundler := func(src []byte) ([]byte, error) {
+		return bundleWith("console/app.js", src, api.FormatESModule, consolePlugin(files, "console"))
+	}
 	for _, f := range []struct {
 		dst         **Asset
 		name, ctype string
@@ -90,7 +93,7 @@ func Load() (*Assets, error) {
 		{&a.Audio, "chat-widget-audio.js", typeJS, js, widgetHeader},
 		{&a.SDK, sdkEntry, typeJS, bundler("client.js", api.FormatESModule), widgetHeader},
 		{&a.Console, "console/index.html", typeHTML, asIs, pageHeader},
-		{&a.ConsoleJS, "console/app.js", typeJS, js, consoleHeader},
+		{&a.ConsoleJS, "console/app.js", typeJS, consoleBundler, consoleHeader},
 		{&a.ConsoleCSS, "console/app.css", typeCSS, css, consoleHeader},
 		{&a.Favicon, "console/favicon.svg", typeSVG, asIs, http.Header{"Cache-Control": {"public, max-age=86400"}}},
 	} {
