@@ -185,3 +185,11 @@ type SweepConversations struct{}
 
 // Kind names SweepConversations' worker.
 func (SweepConversations) Kind() string { return "sweep_conversations" }
+
+// ConversationDelivery is a webhook delivery of one of a conversation's
+// events, with the URL of the endpoint it went to: the conversation page
+// shows which of the customer's systems heard about it.
+type ConversationDelivery struct {
+	WebhookDelivery
+	WebhookURL string `json:"webhook_url"`
+}
