@@ -58,9 +58,10 @@ const (
 )
 
 // ConsoleCSP is the console page's Content-Security-Policy: its own script
-// and stylesheet only (no inline code), API calls to its own origin, and no
+// and stylesheet only (no inline code), API calls to its own origin, audio
+// from blob: URLs (a call's recording, fetched with the token), and no
 // framing, so a page of another site cannot overlay it.
-const ConsoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+const ConsoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; media-src blob:; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Load minifies and compresses the embedded files. It fails only if a file

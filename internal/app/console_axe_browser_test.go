@@ -91,8 +91,7 @@ func TestConsoleAccessibility(t *testing.T) {
 		{agent + "/phone", "Ada", `!!document.querySelector("form[aria-label='Search numbers']")`},
 		{"#/channels", "Channels", ""},
 		{"#/channels/" + itoa(ch.ID), "site", ""},
-		{"#/sessions", "Sessions", ""},
-		{"#/calls", "Calls", ""},
+		{"#/conversations", "Conversations", ""},
 		{"#/leads", "Leads", ""},
 		{"#/analytics", "Analytics", ""},
 		{"#/members", "Members of Acme", ""},
@@ -109,4 +108,13 @@ func TestConsoleAccessibility(t *testing.T) {
 		c.axeCheck(code, pg.hash)
 	}
 	c.noErrors("accessibility")
+}
+
+// fillAria sets the control whose aria-label is label (a builder's row
+// controls have no visible label of their own) and tells the page.
+func (c console) fillAria(label, value string) {
+	c.t.Helper()
+	c.poll("the control "+label, `!!document.querySelector('[aria-label=`+js(label)+`]')`)
+	eval[any](c.t, c.ctx, `(el => { if (el.type === "checkbox") el.checked = `+js(value)+` === "true"; else el.value = `+js(value)+`;
+		el.dispatchEvent(new Event("input", {bubbles: true})); el.dispatchEvent(new Event("change", {bubbles: true})); })(document.querySelector('[aria-label=`+js(label)+`]'))`)
 }

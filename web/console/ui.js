@@ -211,7 +211,9 @@ export function markField(f, name, text) {
     slots.find((s) => field.startsWith(s.dataset.errorFor + "."));
   if (!slot) return null;
   slot.textContent = text;
-  const el = f.querySelector(`[name="${CSS.escape(slot.dataset.errorFor)}"]`);
+  // A builder's controls have no name: its first control takes the focus.
+  const el = f.querySelector(`[name="${CSS.escape(slot.dataset.errorFor)}"]`) ||
+    slot.closest(".builder")?.querySelector(".builder-json:not([hidden]) textarea, .builder-rows:not([hidden]) input, .builder-rows:not([hidden]) select");
   if (el) el.setAttribute("aria-invalid", "true");
   return el;
 }
@@ -308,4 +310,28 @@ export function plural(n, word) {
 
 export function json(v) {
   return typeof v === "string" ? v : JSON.stringify(v);
+}
+
+// ---- filtered lists ------------------------------------------------------
+
+export async function filterSelects() {
+  const pid = state.project.id;
+  const [channels, agents] = await Promise.all([api("GET", `/api/projects/${pid}/channels`), api("GET", `/api/projects/${pid}/agents`)]);
+  return {
+    channels, agents,
+    channel: { name: "channel_id", label: "Channel", type: "select", options: [["", "All channels"]].concat(channels.map((c) => [String(c.id), c.name || `Channel ${c.id}`])) },
+    agent: { name: "agent_id", label: "Agent", type: "select", options: [["", "All agents"]].concat(agents.map((a) => [String(a.id), a.name])) },
+  };
+}
+
+// filtered shows a filter form and a result list under it; run(values)
+// returns the list's nodes.
+export function filtered(fields, run) {
+  const out = h("div", { "aria-live": "polite" });
+  const f = form(fields, "Apply filters", async (v) => out.replaceChildren(...flat([await run(v)])), { label: "Filters" });
+  f.classList.add("card", "filters");
+  // The first results come without a click (requestSubmit needs the form
+  // in the document, which it is not yet).
+  f.dispatchEvent(new Event("submit", { cancelable: true }));
+  return [f, out];
 }
