@@ -4,7 +4,7 @@
 // webhook deliveries), and the project's analytics across channels.
 
 import {
-  h, s, api, state, query, when, table, notice, confirmAction, filtered, plural, json, APIError,
+  h, s, flat, api, state, query, when, table, notice, confirmAction, filtered, plural, json, APIError,
 } from "./ui.js";
 
 // clock shows a duration as m:ss (h:mm:ss from an hour).
@@ -138,13 +138,13 @@ function analysisCard(an) {
   if (an.status === "failed") return box.append(notice("The analysis failed: " + (an.error || "no reason given"), "error")), box;
   if (an.status === "skipped") return box.append(h("p", { class: "muted" }, "Not analysed" + (an.error ? `: ${an.error}` : "."))), box;
   const ok = an.success === true ? "Yes" : an.success === false ? "No" : "Not judged";
-  box.append(
+  box.append(...flat([
     an.summary ? h("p", { class: "summary" }, an.summary) : null,
     h("dl", {}, [["Succeeded", h("span", { class: "success " + String(an.success) }, ok)], ["Why", an.success_reason || "—"]]
       .map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
     an.data && Object.keys(an.data).length ? [h("h3", {}, "Extracted data"), h("dl", { class: "data" },
       Object.entries(an.data).map(([k, v]) => [h("dt", {}, k), h("dd", {}, v === null ? "—" : json(v))]))] : null,
-    h("p", { class: "muted" }, [an.model, an.finished_at ? "at " + when(an.finished_at) : ""].filter(Boolean).join(" ")));
+    h("p", { class: "muted" }, [an.model, an.finished_at ? "at " + when(an.finished_at) : ""].filter(Boolean).join(" "))]));
   return box;
 }
 
