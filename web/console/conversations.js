@@ -98,14 +98,14 @@ function timeline(c) {
   const start = Date.parse(c.started_at);
   const at = (t) => (t ? clock(Math.max(0, Date.parse(t) - start)) : "");
   const items = (c.transcript || []).map((l) => ({ t: Date.parse(l.at), el: h("li", { class: l.speaker },
-    h("span", { class: "at" }, at(l.at)), h("span", { class: "who" }, (l.speaker === "agent" ? "Agent" : c.kind === "phone" ? "Caller" : "Visitor") + ":"), " ", l.text) }));
+    h("span", { class: "at" }, at(l.at)), h("div", {}, h("span", { class: "who" }, (l.speaker === "agent" ? "Agent" : c.kind === "phone" ? "Caller" : "Visitor") + ":"), " ", l.text)) }));
   for (const u of c.tool_calls || []) {
     items.push({ t: Date.parse(u.at), el: h("li", { class: "tool" + (u.is_error ? " error" : "") },
-      h("span", { class: "at" }, at(u.at)), h("span", { class: "who" }, "Tool " + u.name + (u.is_error ? " (error)" : "")),
-      h("dl", { class: "tool-call" },
-        h("dt", {}, "Arguments"), h("dd", {}, h("code", {}, json(u.arguments ?? {}))),
-        h("dt", {}, u.is_error ? "Error" : "Result"), h("dd", {}, h("code", {}, u.result || "—")),
-        u.duration_ms !== null && u.duration_ms !== undefined ? [h("dt", {}, "Took"), h("dd", {}, `${u.duration_ms} ms`)] : null)) });
+      h("span", { class: "at" }, at(u.at)), h("div", {}, h("span", { class: "who" }, "Tool " + u.name + (u.is_error ? " (error)" : "")),
+        h("dl", { class: "tool-call" },
+          h("dt", {}, "Arguments"), h("dd", {}, h("code", {}, json(u.arguments ?? {}))),
+          h("dt", {}, u.is_error ? "Error" : "Result"), h("dd", {}, h("code", {}, u.result || "—")),
+          u.duration_ms !== null && u.duration_ms !== undefined ? [h("dt", {}, "Took"), h("dd", {}, `${u.duration_ms} ms`)] : null))) });
   }
   items.sort((a, b) => a.t - b.t);
   if (!items.length) return h("p", { class: "muted" }, "Nothing was said.");
@@ -261,7 +261,7 @@ export async function analyticsPage({ show }) {
         ["Tool errors", t.tool_errors], ["Leads", t.leads]].map(([k, x]) => h("div", {}, h("b", {}, String(x)), k))),
       h("div", { class: "charts" }, [["conversations", "Conversations per day"], ["minutes", "Minutes per day"], ["tool_calls", "Tool calls per day"], ["tool_errors", "Tool errors per day"]]
         .map(([k, title]) => chart(title, days, k))),
-      h("div", { class: "cols" },
+      h("div", { class: "breakdowns" },
         breakdown("By kind", "Kind", cv.by_kind, "kind", (k) => kinds[k] || k),
         breakdown("By agent", "Agent", cv.by_agent, "agent_id", (id) => n.agent(id)),
         breakdown("By channel", "Channel or number", cv.by_channel, "channel", channel),
