@@ -343,6 +343,7 @@ func TestConsoleWidgetJourney(t *testing.T) {
 	c.fill("Search", "Search the documents", "free returns")
 	c.press("Search")
 	c.poll("a passage", `document.querySelector("main ol") && document.querySelector("main ol").innerText.includes("free within 30 days")`)
+	c.shot(shots, "console-knowledge.png")
 
 	// A voice widget channel with a color, seen in the preview.
 	c.press("Channels")

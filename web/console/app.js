@@ -7,7 +7,7 @@
 // when the tab closes and other tabs do not share it.
 
 import {
-  hooks, TOKEN, PROJECT, state, h, s, flat, APIError, api, query, input, values, form, FieldError, confirmAction, copyButton, notice, when, table, transcript, label, json, filterSelects, filtered,
+  hooks, plural, TOKEN, PROJECT, state, h, s, flat, APIError, api, query, input, values, form, FieldError, confirmAction, copyButton, notice, when, table, transcript, label, json, filterSelects, filtered,
 } from "./ui.js";
 import { agentSettings, agentTools, catalog, formFieldsBuilder } from "./editors.js";
 import { conversationsPage, conversationPage, analyticsPage } from "./conversations.js";
@@ -510,7 +510,7 @@ function alertError(e) {
 
 async function agentKnowledge(ctx, a) {
   const docs = await api("GET", `/api/agents/${a.id}/knowledge`);
-  const rows = docs.map((d) => h("tr", {}, h("td", {}, d.title), h("td", {}, d.content_type), h("td", {}, d.bytes + " B, " + d.chunks + " passages"),
+  const rows = docs.map((d) => h("tr", {}, h("td", {}, d.title), h("td", {}, d.content_type), h("td", {}, d.bytes + " B, " + plural(d.chunks, "passage")),
     h("td", { class: "actions" }, h("button", { type: "button", class: "danger", onclick: async () => {
       if (!(await confirmAction(`Delete the document ${d.title}?`, "Delete document"))) return;
       await api("DELETE", `/api/knowledge/${d.id}`).catch((e) => alertError(e));

@@ -28,7 +28,7 @@ export function providerOf(model) {
 
 // languages offered by the picker: BCP 47 tags both providers speak.
 const languages = [
-  ["en-US", "English (US)"], ["en-GB", "English (UK)"], ["en-AU", "English (Australia)"], ["en-IN", "English (India)"],
+  ["en", "English"], ["en-US", "English (US)"], ["en-GB", "English (UK)"], ["en-AU", "English (Australia)"], ["en-IN", "English (India)"],
   ["de-DE", "German"], ["fr-FR", "French (France)"], ["fr-CA", "French (Canada)"], ["es-ES", "Spanish (Spain)"],
   ["es-US", "Spanish (US)"], ["it-IT", "Italian"], ["pt-BR", "Portuguese (Brazil)"], ["pt-PT", "Portuguese (Portugal)"],
   ["nl-NL", "Dutch"], ["sv-SE", "Swedish"], ["da-DK", "Danish"], ["nb-NO", "Norwegian"], ["fi-FI", "Finnish"],

@@ -173,7 +173,7 @@ export function form(fields, submitLabel, onSubmit, opts = {}) {
   return f;
 }
 
-export function clearErrors(f) {
+function clearErrors(f) {
   for (const e of f.querySelectorAll(".field-error, .form-error")) e.textContent = "";
   for (const e of f.querySelectorAll("[aria-invalid]")) e.removeAttribute("aria-invalid");
 }
@@ -181,7 +181,7 @@ export function clearErrors(f) {
 // showError puts an error's message next to its field, or each message of
 // error.fields next to its own field, focusing the first; what has no field
 // in the form goes to the form's foot.
-export function showError(f, err) {
+function showError(f, err) {
   if (!(err instanceof APIError) && !(err instanceof FieldError)) console.error(err);
   const msg = err.message || String(err);
   const problems = err.fields ? Object.entries(err.fields) : [[err.field || "", msg]];
@@ -202,7 +202,7 @@ export function showError(f, err) {
 // allowed_origins[2] is the allowed_origins field), or a field whose name
 // ends in it, or a field it lies inside (settings.form.fields[1].name is
 // the settings.form.fields field).
-export function markField(f, name, text) {
+function markField(f, name, text) {
   const field = name.replace(/\[\d+\]/g, "");
   if (!field) return null;
   const slots = [...f.querySelectorAll("[data-error-for]")];
@@ -270,12 +270,6 @@ export function notice(text, kind) {
 
 export function when(t) {
   return t ? new Date(t).toISOString().slice(0, 16).replace("T", " ") + " UTC" : "";
-}
-
-export function duration(ms) {
-  if (ms === null || ms === undefined) return "";
-  const s = Math.round(ms / 1000);
-  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
 }
 
 export function table(headers, rows, empty) {
