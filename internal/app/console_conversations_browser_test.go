@@ -141,6 +141,10 @@ func TestConsoleToolEditAndConversations(t *testing.T) {
 	c.axeCheck(code, "a phone conversation")
 	c.accessible("a phone conversation")
 	c.shot(shots, "console-conversation.png")
+	// At 360 px the page is one column and nothing is cut off.
+	c.open("#/conversations/call_999", 360, 740)
+	c.poll("the analysis at 360 px", `!!document.querySelector(".analysis .summary")`)
+	c.accessible("a phone conversation at 360 px")
 
 	// Delete the real one, asked first.
 	c.open("#/conversations", 1000, 800)

@@ -98,6 +98,13 @@ func TestConsoleFormLeads(t *testing.T) {
 	c.poll("the rows again", `document.querySelectorAll(".builder-row").length === 4`)
 	c.accessible("the form builder")
 	c.shot(shots, "console-form-builder.png")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 740)); err != nil {
+		t.Fatal(err)
+	}
+	c.accessible("the form builder at 360 px")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1000, 760)); err != nil {
+		t.Fatal(err)
+	}
 	c.fill("Form settings", "Submit button", "Request a call")
 	c.fill("Form settings", "Thank-you message", "Thanks! We will call you back today.")
 	c.press("Save form")
