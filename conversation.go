@@ -219,3 +219,11 @@ type ReconcileCalls struct {
 
 // Kind names ReconcileCalls' worker.
 func (ReconcileCalls) Kind() string { return "reconcile_calls" }
+
+// ConversationDelivery is a webhook delivery of one of a conversation's
+// events, with the URL of the endpoint it went to: the conversation page
+// shows which of the customer's systems heard about it.
+type ConversationDelivery struct {
+	WebhookDelivery
+	WebhookURL string `json:"webhook_url"`
+}

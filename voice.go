@@ -36,3 +36,51 @@ func RealtimeVoice(name string) (voice string, known bool) {
 	}
 	return DefaultRealtimeVoice, false
 }
+
+// KnownModels are the models the console offers, per provider. Other names
+// matching ProviderForModel's patterns are accepted too (a provider's new
+// model works before this list names it).
+var KnownModels = []ModelChoice{
+	{Name: "gpt-realtime", Provider: ProviderOpenAI},
+	{Name: "gpt-realtime-mini", Provider: ProviderOpenAI},
+	{Name: "gpt-4o-realtime-preview", Provider: ProviderOpenAI},
+	{Name: "gpt-4o-mini-realtime-preview", Provider: ProviderOpenAI},
+	{Name: "gemini-live-2.5-flash-preview", Provider: ProviderGemini},
+	{Name: "gemini-2.5-flash-native-audio-preview-09-2025", Provider: ProviderGemini},
+}
+
+// ModelChoice is one model and the provider that runs it.
+type ModelChoice struct {
+	Name     string   `json:"name"`
+	Provider Provider `json:"provider"`
+}
+
+// VoiceChoice is one voice a provider speaks in, and the OpenAI realtime
+// voice it becomes where the realtime API speaks for the agent (phone calls,
+// and OpenAI sessions of an agent with another provider's voice name).
+type VoiceChoice struct {
+	Name          string   `json:"name"`
+	Provider      Provider `json:"provider"`
+	RealtimeVoice string   `json:"realtime_voice"`
+}
+
+// providerVoices lists each provider's own voices, in the order a picker
+// shows them: OpenAI's realtime voices (recommended ones first), then its
+// text-to-speech voices; Gemini Live's prebuilt voices.
+var providerVoices = map[Provider][]string{
+	ProviderOpenAI: {"marin", "cedar", "alloy", "ash", "ballad", "coral", "echo", "sage", "shimmer", "verse", "fable", "onyx", "nova"},
+	ProviderGemini: {"Puck", "Charon", "Kore", "Fenrir", "Aoede", "Leda", "Orus", "Zephyr"},
+}
+
+// Voices lists the voices of every provider with their realtime mapping,
+// OpenAI's first: what the console's voice picker offers.
+func Voices() []VoiceChoice {
+	var out []VoiceChoice
+	for _, p := range []Provider{ProviderOpenAI, ProviderGemini} {
+		for _, name := range providerVoices[p] {
+			rt, _ := RealtimeVoice(name)
+			out = append(out, VoiceChoice{Name: name, Provider: p, RealtimeVoice: rt})
+		}
+	}
+	return out
+}

@@ -18,3 +18,30 @@ func TestRealtimeVoice(t *testing.T) {
 		}
 	}
 }
+
+// Every model the console offers is one ProviderForModel accepts for its
+// provider, and every voice is in the realtime table (known), so that the
+// pickers never offer what the API would refuse or map to the default.
+func TestCatalogIsValid(t *testing.T) {
+	for _, m := range agentline.KnownModels {
+		if p, err := agentline.ProviderForModel(m.Name); err != nil || p != m.Provider {
+			t.Errorf("model %s: provider %q, %v; listed as %s", m.Name, p, err, m.Provider)
+		}
+	}
+	seen := map[agentline.Provider]int{}
+	for _, v := range agentline.Voices() {
+		seen[v.Provider]++
+		if rt, known := agentline.RealtimeVoice(v.Name); !known || rt != v.RealtimeVoice {
+			t.Errorf("voice %s maps to %q (known %v), listed as %q", v.Name, rt, known, v.RealtimeVoice)
+		}
+	}
+	for p, def := range agentline.DefaultVoice {
+		found := false
+		for _, v := range agentline.Voices() {
+			found = found || (v.Provider == p && v.Name == def)
+		}
+		if !found || seen[p] < 5 {
+			t.Errorf("provider %s: %d voices, default %s listed: %v", p, seen[p], def, found)
+		}
+	}
+}

@@ -20,6 +20,11 @@ const sdkImport = "@agentline/client"
 // script or ESM for /sdk/client.js. No npm step: the SDK's files are in
 // the binary.
 func bundle(name string, entry []byte, format api.Format) ([]byte, error) {
+	return bundleWith(name, entry, format, sdkPlugin(jssdk.Files))
+}
+
+// bundleWith bundles entry with plugin as its only resolver.
+func bundleWith(name string, entry []byte, format api.Format, plugin api.Plugin) ([]byte, error) {
 	res := api.Build(api.BuildOptions{
 		Stdin:             &api.StdinOptions{Contents: string(entry), Sourcefile: name, Loader: api.LoaderJS},
 		Bundle:            true,
@@ -30,7 +35,7 @@ func bundle(name string, entry []byte, format api.Format) ([]byte, error) {
 		MinifyIdentifiers: true,
 		MinifySyntax:      true,
 		LegalComments:     api.LegalCommentsNone,
-		Plugins:           []api.Plugin{sdkPlugin(jssdk.Files)},
+		Plugins:           []api.Plugin{plugin},
 	})
 	if len(res.Errors) > 0 {
 		e := res.Errors[0]
@@ -60,6 +65,32 @@ func sdkPlugin(fsys fs.FS) api.Plugin {
 			return api.OnResolveResult{}, fmt.Errorf("import %q: only %s and its own files may be imported", a.Path, sdkImport)
 		})
 		b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "sdk"}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
+			src, err := fs.ReadFile(fsys, a.Path)
+			if err != nil {
+				return api.OnLoadResult{}, err
+			}
+			s := string(src)
+			return api.OnLoadResult{Contents: &s, Loader: api.LoaderJS}, nil
+		})
+	}}
+}
+
+// consolePlugin resolves the console's relative imports ("./ui.js") to the
+// files of dir in fsys, and leaves absolute ones ("/sdk/client.js") as
+// imports the browser loads when the page asks for them; anything else
+// is refused.
+func consolePlugin(fsys fs.FS, dir string) api.Plugin {
+	return api.Plugin{Name: "agentline-console", Setup: func(b api.PluginBuild) {
+		b.OnResolve(api.OnResolveOptions{Filter: ".*"}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
+			switch {
+			case strings.HasPrefix(a.Path, "/"):
+				return api.OnResolveResult{Path: a.Path, External: true}, nil
+			case strings.HasPrefix(a.Path, "./") && strings.HasSuffix(a.Path, ".js"):
+				return api.OnResolveResult{Path: path.Join(dir, a.Path), Namespace: "console"}, nil
+			}
+			return api.OnResolveResult{}, fmt.Errorf("import %q: the console imports only its own files (./name.js) and the server's (/path)", a.Path)
+		})
+		b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "console"}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
 			src, err := fs.ReadFile(fsys, a.Path)
 			if err != nil {
 				return api.OnLoadResult{}, err

@@ -45,3 +45,20 @@ func TestBundleRefusesOtherImports(t *testing.T) {
 		t.Fatal("a broken SDK file bundled")
 	}
 }
+
+// The console's bundle takes its own modules and leaves the server's paths
+// to the browser; a package import fails the build.
+func TestConsoleBundle(t *testing.T) {
+	fsys := fstest.MapFS{"c/ui.js": {Data: []byte(`export const hello = "from ui";`)}}
+	out, err := bundleWith("app.js", []byte(`import {hello} from "./ui.js"; console.log(hello, import("/sdk/client.js"));`),
+		api.FormatESModule, consolePlugin(fsys, "c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out, []byte("from ui")) || !bytes.Contains(out, []byte(`import("/sdk/client.js")`)) {
+		t.Errorf("console bundle: %s", out)
+	}
+	if _, err := bundleWith("app.js", []byte(`import "left-pad";`), api.FormatESModule, consolePlugin(fsys, "c")); err == nil {
+		t.Error("the console bundle took a package import")
+	}
+}

@@ -62,9 +62,10 @@ const (
 )
 
 // ConsoleCSP is the console page's Content-Security-Policy: its own script
-// and stylesheet only (no inline code), API calls to its own origin, and no
+// and stylesheet only (no inline code), API calls to its own origin, audio
+// from blob: URLs (a call's recording, fetched with the token), and no
 // framing, so a page of another site cannot overlay it.
-const ConsoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+const ConsoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; media-src blob:; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Load minifies and compresses the embedded files. It fails only if a file
@@ -84,6 +85,9 @@ func Load() (*Assets, error) {
 	var a Assets
 	js, css := transform(api.LoaderJS), transform(api.LoaderCSS)
 	asIs := func(src []byte) ([]byte, error) { return src, nil }
+	consoleBundler := func(src []byte) ([]byte, error) {
+		return bundleWith("console/app.js", src, api.FormatESModule, consolePlugin(files, "console"))
+	}
 	for _, f := range []struct {
 		dst         **Asset
 		name, ctype string
@@ -94,7 +98,7 @@ func Load() (*Assets, error) {
 		{&a.Audio, "chat-widget-audio.js", typeJS, js, widgetHeader},
 		{&a.SDK, sdkEntry, typeJS, bundler("client.js", api.FormatESModule), widgetHeader},
 		{&a.Console, "console/index.html", typeHTML, asIs, pageHeader},
-		{&a.ConsoleJS, "console/app.js", typeJS, js, consoleHeader},
+		{&a.ConsoleJS, "console/app.js", typeJS, consoleBundler, consoleHeader},
 		{&a.ConsoleCSS, "console/app.css", typeCSS, css, consoleHeader},
 		{&a.CallJS, "console/call.js", typeJS, js, consoleHeader},
 		{&a.CallWorklet, "console/call-worklet.js", typeJS, js, consoleHeader},

@@ -130,3 +130,16 @@ func (h *Handler) deleteAgent(w http.ResponseWriter, r *http.Request) error {
 	httpx.NoContent(w)
 	return nil
 }
+
+// catalog serves GET /api/catalog: the models and voices the console's
+// pickers offer, from the same tables the API validates and maps with, so
+// the console never hard-codes a list that drifts from the server's.
+func (h *Handler) catalog(w http.ResponseWriter, r *http.Request) error {
+	httpx.WriteJSON(w, http.StatusOK, struct {
+		Models        []agentline.ModelChoice       `json:"models"`
+		Voices        []agentline.VoiceChoice       `json:"voices"`
+		DefaultVoices map[agentline.Provider]string `json:"default_voices"`
+		DefaultModel  string                        `json:"default_model"`
+	}{agentline.KnownModels, agentline.Voices(), agentline.DefaultVoice, agentline.DefaultModel})
+	return nil
+}

@@ -63,5 +63,6 @@ func (h *Handler) Routes() []httpx.Route {
 		r("GET", "/api/agents/{agent_id}", h.getAgent),
 		r("PATCH", "/api/agents/{agent_id}", h.updateAgent),
 		r("DELETE", "/api/agents/{agent_id}", h.deleteAgent),
+		r("GET", "/api/catalog", h.catalog),
 	)
 }

@@ -47,8 +47,11 @@ func (c console) axeCheck(source, page string) {
 }
 
 // Every page of the console, checked with axe-core: sign-in, the
-// projects, agents, an agent's every tab, channels, a channel, sessions,
-// calls, leads, analytics, members, the account and an invite link's page.
+// projects, agents, an agent's every tab, channels, a widget and a form
+// channel (its field builder), conversations, leads, analytics (empty),
+// members, the account and an invite link's page; and editors open (the
+// analysis data builder in JSON mode, a tool's editor). The conversation
+// pages are checked in TestConsoleToolEditAndConversations.
 // Any serious or critical violation
 // fails.
 func TestConsoleAccessibility(t *testing.T) {
@@ -73,6 +76,15 @@ func TestConsoleAccessibility(t *testing.T) {
 	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID}, &ch)
+	var formCh struct {
+		ID int64 `json:"id"`
+	}
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "form", "name": "contact"}, &formCh)
+	// The agent's editor with rows in its data builder, and a tool to edit.
+	s.Must(t, 200, "PATCH", "/api/agents/"+itoa(a.ID), tok, map[string]any{"analysis": map[string]any{"summary": true, "success_criteria": "Booked",
+		"data_schema": map[string]any{"type": "object", "properties": map[string]any{"order_id": map[string]string{"type": "string"}, "topic": map[string]any{"type": "string", "enum": []string{"a", "b"}}}}}}, nil)
+	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", tok, map[string]any{"name": "lookup", "url": "https://hooks.example.com/x",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]string{"type": "string"}}}}, nil)
 	c := newConsole(t, ctx, s.URL)
 	code := string(source)
 
@@ -91,13 +103,14 @@ func TestConsoleAccessibility(t *testing.T) {
 		{agent + "/phone", "Ada", `!!document.querySelector("form[aria-label='Search numbers']")`},
 		{"#/channels", "Channels", ""},
 		{"#/channels/" + itoa(ch.ID), "site", ""},
-		{"#/sessions", "Sessions", ""},
-		{"#/calls", "Calls", ""},
+		{"#/conversations", "Conversations", ""},
 		{"#/leads", "Leads", ""},
 		{"#/analytics", "Analytics", ""},
 		{"#/members", "Members of Acme", ""},
 		{"#/projects", "Projects", ""},
 		{"#/account", "Your account", ""},
+		{"#/channels/" + itoa(formCh.ID), "contact", `document.querySelectorAll(".builder-row").length > 0`},
+		{"#/analytics", "Analytics", `document.querySelector("main").innerText.includes("No conversations yet.")`},
 		{"#/invite/ali_unused", "Join agentline", ""},
 	} {
 		c.open(pg.hash, 1000, 800)
@@ -108,5 +121,24 @@ func TestConsoleAccessibility(t *testing.T) {
 		}
 		c.axeCheck(code, pg.hash)
 	}
+	// Editors open: the data builder in JSON mode, a tool's editor.
+	c.open(agent, 1000, 800)
+	c.poll("the data builder", `document.querySelectorAll(".builder-row").length === 2`)
+	c.press("Edit as JSON")
+	c.poll("the JSON mode", `!!document.querySelector(".builder-json:not([hidden]) textarea")`)
+	c.axeCheck(code, "agent settings, data as JSON")
+	c.open(agent+"/tools", 1000, 800)
+	c.press("Edit lookup")
+	c.poll("the tool editor", `!!document.querySelector("form[aria-label='Edit tool']")`)
+	c.axeCheck(code, "the tool editor")
 	c.noErrors("accessibility")
+}
+
+// fillAria sets the control whose aria-label is label (a builder's row
+// controls have no visible label of their own) and tells the page.
+func (c console) fillAria(label, value string) {
+	c.t.Helper()
+	c.poll("the control "+label, `!!document.querySelector('[aria-label=`+js(label)+`]')`)
+	eval[any](c.t, c.ctx, `(el => { if (el.type === "checkbox") el.checked = `+js(value)+` === "true"; else el.value = `+js(value)+`;
+		el.dispatchEvent(new Event("input", {bubbles: true})); el.dispatchEvent(new Event("change", {bubbles: true})); })(document.querySelector('[aria-label=`+js(label)+`]'))`)
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,14 +41,16 @@ func js(s string) string {
 	return string(b)
 }
 
-// newConsole starts recording the uncaught errors of every page the
-// browser opens, for noErrors.
+// newConsole starts recording the uncaught errors and console.error calls
+// of every page the browser opens, for noErrors.
 func newConsole(t *testing.T, ctx context.Context, url string) console {
 	t.Helper()
 	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `window.pageErrors = [];
 addEventListener("error", e => pageErrors.push(String(e.message)));
-addEventListener("unhandledrejection", e => pageErrors.push(String(e.reason)));`})
+addEventListener("unhandledrejection", e => pageErrors.push(String(e.reason)));
+const consoleError = console.error;
+console.error = (...args) => { pageErrors.push("console.error: " + args.map(String).join(" ")); consoleError(...args); };`})
 		return err
 	}))
 	if err != nil {
@@ -56,7 +59,7 @@ addEventListener("unhandledrejection", e => pageErrors.push(String(e.reason)));`
 	return console{t: t, ctx: ctx, url: url}
 }
 
-// noErrors fails on uncaught errors of the page so far.
+// noErrors fails on uncaught errors and console errors of the page so far.
 func (c console) noErrors(where string) {
 	c.t.Helper()
 	if errs := eval[[]string](c.t, c.ctx, `window.pageErrors || []`); len(errs) > 0 {
@@ -102,12 +105,13 @@ func (c console) fill(form, label, value string) {
 		el.dispatchEvent(new Event("input", {bubbles: true})); el.dispatchEvent(new Event("change", {bubbles: true})); })(`+field(form, label)+`)`)
 }
 
-// press clicks the button (or link) whose text is text, in the dialog when
-// one is open.
+// press clicks the button (or link) whose text (or aria-label) is text, in
+// the dialog when one is open.
 func (c console) press(text string) {
 	c.t.Helper()
-	c.poll("the button "+text, `[...document.querySelectorAll("button, a")].some(b => b.textContent.trim() === `+js(text)+` && !b.disabled)`)
-	eval[any](c.t, c.ctx, `(d => [...(d || document).querySelectorAll("button, a")].find(b => b.textContent.trim() === `+js(text)+`).click())(document.querySelector("dialog[open]"))`)
+	named := `(b => (b.textContent.trim() === ` + js(text) + ` || b.getAttribute("aria-label") === ` + js(text) + `))`
+	c.poll("the button "+text, `[...document.querySelectorAll("button, a")].some(b => `+named+`(b) && !b.disabled)`)
+	eval[any](c.t, c.ctx, `(d => [...(d || document).querySelectorAll("button, a")].find(`+named+`).click())(document.querySelector("dialog[open]"))`)
 }
 
 // enter focuses the button whose text is text and presses Enter on it: a
@@ -227,17 +231,23 @@ func TestConsoleWidgetJourney(t *testing.T) {
 	c.fill("Create agent", "Instructions", "You answer questions about the Acme shop.")
 	c.press("Create agent")
 	c.heading("Ada")
-	c.fill("Save", "Greeting", "Hello from Acme!")
-	c.fill("Save", "Language", "not a language!")
-	c.press("Save")
-	c.poll("the language error", `!!`+field("Save", "Language")+`.getAttribute("aria-invalid")`)
-	c.fill("Save", "Language", "en-US")
+	// The agent's editor: pickers of the catalog's models, voices (with
+	// their phone mapping) and languages.
+	c.fill("Agent settings", "Greeting", "Hello from Acme!")
+	if langs := eval[[]string](t, ctx, `[...`+field("Agent settings", "Language")+`.options].map(o => o.value)`); !slices.Contains(langs, "de-DE") || !slices.Contains(langs, "en-US") {
+		t.Errorf("languages offered: %v", langs)
+	}
+	c.fill("Agent settings", "Language", "de-DE")
 	c.press("Save")
 	c.poll("saved", `document.querySelector("form p[role=status]").textContent.startsWith("Saved")`)
-	// Another provider's model without a voice: the API picks that
-	// provider's default voice, because the console sends only what changed.
-	for _, m := range []struct{ model, voice string }{{"gemini-live-2.5-flash-preview", "Puck"}, {"gpt-realtime", "marin"}} {
-		c.fill("Save", "Model", m.model)
+	// Another provider's model offers that provider's voices, its default
+	// chosen.
+	voices := `[...` + field("Agent settings", "Voice") + `.options].map(o => o.value)`
+	for _, m := range []struct{ model, voice, has, lacks string }{{"gemini-live-2.5-flash-preview", "Puck", "Kore", "marin"}, {"gpt-realtime", "marin", "cedar", "Puck"}} {
+		c.fill("Agent settings", "Model", m.model)
+		if vs := eval[[]string](t, ctx, voices); !slices.Contains(vs, m.has) || slices.Contains(vs, m.lacks) {
+			t.Errorf("voices offered for %s: %v", m.model, vs)
+		}
 		eval[any](t, ctx, `document.querySelector("form p[role=status]").textContent = ""`)
 		c.press("Save")
 		c.poll("saved", `document.querySelector("form p[role=status]").textContent.startsWith("Saved")`)
@@ -245,11 +255,56 @@ func TestConsoleWidgetJourney(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.heading("Ada")
-		if v := eval[string](t, ctx, field("Save", "Voice")+`.value`); v != m.voice {
+		if v := eval[string](t, ctx, field("Agent settings", "Voice")+`.value`); v != m.voice {
 			t.Errorf("voice after changing the model to %s: %q, want %q", m.model, v, m.voice)
 		}
 	}
-	if g := eval[string](t, ctx, field("Save", "Greeting")+`.value`); g != "Hello from Acme!" {
+	// A text-to-speech voice says what phone calls speak it as.
+	c.fill("Agent settings", "Voice", "fable")
+	if hint := c.text("#voice-mapping"); !strings.Contains(hint, "ballad") {
+		t.Errorf("the voice mapping shown for fable: %q", hint)
+	}
+	// Recording and analysis: data to extract, built as rows.
+	c.fill("Agent settings", "Record phone calls", "true")
+	c.fill("Agent settings", "Success criteria", "The caller learns when the order arrives.")
+	for i, f := range [][3]string{{"order_id", "string", "The order's number"}, {"resolved", "boolean", "Whether the question was answered"}, {"topic", "enum", "What it was about"}} {
+		c.press("Add field")
+		n := itoa(int64(i + 1))
+		c.fillAria("Name of field "+n, f[0])
+		c.fillAria("Type of field "+n, f[1])
+		c.fillAria("Description of field "+n, f[2])
+	}
+	c.fillAria("Choices of field 3", "billing, shipping")
+	c.shot(shots, "console-agent-editor.png")
+	c.press("Save")
+	c.poll("saved", `document.querySelector("form p[role=status]").textContent.startsWith("Saved")`)
+	var ada struct {
+		Voice, Language, Greeting string
+		RecordCalls               bool `json:"record_calls"`
+		Analysis                  struct {
+			Summary         bool   `json:"summary"`
+			SuccessCriteria string `json:"success_criteria"`
+			DataSchema      struct {
+				Properties map[string]struct {
+					Type string   `json:"type"`
+					Enum []string `json:"enum"`
+				} `json:"properties"`
+			} `json:"data_schema"`
+		} `json:"analysis"`
+	}
+	s.Must(t, 200, "GET", "/api/agents/1", s.Login(t, "owner@example.com", apptest.Password), nil, &ada)
+	props := ada.Analysis.DataSchema.Properties
+	if ada.Voice != "fable" || ada.Language != "de-DE" || !ada.RecordCalls || !ada.Analysis.Summary || ada.Analysis.SuccessCriteria == "" ||
+		len(props) != 3 || props["resolved"].Type != "boolean" || strings.Join(props["topic"].Enum, ",") != "billing,shipping" {
+		t.Errorf("the agent after the editor: %+v", ada)
+	}
+	// Reloaded, the rows come back from the schema.
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	c.heading("Ada")
+	c.poll("the fields to extract", `document.querySelectorAll(".builder-row").length === 3 && document.querySelector('[aria-label="Choices of field 3"]').value === "billing, shipping"`)
+	if g := eval[string](t, ctx, field("Agent settings", "Greeting")+`.value`); g != "Hello from Acme!" {
 		t.Errorf("greeting after reload: %q", g)
 	}
 	c.accessible("agent")
@@ -263,18 +318,22 @@ func TestConsoleWidgetJourney(t *testing.T) {
 	c.poll("the agent in the list", `document.querySelector("main table") && document.querySelector("main table").innerText.includes("gpt-realtime")`)
 	c.shot(shots, "console-agents.png")
 
-	// Tools: the parameters must be JSON, said under the field.
+	// Tools: parameters built as rows; in JSON mode they must be JSON,
+	// said under the builder.
 	c.open("#/agents/1/tools", 1000, 700)
 	c.heading("Ada")
 	c.fill("Add tool", "Name", "lookup_order")
 	c.fill("Add tool", "URL", "https://hooks.example.com/order")
-	c.fill("Add tool", "Parameters (JSON Schema)", "{not json")
+	c.press("Add parameter")
+	c.fillAria("Name of parameter 1", "id")
+	c.fillAria("Required of parameter 1", "true")
+	c.press("Edit as JSON")
+	c.fill("Add tool", "Parameters as JSON", "{not json")
 	c.press("Add tool")
-	c.poll("the parameters error", field("Add tool", "Parameters (JSON Schema)")+`.getAttribute("aria-invalid") === "true"`)
-	c.fill("Add tool", "Parameters (JSON Schema)", `{"type": "object", "properties": {"id": {"type": "string"}}}`)
+	c.poll("the parameters error", field("Add tool", "Parameters as JSON")+`.getAttribute("aria-invalid") === "true"`)
+	c.fill("Add tool", "Parameters as JSON", `{"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}`)
 	c.press("Add tool")
 	c.poll("the tool", `document.querySelector("main table") && document.querySelector("main table").innerText.includes("lookup_order")`)
-
 	// Knowledge: upload a file, try a search.
 	c.press("Knowledge")
 	c.poll("the upload form", `!!document.querySelector("form[aria-label=Upload]")`)
@@ -284,6 +343,7 @@ func TestConsoleWidgetJourney(t *testing.T) {
 	c.fill("Search", "Search the documents", "free returns")
 	c.press("Search")
 	c.poll("a passage", `document.querySelector("main ol") && document.querySelector("main ol").innerText.includes("free within 30 days")`)
+	c.shot(shots, "console-knowledge.png")
 
 	// A voice widget channel with a color, seen in the preview.
 	c.press("Channels")
@@ -392,22 +452,20 @@ func TestConsoleWidgetJourney(t *testing.T) {
 
 	// Back in the console (the same tab keeps its sign-in): the session's
 	// transcript, the analytics.
-	c.open("#/sessions", 1000, 700)
-	c.heading("Sessions")
-	c.poll("the session", `!!document.querySelector("details.session")`)
-	eval[any](t, ctx, `document.querySelector("details.session").open = true`)
-	if tr := c.text("details.session .transcript"); !strings.Contains(tr, "Agent:Hello! This is the agentline sandbox.") || !strings.Contains(tr, "Visitor:Do you ship to Canada?") {
-		t.Errorf("transcript in the console: %q", tr)
+	c.open("#/conversations", 1000, 700)
+	c.heading("Conversations")
+	c.poll("the conversation", `!!document.querySelector("main tbody tr")`)
+	if row := c.text("main tbody tr"); !strings.Contains(row, "Widget") || !strings.Contains(row, "Website") || !strings.Contains(row, "Ended") {
+		t.Errorf("the conversation's row: %q", row)
 	}
-	c.shot(shots, "console-sessions.png")
 	c.fill("Filters", "From", time.Now().UTC().AddDate(0, 0, 2).Format("2006-01-02"))
 	c.press("Apply filters")
-	c.poll("no sessions after tomorrow", `document.querySelector("main").innerText.includes("No sessions match.")`)
+	c.poll("no conversations after tomorrow", `document.querySelector("main").innerText.includes("No conversations match these filters.")`)
 	c.press("Analytics")
 	c.heading("Analytics")
 	c.poll("the charts", `document.querySelectorAll(".chart svg").length === 4`)
 	if n := c.text(".totals b"); n != "1" {
-		t.Errorf("sessions total shown: %q", n)
+		t.Errorf("conversations total shown: %q", n)
 	}
 	if bars := eval[float64](t, ctx, `document.querySelectorAll(".chart:first-child rect.bar").length`); bars < 30 {
 		t.Errorf("%v bars in the sessions chart, want one per day", bars)
@@ -445,7 +503,7 @@ func TestConsoleWidgetJourney(t *testing.T) {
 
 	// At 360 px everything is one column and nothing is cut off.
 	for _, page := range []struct{ hash, title string }{
-		{"#/agents", "Agents"}, {"#/agents/1", "Ada"}, {"#/channels/1", "Website"}, {"#/sessions", "Sessions"},
+		{"#/agents", "Agents"}, {"#/agents/1", "Ada"}, {"#/channels/1", "Website"}, {"#/conversations", "Conversations"},
 		{"#/analytics", "Analytics"}, {"#/members", "Members of Acme"},
 	} {
 		c.open(page.hash, 360, 740)
@@ -571,9 +629,9 @@ func TestConsolePhoneJourney(t *testing.T) {
 		}
 	}
 	c.shot(shots, "console-call.png")
-	c.press("← All calls")
-	c.heading("Calls")
-	c.poll("the call in the list", `document.querySelector("main table") && document.querySelector("main table").innerText.includes("completed")`)
+	c.press("← Conversations")
+	c.heading("Conversations")
+	c.poll("the call in the list", `document.querySelector("main table") && document.querySelector("main table").innerText.includes("Phone call")`)
 
 	c.noErrors("the call")
 

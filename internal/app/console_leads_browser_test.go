@@ -54,28 +54,91 @@ func TestConsoleFormLeads(t *testing.T) {
 	if eval[bool](t, ctx, `!!document.getElementById("key")`) {
 		t.Error("a lead capture form shows a key card; its page needs no key")
 	}
+	// The fields, made with the builder: added, reordered, one removed.
 	// The API's error on a field inside the list is shown under the list.
-	c.fill("Form settings", "Fields (JSON)", `[{"name": "Name", "label": "Name"}]`)
+	// A new form has default fields: they go first.
+	for n := eval[int](t, ctx, `document.querySelectorAll(".builder-row").length`); n > 0; n-- {
+		c.press("Remove field 1")
+	}
+	c.poll("no fields", `document.querySelector(".builder-rows").innerText.includes("No fields yet.")`)
+	for i, f := range [][3]string{{"Topic", "topic", "select"}, {"Name", "Name", "text"}, {"Email", "email", "email"}, {"Scratch", "scratch", "text"}, {"You may contact me", "consent", "checkbox"}} {
+		c.press("Add field")
+		n := itoa(int64(i + 1))
+		c.fillAria("Label of field "+n, f[0])
+		c.fillAria("Name of field "+n, f[1])
+		c.fillAria("Type of field "+n, f[2])
+	}
+	if eval[bool](t, ctx, `document.querySelector('[aria-label="Choices of field 2"]').disabled === false`) {
+		t.Error("a text field's choices are editable")
+	}
+	c.fillAria("Choices of field 1", "Pricing, A demo")
+	c.press("Remove field 4")
+	c.press("Move field 1 down")
+	c.press("Move field 2 down")
+	for _, req := range []string{"1", "2", "4"} {
+		c.fillAria("Required of field "+req, "true")
+	}
 	c.press("Save form")
-	c.poll("the fields error", field("Form settings", "Fields (JSON)")+`.getAttribute("aria-invalid") === "true"`)
-	if msg := c.fieldError("Form settings", "Fields (JSON)"); !strings.Contains(msg, "lowercase") {
+	c.poll("the fields error", `document.querySelector('[aria-label="Label of field 1"]').getAttribute("aria-invalid") === "true"`)
+	if msg := c.text("fieldset.builder .field-error"); !strings.Contains(msg, "lowercase") {
 		t.Errorf("fields error: %q", msg)
 	}
-	fields := `[{"name": "name", "label": "Name", "required": true},
- {"name": "email", "label": "Email", "type": "email", "required": true},
- {"name": "topic", "label": "Topic", "type": "select", "options": ["Pricing", "A demo"]},
- {"name": "consent", "label": "You may contact me", "type": "checkbox", "required": true}]`
-	c.fill("Form settings", "Fields (JSON)", fields)
+	c.fillAria("Name of field 1", "")
+	// The JSON mode shows the rows as JSON, and takes them back.
+	c.press("Edit as JSON")
+	asJSON := eval[string](t, ctx, field("Form settings", "Fields as JSON")+`.value`)
+	if !strings.Contains(asJSON, `"name": "name"`) || !strings.Contains(asJSON, `"A demo"`) || strings.Contains(asJSON, "scratch") {
+		t.Errorf("the fields as JSON: %s", asJSON)
+	}
+	c.fill("Form settings", "Fields as JSON", "[{not json")
+	c.press("Edit with the builder")
+	c.poll("the JSON error", `document.querySelector("fieldset.builder .field-error").textContent.includes("JSON")`)
+	c.fill("Form settings", "Fields as JSON", asJSON)
+	c.press("Edit with the builder")
+	c.poll("the rows again", `document.querySelectorAll(".builder-row").length === 4`)
+	c.accessible("the form builder")
+	c.shot(shots, "console-form-builder.png")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 740)); err != nil {
+		t.Fatal(err)
+	}
+	c.accessible("the form builder at 360 px")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1000, 760)); err != nil {
+		t.Fatal(err)
+	}
 	c.fill("Form settings", "Submit button", "Request a call")
 	c.fill("Form settings", "Thank-you message", "Thanks! We will call you back today.")
 	c.press("Save form")
 	c.poll("saved", `(f => !!f && f.querySelector("p[role=status]").textContent === "Saved.")(document.querySelector("form[aria-label='Form settings']"))`)
 	var form agentline.Channel
 	s.Must(t, 200, "GET", "/api/channels/1", tok, nil, &form)
-	if fs := form.Settings.Form; fs == nil || fs.Mode != agentline.FormLeadCapture || len(fs.Fields) != 4 || fs.Fields[2].Options[1] != "A demo" ||
-		!fs.Fields[3].Required || fs.SubmitLabel != "Request a call" || fs.ThankYouMessage != "Thanks! We will call you back today." {
+	if fs := form.Settings.Form; fs == nil || fs.Mode != agentline.FormLeadCapture || len(fs.Fields) != 4 || fs.Fields[0].Name != "name" ||
+		fs.Fields[1].Name != "email" || fs.Fields[2].Options[1] != "A demo" || fs.Fields[2].Required || !fs.Fields[3].Required ||
+		fs.SubmitLabel != "Request a call" || fs.ThankYouMessage != "Thanks! We will call you back today." {
 		t.Fatalf("the saved form: %+v", fs)
 	}
+	// The built form, submitted on its public page.
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+"/api/channels/form/embed/1"),
+		chromedp.SendKeys(chromedp.CSS("#f-name"), "Ada Lovelace"),
+		chromedp.SendKeys(chromedp.CSS("#f-email"), "ada@example.com"),
+		chromedp.SetValue(chromedp.CSS("#f-topic"), "Pricing"),
+		chromedp.Click(chromedp.CSS("#f-consent")),
+		chromedp.Click(chromedp.CSS("button[type=submit]")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	c.poll("the public page's thank-you", `document.body.innerText.includes("Thanks! We will call you back today.")`)
+	var leads struct {
+		Leads []agentline.Lead `json:"leads"`
+	}
+	s.Must(t, 200, "GET", "/api/projects/"+itoa(p.ID)+"/leads", tok, nil, &leads)
+	if len(leads.Leads) != 1 || leads.Leads[0].Answers["name"] != "Ada Lovelace" || leads.Leads[0].Answers["topic"] != "Pricing" {
+		t.Fatalf("leads after the public page: %+v", leads.Leads)
+	}
+	c.noErrors("the public form page")
+	// The rest of the journey counts the leads made in the console.
+	s.Must(t, 204, "DELETE", "/api/leads/"+itoa(leads.Leads[0].ID), tok, nil, nil)
+	c.open("#/channels/1", 1000, 760)
+	c.heading("Contact form")
 	// Its snippet is the form page's iframe, no script, no key.
 	c.poll("the iframe snippet", `!!document.getElementById("snippet-iframe")`)
 	if ifr := c.text("#snippet-iframe"); !strings.Contains(ifr, s.URL+"/api/channels/form/embed/1") || eval[bool](t, ctx, `!!document.getElementById("snippet-script")`) {

@@ -116,8 +116,9 @@ func TestConsolePeople(t *testing.T) {
 	// Rename, then delete another project (cancelled first).
 	c.press("Projects")
 	c.heading("Projects")
-	c.fill("Rename project", "Project name", "Acme Inc")
-	c.press("Rename project")
+	c.fill("Save project", "Project name", "Acme Inc")
+	c.fill("Save project", "Keep call recordings (days)", "90")
+	c.press("Save project")
 	c.poll("the new name", `document.getElementById("project-switch").selectedOptions[0].textContent === "Acme Inc"`)
 	c.fill("Create project", "Name", "Scratch")
 	c.press("Create project")

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/store"
 )
@@ -33,14 +35,24 @@ func TestConsoleFirstRunTestPanel(t *testing.T) {
 	c.press("Create project")
 	c.heading("Agents")
 	// The sandbox counts as a provider.
-	c.poll("the checklist", `document.getElementById("checklist-title").textContent === "Get started: 1 of 4 done"`)
+	c.poll("the checklist", `document.getElementById("checklist-title").textContent === "Get started: 1 of 5 done"`)
 	c.fill("Create agent", "Name", "Ada")
 	c.fill("Create agent", "Instructions", "You answer questions about the Acme shop.")
 	c.press("Create agent")
 	c.heading("Ada")
 	c.press("Agents")
 	c.heading("Agents")
-	c.poll("the checklist with an agent", `document.getElementById("checklist-title").textContent === "Get started: 2 of 4 done"`)
+	c.poll("the checklist with an agent", `document.getElementById("checklist-title").textContent === "Get started: 2 of 5 done"`)
+	// The webhook item links to the webhooks section, and is done once the
+	// project has an enabled endpoint.
+	if href := eval[string](t, ctx, `[...document.querySelectorAll(".checklist li")].find(li => li.textContent.includes("A webhook endpoint")).querySelector("a").getAttribute("href")`); href != "#/webhooks" {
+		t.Errorf("the webhook item links to %q", href)
+	}
+	s.Must(t, 201, "POST", "/api/projects/1/webhooks", s.Login(t, "owner@example.com", apptest.Password), map[string]any{"url": "https://127.0.0.1:9/hook"}, nil)
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	c.poll("the checklist with an endpoint", `(h => !!h && h.textContent === "Get started: 3 of 5 done")(document.getElementById("checklist-title"))`)
 	c.shot(shots, "console-checklist.png")
 	c.press("Try it")
 	c.heading("Ada")
@@ -64,9 +76,9 @@ func TestConsoleFirstRunTestPanel(t *testing.T) {
 	c.press("End")
 	c.poll("the end", `document.getElementById("test-status").textContent === "Ended."`)
 
-	// The tests are kept with the sessions.
-	c.press("Sessions")
-	c.heading("Sessions")
-	c.poll("the test sessions", `document.querySelector("main").textContent.includes("from console")`)
+	// The tests are kept with the conversations.
+	c.press("Conversations")
+	c.heading("Conversations")
+	c.poll("the test conversations", `document.querySelector("main tbody") && document.querySelector("main tbody").textContent.includes("Console test")`)
 	c.noErrors("first run")
 }

@@ -25,6 +25,7 @@ type Store interface {
 	Conversation(ctx context.Context, projectID int64, id string) (agentline.Conversation, error)
 	ProjectOfConversation(ctx context.Context, id string) (int64, error)
 	DeleteConversation(ctx context.Context, projectID int64, id string) error
+	ConversationDeliveries(ctx context.Context, projectID int64, conversationID string, limit int) ([]agentline.ConversationDelivery, error)
 }
 
 // Handler serves the conversations API.
@@ -45,6 +46,7 @@ func (h *Handler) Routes() []httpx.Route {
 		m("GET", "/api/conversations/{conversation_id}", h.get),
 		m("DELETE", "/api/conversations/{conversation_id}", h.delete),
 		m("GET", "/api/conversations/{conversation_id}/recording", h.recording),
+		m("GET", "/api/conversations/{conversation_id}/deliveries", h.deliveries),
 	}
 }
 
@@ -115,6 +117,30 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// maxDeliveries bounds a conversation's deliveries list: a handful of
+// events (started, ended, analyzed) to each of a project's endpoints.
+const maxDeliveries = 200
+
+// deliveries serves the webhook deliveries of the conversation's events,
+// newest first, with each endpoint's URL.
+func (h *Handler) deliveries(w http.ResponseWriter, r *http.Request) error {
+	projectID, id, err := h.conversationOf(r, agentline.PermView)
+	if err != nil {
+		return err
+	}
+	list, err := h.store.ConversationDeliveries(r.Context(), projectID, id, maxDeliveries)
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []agentline.ConversationDelivery{}
+	}
+	httpx.WriteJSON(w, http.StatusOK, struct {
+		Deliveries []agentline.ConversationDelivery `json:"deliveries"`
+	}{list})
 	return nil
 }
 

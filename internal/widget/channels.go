@@ -141,7 +141,10 @@ func (h *Handler) createChannel(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	c := agentline.Channel{ProjectID: projectID}
+	// A new widget shows its transcript and text chat unless asked not to:
+	// what visitors expect of a chat widget, and what the console's
+	// preview starts from.
+	c := agentline.Channel{ProjectID: projectID, Settings: agentline.ChannelSettings{ShowTranscript: true, ShowTextChat: true}}
 	if err := h.apply(r.Context(), in, &c); err != nil {
 		return err
 	}

@@ -141,7 +141,7 @@ func TestConfig(t *testing.T) {
 	want := map[string]any{
 		"project": map[string]any{"id": float64(e.project.ID), "name": "Shop", "branding": map[string]any{"display_name": "Shop Inc"}},
 		"channel": map[string]any{"id": float64(e.channel.ID), "type": "voice_widget",
-			"settings": map[string]any{"color": "#2563eb", "position": "bottom-right", "show_transcript": false, "show_text_chat": false}, "form_gate": false},
+			"settings": map[string]any{"color": "#2563eb", "position": "bottom-right", "show_transcript": true, "show_text_chat": true}, "form_gate": false},
 		"agents": []any{map[string]any{"id": float64(e.agent.ID), "name": "Ada", "provider": "openai", "voice": "marin", "language": "en"}},
 	}
 	if a, b := mustJSON(got), mustJSON(want); a != b {

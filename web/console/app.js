@@ -1,320 +1,23 @@
-// agentline console: plain JavaScript on the management API, no framework
-// and no build step. Pages are chosen by the location hash (#/agents/3).
+// agentline console: plain JavaScript on the management API, no framework.
+// Its modules (ui.js, editors.js, conversations.js) are bundled into one
+// minified script when the server starts (web/bundle.go). Pages are chosen by the location hash (#/agents/3).
 // API data only ever reaches the page as text (h() builds the DOM; no
 // string is ever parsed as HTML), and the page's Content-Security-Policy allows no inline
 // script or style. The session token lives in sessionStorage: it is gone
 // when the tab closes and other tabs do not share it.
 
-const TOKEN = "agentline.token";
-const PROJECT = "agentline.project";
+import {
+  hooks, plural, TOKEN, PROJECT, state, h, s, flat, APIError, api, query, input, values, form, FieldError, confirmAction, copyButton, notice, when, table, transcript, label, json, filterSelects, filtered,
+} from "./ui.js";
+import { agentSettings, agentTools, catalog, formFieldsBuilder } from "./editors.js";
+import { conversationsPage, conversationPage, analyticsPage } from "./conversations.js";
 
-const state = { token: sessionStorage.getItem(TOKEN), me: null, projects: [], project: null, shownKeys: new Map() };
 let renderGen = 0;
-
-// ---- DOM building -------------------------------------------------------
-
-// h builds an element: attributes (on* are listeners, booleans set
-// properties) and children (strings become text, null and false are
-// skipped, arrays are flattened).
-function h(tag, attrs, ...children) {
-  const el = document.createElement(tag);
-  setAttrs(el, attrs);
-  el.append(...flat(children));
-  return el;
-}
-
-// s builds an SVG element the same way.
-function s(tag, attrs, ...children) {
-  const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
-  setAttrs(el, attrs);
-  el.append(...flat(children));
-  return el;
-}
-
-function setAttrs(el, attrs) {
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === null || v === undefined || v === false) continue;
-    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-    else if (v === true) el.setAttribute(k, "");
-    else el.setAttribute(k, String(v));
-  }
-}
-
-function flat(children) {
-  const out = [];
-  for (const c of children.flat(Infinity)) {
-    if (c === null || c === undefined || c === false) continue;
-    out.push(c instanceof Node ? c : String(c));
-  }
-  return out;
-}
-
-// ---- the API ------------------------------------------------------------
-
-class APIError extends Error {
-  constructor(status, body) {
-    const e = (body && body.error) || {};
-    super(e.message || `The server answered ${status}.`);
-    this.status = status;
-    this.code = e.code || "";
-    this.field = e.field || "";
-    // fields gives several fields their own problem (a form submission).
-    this.fields = e.fields || null;
-  }
-}
-
-// api calls the management API with the session token; it returns the
-// decoded JSON (null for 204) or throws an APIError. A 401 signs out.
-async function api(method, path, body) {
-  const opts = { method, headers: {} };
-  if (state.token) opts.headers.Authorization = "Bearer " + state.token;
-  if (body instanceof FormData) opts.body = body;
-  else if (body !== undefined) {
-    opts.headers["Content-Type"] = "application/json";
-    opts.body = JSON.stringify(body);
-  }
-  let res;
-  try {
-    res = await fetch(path, opts);
-  } catch {
-    throw new APIError(0, { error: { message: "The server cannot be reached. Check your connection and try again." } });
-  }
-  if (res.status === 204) return null;
-  const data = await res.json().catch(() => null);
-  if (!res.ok) {
-    if (res.status === 401 && state.token && path !== "/api/auth/login") {
-      signedOut("Your sign-in has ended. Please sign in again.");
-    }
-    throw new APIError(res.status, data);
-  }
-  return data;
-}
-
-function query(params) {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== "" && v !== null && v !== undefined) q.set(k, v);
-  const str = q.toString();
-  return str ? "?" + str : "";
-}
-
-// ---- forms --------------------------------------------------------------
-
-let fieldSeq = 0;
-
-// input builds one labelled field. spec: {name, label, type, value,
-// options: [[value, label]], hint, required, placeholder}. Names may be
-// dotted (settings.color): values() nests them, and an API error naming
-// that field is shown under it.
-function input(spec) {
-  const id = "f" + ++fieldSeq;
-  const type = spec.type || "text";
-  let el;
-  if (type === "textarea" || type === "lines") {
-    el = h("textarea", { id, name: spec.name, rows: spec.rows || 4, placeholder: spec.placeholder, required: spec.required });
-    el.value = type === "lines" ? (spec.value || []).join("\n") : spec.value ?? "";
-  } else if (type === "select") {
-    el = h("select", { id, name: spec.name, required: spec.required },
-      spec.options.map(([v, l]) => h("option", { value: v }, l)));
-    el.value = spec.value ?? (spec.options[0] ? spec.options[0][0] : "");
-  } else if (type === "checkbox") {
-    el = h("input", { id, name: spec.name, type: "checkbox" });
-    el.checked = !!spec.value;
-  } else {
-    el = h("input", { id, name: spec.name, type, placeholder: spec.placeholder, required: spec.required,
-      autocomplete: spec.autocomplete, min: spec.min, list: spec.list, inputmode: spec.inputmode });
-    el.value = spec.value ?? "";
-  }
-  el.dataset.kind = type;
-  const err = h("p", { class: "field-error", id: id + "-err", "data-error-for": spec.name });
-  el.setAttribute("aria-describedby", id + "-err" + (spec.hint ? " " + id + "-hint" : ""));
-  const hint = spec.hint ? h("p", { class: "hint", id: id + "-hint" }, spec.hint) : null;
-  if (type === "checkbox") return h("div", { class: "field" }, h("label", { class: "check", for: id }, el, spec.label), hint, err);
-  return h("div", { class: "field" }, h("label", { for: id }, spec.label), el, hint, err);
-}
-
-// values reads a form's named fields into an object, nesting dotted names.
-function values(form) {
-  const out = {};
-  for (const el of form.querySelectorAll("[name]")) {
-    let v;
-    switch (el.dataset.kind) {
-      case "checkbox": v = el.checked; break;
-      case "number": v = el.value.trim() === "" ? null : Number(el.value); break;
-      case "lines": v = el.value.split("\n").map((l) => l.trim()).filter(Boolean); break;
-      default: v = el.value;
-    }
-    const path = el.name.split(".");
-    let o = out;
-    for (const p of path.slice(0, -1)) o = o[p] = o[p] || {};
-    o[path[path.length - 1]] = v;
-  }
-  return out;
-}
-
-// form builds a form of fields whose submit runs onSubmit(values). An API
-// error goes under the field it names, or above the buttons.
-function form(fields, submitLabel, onSubmit, opts = {}) {
-  const formError = h("p", { class: "form-error", role: "alert" });
-  const submit = h("button", { type: "submit", class: opts.danger ? "danger primary" : "primary" }, submitLabel);
-  const f = h("form", { novalidate: true, "aria-label": opts.label || submitLabel },
-    fields.map((x) => (x instanceof Node ? x : input(x))),
-    h("div", { class: "actions" }, submit, opts.extra, formError));
-  f.addEventListener("submit", async (ev) => {
-    ev.preventDefault();
-    clearErrors(f);
-    submit.disabled = true;
-    try {
-      await onSubmit(values(f), f);
-    } catch (err) {
-      showError(f, err);
-    } finally {
-      submit.disabled = false;
-    }
-  });
-  return f;
-}
-
-function clearErrors(f) {
-  for (const e of f.querySelectorAll(".field-error, .form-error")) e.textContent = "";
-  for (const e of f.querySelectorAll("[aria-invalid]")) e.removeAttribute("aria-invalid");
-}
-
-// showError puts an error's message next to its field, or each message of
-// error.fields next to its own field, focusing the first; what has no field
-// in the form goes to the form's foot.
-function showError(f, err) {
-  if (!(err instanceof APIError) && !(err instanceof FieldError)) console.error(err);
-  const msg = err.message || String(err);
-  const problems = err.fields ? Object.entries(err.fields) : [[err.field || "", msg]];
-  const rest = [];
-  let first = null;
-  for (const [name, text] of problems) {
-    const el = markField(f, name, text);
-    if (!el) rest.push(err.fields ? `${name}: ${text}` : text);
-    // The first in the page's order, whatever order the messages came in.
-    if (el && (!first || first.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_PRECEDING)) first = el;
-  }
-  if (first) first.focus();
-  f.querySelector(".form-error").textContent = rest.join("; ");
-}
-
-// markField shows text under the field an API name points at and returns
-// its control, or null. The name matches exactly (without list indexes:
-// allowed_origins[2] is the allowed_origins field), or a field whose name
-// ends in it, or a field it lies inside (settings.form.fields[1].name is
-// the settings.form.fields field).
-function markField(f, name, text) {
-  const field = name.replace(/\[\d+\]/g, "");
-  if (!field) return null;
-  const slots = [...f.querySelectorAll("[data-error-for]")];
-  const slot = slots.find((s) => s.dataset.errorFor === field) ||
-    slots.find((s) => s.dataset.errorFor.endsWith("." + field) || field.endsWith("." + s.dataset.errorFor)) ||
-    slots.find((s) => field.startsWith(s.dataset.errorFor + "."));
-  if (!slot) return null;
-  slot.textContent = text;
-  const el = f.querySelector(`[name="${CSS.escape(slot.dataset.errorFor)}"]`);
-  if (el) el.setAttribute("aria-invalid", "true");
-  return el;
-}
-
-// FieldError is a check made in the browser before the API is asked.
-class FieldError extends Error {
-  constructor(field, message) {
-    super(message);
-    this.field = field;
-  }
-}
-
-// confirmAction asks before a destructive action, in a modal dialog (Esc
-// and Cancel say no); it resolves to true for yes.
-function confirmAction(question, yes) {
-  return new Promise((resolve) => {
-    const cancel = h("button", { type: "button" }, "Cancel");
-    const ok = h("button", { type: "button", class: "danger primary" }, yes);
-    const d = h("dialog", { "aria-label": question }, h("p", {}, question), h("div", { class: "row" }, cancel, ok));
-    cancel.addEventListener("click", () => d.close("no"));
-    ok.addEventListener("click", () => d.close("yes"));
-    d.addEventListener("close", () => {
-      d.remove();
-      resolve(d.returnValue === "yes");
-    });
-    document.body.append(d);
-    d.showModal();
-    cancel.focus();
-  });
-}
-
-// copyButton copies text to the clipboard; where the browser refuses, it
-// selects the text so the keyboard can copy it.
-function copyButton(text, target, label = "Copy") {
-  const b = h("button", { type: "button" }, label);
-  b.addEventListener("click", async () => {
-    try {
-      await navigator.clipboard.writeText(text());
-      b.textContent = "Copied";
-    } catch {
-      if (target) getSelection().selectAllChildren(target);
-      b.textContent = "Selected: press Ctrl+C";
-    }
-    setTimeout(() => (b.textContent = label), 2500);
-  });
-  return b;
-}
-
-function notice(text, kind) {
-  return h("p", { class: "notice" + (kind ? " " + kind : ""), role: kind === "error" ? "alert" : "status" }, text);
-}
-
-// ---- formatting ---------------------------------------------------------
-
-function when(t) {
-  return t ? new Date(t).toISOString().slice(0, 16).replace("T", " ") + " UTC" : "";
-}
-
-function duration(ms) {
-  if (ms === null || ms === undefined) return "";
-  const s = Math.round(ms / 1000);
-  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
-}
-
-function table(headers, rows, empty) {
-  if (!rows.length) return h("p", { class: "muted" }, empty);
-  return h("div", { class: "table" }, h("table", {},
-    h("thead", {}, h("tr", {}, headers.map((x) => h("th", { scope: "col" }, x || h("span", { class: "sr-only" }, "Actions"))))),
-    h("tbody", {}, rows)));
-}
-
-// transcript renders transcript lines, tool calls and errors in order.
-function transcript(items) {
-  if (!items.length) return h("p", { class: "muted" }, "Nothing was said.");
-  return h("ol", { class: "transcript" }, items.map((e) => {
-    if (e.kind === "tool") {
-      return h("li", { class: "tool" }, h("span", { class: "who" }, "Tool " + (e.name || "")),
-        e.arguments !== undefined ? "arguments " + json(e.arguments) : "", e.output !== undefined ? " → " + json(e.output) : "",
-        e.is_error ? " (error)" : "");
-    }
-    if (e.kind === "error") return h("li", { class: "error" }, h("span", { class: "who" }, "Error"), e.text);
-    if (e.kind === "dtmf") return h("li", {}, h("span", { class: "who" }, "Keypad"), e.text);
-    return h("li", { class: e.role }, h("span", { class: "who" }, label(e.role) + ":"), e.text);
-  }));
-}
-
-function label(role) {
-  return { user: "Visitor", assistant: "Agent", caller: "Caller", agent: "Agent" }[role] || role || "?";
-}
-
-function plural(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-
-function json(v) {
-  return typeof v === "string" ? v : JSON.stringify(v);
-}
 
 // ---- the frame: header, navigation, routing -----------------------------
 
 const pages = [
-  ["agents", "Agents"], ["channels", "Channels"], ["sessions", "Sessions"], ["calls", "Calls", "telephony"],
+  ["agents", "Agents"], ["channels", "Channels"], ["conversations", "Conversations"],
   ["leads", "Leads"], ["analytics", "Analytics"], ["members", "Members"], ["projects", "Projects"],
 ];
 
@@ -377,9 +80,9 @@ const routes = [
   [/^#\/agents\/(\d+)(?:\/(settings|test|tools|knowledge|phone))?$/, "agents", agentPage],
   [/^#\/channels$/, "channels", channelsPage],
   [/^#\/channels\/(\d+)$/, "channels", channelPage],
-  [/^#\/sessions$/, "sessions", sessionsPage],
-  [/^#\/calls$/, "calls", callsPage],
-  [/^#\/calls\/([A-Za-z0-9]+)$/, "calls", callPage],
+  [/^#\/conversations$/, "conversations", conversationsPage],
+  [/^#\/conversations\/([A-Za-z0-9_]+)$/, "conversations", conversationPage],
+  [/^#\/calls\/([A-Za-z0-9]+)$/, "conversations", callPage],
   [/^#\/leads$/, "leads", leadsPage],
   [/^#\/analytics$/, "analytics", analyticsPage],
 ];
@@ -424,6 +127,11 @@ async function render(focus) {
       await loadProjects();
     }
     let hash = location.hash;
+    // The sessions and calls lists became the conversations list.
+    if (hash === "#/sessions" || hash === "#/calls") {
+      location.replace("#/conversations");
+      return;
+    }
     if (!state.project && hash !== "#/projects" && hash !== "#/account") hash = "#/projects";
     const route = routes.find(([re]) => re.test(hash));
     if (!route) {
@@ -634,7 +342,8 @@ function accountPage({ show }) {
     }), done));
 }
 
-// projectSettings renames the current project, and deletes it (owners).
+// projectSettings renames the current project, sets how long its call
+// recordings are kept, and deletes it (owners).
 function projectSettings() {
   const p = state.project;
   const del = h("button", { type: "button", class: "danger" }, "Delete project");
@@ -652,7 +361,11 @@ function projectSettings() {
     }
   });
   return h("div", { class: "card" }, h("h2", {}, "This project: " + p.name),
-    p.role === "viewer" ? null : form([{ name: "name", label: "Project name", value: p.name, required: true }], "Rename project", async (v) => {
+    p.role === "viewer" ? null : form([
+      { name: "name", label: "Project name", value: p.name, required: true },
+      { name: "recording_retention_days", label: "Keep call recordings (days)", type: "number", min: 0, value: p.recording_retention_days ?? 0,
+        hint: "Recordings older than this are deleted; 0 keeps them. Agents record only with Record phone calls on." },
+    ], "Save project", async (v) => {
       await api("PATCH", `/api/projects/${p.id}`, v);
       await loadProjects();
       render();
@@ -660,10 +373,10 @@ function projectSettings() {
     p.role === "owner" ? h("div", { class: "actions" }, del, err) : null);
 }
 
-const models = ["gpt-realtime", "gpt-realtime-mini", "gemini-live-2.5-flash-preview", "gemini-2.5-flash-native-audio-preview-09-2025"];
-
-function modelList() {
-  return h("datalist", { id: "models" }, models.map((m) => h("option", { value: m })));
+// modelList suggests the catalog's models in the new agent's model field.
+async function modelList() {
+  const cat = await catalog();
+  return h("datalist", { id: "models" }, cat.models.map((m) => h("option", { value: m.name })));
 }
 
 // checklist is the project's first steps with their live state, each
@@ -675,6 +388,7 @@ async function checklist(agents) {
   // snippet runs on a real page.
   const keys = await Promise.all(channels.slice(0, 20).map((c) => api("GET", `/api/channels/${c.id}/key`).catch(() => null)));
   const numbers = f.telephony_enabled ? await api("GET", `/api/projects/${pid}/telephony/numbers`).catch(() => []) : [];
+  const endpoints = await api("GET", `/api/projects/${pid}/webhooks`).then((r) => r.webhooks, () => []);
   const widget = channels.find((c) => c.type === "voice_widget") || channels[0];
   const items = [
     [f.openai_configured || f.gemini_configured, f.sandbox ? "A provider: the sandbox, a pretend one; set OPENAI_API_KEY (or GEMINI_API_KEY) for a real model"
@@ -686,6 +400,8 @@ async function checklist(agents) {
   if (f.telephony_enabled) {
     items.push([numbers.length > 0, "A phone number", agents.length ? `#/agents/${agents[0].id}/phone` : "#/agents", "Buy one"]);
   }
+  // The webhooks section is the console's #/webhooks page.
+  items.push([endpoints.some((e) => e.enabled), "A webhook endpoint: your systems hear of each conversation", "#/webhooks", endpoints.length ? "Webhooks" : "Add one"]);
   const done = items.filter(([ok]) => ok).length;
   return h("section", { class: "card", "aria-labelledby": "checklist-title" },
     h("h2", { id: "checklist-title" }, `Get started: ${done} of ${items.length} done`),
@@ -699,7 +415,7 @@ async function agentsPage({ show }) {
     h("td", {}, h("a", { href: `#/agents/${a.id}` }, a.name)), h("td", {}, a.model), h("td", {}, a.voice), h("td", {}, a.language)));
   show("Agents", await checklist(agents),
     table(["Name", "Model", "Voice", "Language"], rows, "No agents yet: create one below."),
-    h("div", { class: "card", id: "new-agent" }, h("h2", {}, "New agent"), modelList(), form([
+    h("div", { class: "card", id: "new-agent" }, h("h2", {}, "New agent"), await modelList(), form([
       { name: "name", label: "Name", required: true },
       { name: "model", label: "Model", value: "gpt-realtime", list: "models", hint: "gpt-realtime* (OpenAI-compatible) or gemini-*live* / *native-audio* (Gemini-compatible)." },
       { name: "instructions", label: "Instructions", type: "textarea", hint: "The system prompt." },
@@ -717,36 +433,6 @@ async function agentPage(ctx, id, tab = "settings") {
     h("a", { href: `#/agents/${id}/${t}`, "aria-current": t === tab ? "page" : null }, l)));
   const body = await { settings: agentSettings, test: agentTest, tools: agentTools, knowledge: agentKnowledge, phone: agentPhone }[tab](ctx, agent);
   ctx.show(agent.name, nav, body);
-}
-
-function agentSettings(ctx, a) {
-  const saved = h("p", { role: "status", class: "muted" });
-  const del = h("button", { type: "button", class: "danger" }, "Delete agent");
-  del.addEventListener("click", async () => {
-    if (!(await confirmAction(`Delete ${a.name}? Its tools, documents and channels' links go with it.`, "Delete agent"))) return;
-    try {
-      await api("DELETE", `/api/agents/${a.id}`);
-      location.hash = "#/agents";
-    } catch (e) {
-      saved.textContent = e.message;
-    }
-  });
-  return h("div", {}, h("div", { class: "card" }, modelList(), form([
-    { name: "name", label: "Name", value: a.name, required: true },
-    { name: "instructions", label: "Instructions", type: "textarea", rows: 8, value: a.instructions, hint: "The system prompt." },
-    { name: "greeting", label: "Greeting", value: a.greeting, hint: "Optional first words of the agent." },
-    { name: "model", label: "Model", value: a.model, list: "models", hint: `Provider now: ${a.provider}.` },
-    { name: "voice", label: "Voice", value: a.voice, hint: "For example marin or cedar (OpenAI), Puck or Kore (Gemini)." },
-    { name: "language", label: "Language", value: a.language, hint: "A BCP 47 tag such as en-US or de-DE." },
-    { name: "transfer_number", label: "Transfer number", type: "tel", value: a.transfer_number, hint: "E.164 (+14155550123); empty for no call transfers." },
-  ], "Save", async (v) => {
-    // Only what changed: a new model without a new voice then gets its
-    // provider's default voice from the API.
-    const changed = Object.fromEntries(Object.entries(v).filter(([k, x]) => x !== a[k]));
-    const updated = await api("PATCH", `/api/agents/${a.id}`, changed);
-    Object.assign(a, updated);
-    saved.textContent = `Saved at ${when(updated.updated_at)}.`;
-  }, { extra: saved })), h("div", { class: "card" }, h("h2", {}, "Danger zone"), del));
 }
 
 // agentTest is the Test panel: a conversation with the agent by voice or
@@ -818,41 +504,13 @@ async function agentTest(ctx, a) {
     h("div", { class: "row" }, voice, typed, mute, stop), status, err, lines, send);
 }
 
-async function agentTools(ctx, a) {
-  const tools = await api("GET", `/api/agents/${a.id}/tools`);
-  const rows = tools.map((t) => h("tr", {}, h("td", {}, t.name), h("td", {}, t.method), h("td", {}, t.url),
-    h("td", { class: "actions" }, h("button", { type: "button", class: "danger", onclick: async () => {
-      if (!(await confirmAction(`Delete the tool ${t.name}?`, "Delete tool"))) return;
-      await api("DELETE", `/api/tools/${t.id}`).catch((e) => alertError(e));
-      render();
-    } }, "Delete"))));
-  return h("div", {},
-    h("p", { class: "muted" }, "The model calls these HTTP endpoints with the arguments it chose; the answer goes back to it."),
-    table(["Name", "Method", "URL", ""], rows, "No tools yet."),
-    h("div", { class: "card" }, h("h2", {}, "New webhook tool"), form([
-      { name: "name", label: "Name", placeholder: "lookup_order", required: true },
-      { name: "description", label: "Description", hint: "Tells the model when to call it." },
-      { name: "url", label: "URL", type: "url", placeholder: "https://example.com/hooks/order", required: true },
-      { name: "method", label: "Method", type: "select", options: [["POST", "POST"], ["GET", "GET"]] },
-      { name: "parameters", label: "Parameters (JSON Schema)", type: "textarea", value: '{"type": "object", "properties": {}}' },
-    ], "Add tool", async (v) => {
-      try {
-        v.parameters = JSON.parse(v.parameters || "{}");
-      } catch (e) {
-        throw new FieldError("parameters", "Parameters must be JSON: " + e.message);
-      }
-      await api("POST", `/api/agents/${a.id}/tools`, v);
-      render();
-    })));
-}
-
 function alertError(e) {
   document.getElementById("main").prepend(notice(e.message, "error"));
 }
 
 async function agentKnowledge(ctx, a) {
   const docs = await api("GET", `/api/agents/${a.id}/knowledge`);
-  const rows = docs.map((d) => h("tr", {}, h("td", {}, d.title), h("td", {}, d.content_type), h("td", {}, d.bytes + " B, " + d.chunks + " passages"),
+  const rows = docs.map((d) => h("tr", {}, h("td", {}, d.title), h("td", {}, d.content_type), h("td", {}, d.bytes + " B, " + plural(d.chunks, "passage")),
     h("td", { class: "actions" }, h("button", { type: "button", class: "danger", onclick: async () => {
       if (!(await confirmAction(`Delete the document ${d.title}?`, "Delete document"))) return;
       await api("DELETE", `/api/knowledge/${d.id}`).catch((e) => alertError(e));
@@ -1082,26 +740,22 @@ function widgetPreview(c) {
 }
 
 // formSettings edits settings.form of a form channel (lead capture or live
-// chat): fields as JSON, the labels and where submissions are posted.
+// chat): fields with the builder (or as JSON), the labels and where submissions are posted.
 function formSettings(c) {
   const fs = c.settings.form;
   // The page is drawn again after a save (the mode decides the key and the
   // snippets), so "Saved." waits in state for it.
   const saved = h("p", { role: "status", class: "muted" }, state.formSaved === c.id ? "Saved." : "");
   state.formSaved = null;
+  const fields = formFieldsBuilder(fs.fields);
   const card = h("div", { class: "card" }, h("h2", {}, "Form"), form([
     { name: "settings.form.mode", label: "Mode", type: "select", options: [["lead_capture", "Lead capture: store the submissions"], ["live_chat", "Live chat: connect the visitor to the agent"]], value: fs.mode },
-    { name: "settings.form.fields", label: "Fields (JSON)", type: "textarea", rows: 6, value: JSON.stringify(fs.fields || [], null, 2),
-      hint: 'A list of {"name", "label", "type", "required", "options"}.' },
+    fields.el,
     { name: "settings.form.submit_label", label: "Submit button", value: fs.submit_label || "" },
     { name: "settings.form.thank_you_message", label: "Thank-you message", value: fs.thank_you_message || "" },
     { name: "settings.form.notify_url", label: "Notify URL", type: "url", value: fs.notify_url || "", hint: "Optional; each lead is posted there." },
   ], "Save form", async (v) => {
-    try {
-      v.settings.form.fields = JSON.parse(v.settings.form.fields || "[]");
-    } catch (e) {
-      throw new FieldError("settings.form.fields", "Fields must be JSON: " + e.message);
-    }
+    v.settings.form.fields = fields.read() || [];
     await api("PATCH", `/api/channels/${c.id}`, { settings: v.settings });
     state.formSaved = c.id;
     render();
@@ -1207,95 +861,12 @@ async function snippetsCard(c, whole) {
   return box;
 }
 
-async function filterSelects() {
-  const pid = state.project.id;
-  const [channels, agents] = await Promise.all([api("GET", `/api/projects/${pid}/channels`), api("GET", `/api/projects/${pid}/agents`)]);
-  return {
-    channels, agents,
-    channel: { name: "channel_id", label: "Channel", type: "select", options: [["", "All channels"]].concat(channels.map((c) => [String(c.id), c.name || `Channel ${c.id}`])) },
-    agent: { name: "agent_id", label: "Agent", type: "select", options: [["", "All agents"]].concat(agents.map((a) => [String(a.id), a.name])) },
-  };
-}
-
-// filtered shows a filter form and a result list under it; run(values)
-// returns the list's nodes.
-function filtered(fields, run) {
-  const out = h("div", { "aria-live": "polite" });
-  const f = form(fields, "Apply filters", async (v) => out.replaceChildren(...flat([await run(v)])), { label: "Filters" });
-  f.classList.add("card", "filters");
-  // The first results come without a click (requestSubmit needs the form
-  // in the document, which it is not yet).
-  f.dispatchEvent(new Event("submit", { cancelable: true }));
-  return [f, out];
-}
-
-async function sessionsPage({ show }) {
-  const pid = state.project.id;
-  const sel = await filterSelects();
-  const names = new Map(sel.channels.map((c) => [c.id, c.name]));
-  const agents = new Map(sel.agents.map((a) => [a.id, a.name]));
-  const list = h("div", {});
-  let filters = {};
-  const more = h("button", { type: "button", hidden: true }, "Older sessions");
-  const load = async (offset) => {
-    const res = await api("GET", `/api/projects/${pid}/sessions` + query({ ...filters, offset }));
-    if (!offset) list.replaceChildren();
-    if (!res.sessions.length && !offset) list.append(h("p", { class: "muted" }, "No sessions match."));
-    for (const x of res.sessions) {
-      const items = x.transcript.map((t) => ({ kind: "line", role: t.role, text: t.text, at: t.at }));
-      // Tool calls and errors go in after the lines said before them; the
-      // lines keep the order the API gives.
-      for (const e of x.tool_calls.map((t) => ({ kind: "tool", ...t })).concat(x.errors.map((e) => ({ kind: "error", text: e.message || json(e), at: e.at })))) {
-        const i = items.findIndex((l) => Date.parse(l.at) > Date.parse(e.at));
-        items.splice(i < 0 ? items.length : i, 0, e);
-      }
-      list.append(h("details", { class: "card session" }, h("summary", {},
-        h("b", {}, when(x.started_at)), ` · ${names.get(x.channel_id) || "channel " + x.channel_id} · ${agents.get(x.agent_id) || "agent " + x.agent_id} · `,
-        x.ended_at ? duration(x.duration_ms) : h("span", { class: "status live" }, "live"),
-        ` · ${plural(x.transcript.length, "line")}, ${plural(x.tool_calls.length, "tool call")}`),
-      h("p", { class: "muted" }, `Session ${x.id} from ${x.origin || "an unknown origin"} (${x.provider} ${x.model}).`), transcript(items)));
-    }
-    more.hidden = res.next_offset === null;
-    more.onclick = () => load(res.next_offset).catch(alertError);
-  };
-  show("Sessions", filtered([sel.channel, sel.agent,
-    { name: "from", label: "From", type: "date" }, { name: "to", label: "To (exclusive)", type: "date" }], async (v) => {
-    filters = v;
-    await load(0);
-    return [list, more];
-  }));
-}
-
-async function callsPage({ show }) {
-  const pid = state.project.id;
-  const sel = await filterSelects();
-  const agents = new Map(sel.agents.map((a) => [a.id, a.name]));
-  const statuses = ["", "queued", "initiated", "ringing", "in-progress", "completed", "busy", "failed", "no-answer", "canceled"];
-  show("Calls", filtered([sel.agent, { name: "status", label: "Status", type: "select", options: statuses.map((x) => [x, x || "Any status"]) }], async (v) => {
-    const rows = h("tbody", {});
-    const more = h("button", { type: "button", hidden: true }, "Older calls");
-    const load = async (before) => {
-      const page = await api("GET", `/api/projects/${pid}/telephony/calls` + query({ ...v, before }));
-      rows.append(...page.items.map((c) => h("tr", {}, h("td", {}, h("a", { href: `#/calls/${c.call_sid}` }, when(c.created_at))),
-        h("td", {}, c.direction), h("td", {}, c.from), h("td", {}, c.to), h("td", {}, agents.get(c.agent_id) || ""),
-        h("td", {}, h("span", { class: "status" }, c.status)), h("td", {}, c.duration_s === null ? "" : c.duration_s + " s"))));
-      more.hidden = page.next_before === null;
-      more.onclick = () => load(page.next_before).catch(alertError);
-      return page.items.length;
-    };
-    const n = await load("");
-    if (!n) return h("p", { class: "muted" }, "No calls match.");
-    return [h("div", { class: "table" }, h("table", {}, h("thead", {}, h("tr", {},
-      ["When", "Direction", "From", "To", "Agent", "Status", "Duration"].map((x) => h("th", { scope: "col" }, x)))), rows)), more];
-  }));
-}
-
 async function callPage({ show }, sid) {
   const c = await api("GET", `/api/calls/${sid}`);
   const items = c.events.map((e) => (e.type === "tool_call" ? { kind: "tool", ...(e.data || {}), name: (e.data && e.data.name) || e.text }
     : { kind: e.type === "transcript" ? "line" : e.type, role: e.role, text: e.text }));
   show(c.direction === "test" ? "Test call from " + c.from : `Call ${c.direction === "inbound" ? "from " + c.from : "to " + c.to}`,
-    h("p", {}, h("a", { href: "#/calls" }, "← All calls")),
+    h("p", {}, h("a", { href: "#/conversations" }, "← Conversations")),
     h("div", { class: "card" }, h("dl", {},
       [["Call SID", c.call_sid], ["Status", c.status + (c.end_reason ? ` (${c.end_reason})` : "")], ["From", c.from], ["To", c.to],
         ["Started", when(c.started_at)], ["Ended", when(c.ended_at)], ["Duration", c.duration_s === null ? "" : c.duration_s + " s"]]
@@ -1386,66 +957,6 @@ function answer(x) {
   return typeof x === "boolean" ? (x ? "yes" : "no") : json(x);
 }
 
-function isoDay(d) {
-  return d.toISOString().slice(0, 10);
-}
-
-async function analyticsPage({ show }) {
-  const pid = state.project.id;
-  const today = new Date();
-  const start = new Date(today.getTime() - 29 * 864e5);
-  const tomorrow = new Date(today.getTime() + 864e5);
-  show("Analytics", filtered([
-    { name: "from", label: "From", type: "date", value: isoDay(start) },
-    { name: "to", label: "To (exclusive)", type: "date", value: isoDay(tomorrow) },
-  ], async (v) => {
-    const res = await api("GET", `/api/projects/${pid}/analytics` + query(v));
-    const byDay = new Map(res.by_day.map((d) => [d.day, d]));
-    const days = [];
-    for (let t = Date.parse(res.from.slice(0, 10)); t < Date.parse(res.to) && days.length < 400; t += 864e5) {
-      const day = isoDay(new Date(t));
-      days.push({ day, ...(byDay.get(day) || { sessions: 0, minutes: 0, tool_calls: 0, errors: 0 }) });
-    }
-    const t = res.totals;
-    // The success rate of analysed conversations of every kind (docs/analysis.md).
-    const c = (res.conversations && res.conversations.totals) || {};
-    const rate = c.success_rate == null ? "n/a" : `${Math.round(c.success_rate * 100)}% of ${c.evaluated}`;
-    return [
-      h("div", { class: "totals" }, [["Sessions", t.sessions], ["Minutes", num(t.minutes)], ["Tool calls", t.tool_calls], ["Errors", t.errors],
-        ["Success rate", rate]]
-        .map(([k, x]) => h("div", {}, h("b", {}, x), k))),
-      h("div", { class: "charts" }, [["sessions", "Sessions per day"], ["minutes", "Minutes per day"], ["tool_calls", "Tool calls per day"], ["errors", "Errors per day"]]
-        .map(([k, title]) => chart(title, days, k))),
-    ];
-  }));
-}
-
-// num shows a count as it is and a fraction with two decimals (minutes of
-// short sessions) or one (larger ones).
-function num(x) {
-  if (Number.isInteger(x)) return String(x);
-  return x < 10 ? x.toFixed(2) : x.toFixed(1);
-}
-
-// chart draws one bar chart of days[*][key] in SVG.
-function chart(title, days, key) {
-  const W = 600, H = 220, left = 48, bottom = 28, top = 12;
-  const max = Math.max(1, ...days.map((d) => d[key]));
-  const bw = (W - left - 4) / Math.max(1, days.length);
-  const y = (x) => top + (H - top - bottom) * (1 - x / max);
-  const bars = days.map((d, i) => s("rect", { class: "bar", x: left + i * bw + 1, y: y(d[key]), width: Math.max(1, bw - 2), height: H - bottom - y(d[key]) },
-    s("title", {}, `${d.day}: ${num(d[key])}`)));
-  const first = days[0] ? days[0].day : "", last = days.length ? days[days.length - 1].day : "";
-  const total = days.reduce((n, d) => n + d[key], 0);
-  return h("figure", { class: "card chart" }, h("figcaption", {}, h("b", {}, title)),
-    s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `${title}: ${num(total)} in all from ${first} to ${last}, at most ${num(max)} a day` },
-      s("line", { class: "axis", x1: left, y1: H - bottom, x2: W, y2: H - bottom }),
-      s("line", { class: "axis", x1: left, y1: top, x2: left, y2: H - bottom }),
-      s("text", { x: left - 6, y: top + 14, "text-anchor": "end" }, num(max)),
-      s("text", { x: left - 6, y: H - bottom, "text-anchor": "end" }, "0"),
-      s("text", { x: left, y: H - 6 }, first),
-      s("text", { x: W, y: H - 6, "text-anchor": "end" }, last),
-      bars));
-}
-
+hooks.signedOut = signedOut;
+hooks.render = render;
 render(true);
