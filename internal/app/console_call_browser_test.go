@@ -153,7 +153,7 @@ func TestConsoleBrowserCall(t *testing.T) {
 	c.shot(shots, "console-browser-call.png")
 
 	// The end: the page sends stop; the call is a phone conversation of
-	// direction test, in the conversations and on the Calls page.
+	// direction test, in the API and on the console's conversations pages.
 	c.press("End call")
 	c.poll("the end", `document.getElementById("browser-call-status").textContent.startsWith("Call ended (caller_hangup)")`)
 	var list struct {
@@ -164,10 +164,10 @@ func TestConsoleBrowserCall(t *testing.T) {
 		list.Conversations[0].AgentID != a.ID || len(list.Conversations[0].ToolCalls) != 1 || !strings.Contains(list.Conversations[0].ToolCalls[0].Result, "shipped") {
 		t.Errorf("the project's phone conversations: %+v", list.Conversations)
 	}
-	c.open("#/calls", 1000, 900)
-	c.heading("Calls")
-	c.poll("the test call in the list", `(t => !!t && t.innerText.includes("test") && t.innerText.includes("completed"))(document.querySelector("main table"))`)
-	eval[any](t, ctx, `document.querySelector("main table a").click()`)
+	c.open("#/conversations", 1000, 900)
+	c.heading("Conversations")
+	c.poll("the test call in the list", `(t => !!t && t.innerText.includes("Browser test call") && t.innerText.includes("Ended"))(document.querySelector("main tbody tr"))`)
+	eval[any](t, ctx, `document.querySelector("main tbody tr a").click()`)
 	c.heading("Test call from owner@example.com")
 	c.poll("its transcript", `document.querySelector(".transcript").innerText.includes("Where is my order A17?")`)
 	c.noErrors("the browser call")

@@ -130,7 +130,7 @@ func TestConsoleToolEditAndConversations(t *testing.T) {
 
 	// A phone conversation with a recording and an analysis.
 	c.open("#/conversations/call_999", 1000, 900)
-	c.poll("the analysis", `!!document.querySelector(".analysis .summary")`)
+	c.poll("the analysis", `(a => !!a && a.innerText.includes("The caller asked where order"))(document.querySelector(".analysis"))`)
 	if an := c.text(".analysis"); !strings.Contains(an, "The caller asked where order 1234 is.") || !strings.Contains(an, "Yes") || !strings.Contains(an, "order_id") || !strings.Contains(an, "1234") {
 		t.Errorf("the analysis card: %q", an)
 	}

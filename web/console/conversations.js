@@ -48,6 +48,7 @@ async function names() {
     channel: (c) => {
       if (c.channel_id) return (channels.find((x) => x.id === c.channel_id) || {}).name || `channel ${c.channel_id}`;
       if (c.kind === "phone") {
+        if (c.direction === "test") return "Browser test call";
         const n = numbers.find((x) => x.id === c.number_id);
         return (n && n.phone_number) || (c.direction === "outbound" ? c.from : c.to) || "phone";
       }
@@ -164,7 +165,7 @@ async function deliveriesCard(id) {
 // conversationPage is one conversation whole.
 export async function conversationPage({ show }, id) {
   const [c, n] = await Promise.all([api("GET", `/api/conversations/${id}`), names()]);
-  const title = c.kind === "phone" ? `Call ${c.direction === "outbound" ? "to " + c.to : "from " + c.from}` : `${kinds[c.kind] || "Conversation"} ${when(c.started_at)}`;
+  const title = c.kind === "phone" ? `${c.direction === "test" ? "Test call" : "Call"} ${c.direction === "outbound" ? "to " + c.to : "from " + c.from}` : `${kinds[c.kind] || "Conversation"} ${when(c.started_at)}`;
   const del = h("button", { type: "button", class: "danger" }, "Delete conversation");
   const err = h("p", { class: "form-error", role: "alert" });
   del.addEventListener("click", async () => {
