@@ -230,12 +230,15 @@ func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession
 	if s.StartedAt.IsZero() {
 		s.StartedAt = db.now()
 	}
-	err := db.tx(ctx, func(c conn) error {
-		if err := insertSession(ctx, c, s, s.StartedAt); err != nil {
-			return err
-		}
-		return db.emitConversation(ctx, c, s.ProjectID, s.ID, agentline.EventConversationStarted)
-	})
+	inserted, err := insertSessionIfNoEndpoints(ctx, db.writer(), s)
+	if err == nil && !inserted {
+		err = db.tx(ctx, func(c conn) error {
+			if err := insertSession(ctx, c, s, s.StartedAt); err != nil {
+				return err
+			}
+			return db.emitConversation(ctx, c, s.ProjectID, s.ID, agentline.EventConversationStarted)
+		})
+	}
 	if isUniqueViolation(err) {
 		return s, agentline.Errorf(agentline.EConflict, "session %s exists already", s.ID)
 	}
