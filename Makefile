@@ -25,8 +25,9 @@ e2e-cluster:
 # Benchmarks and long load runs; results go to docs/benchmarks.md.
 # The relay run puts agentline's relay beside the no-marks pass-through
 # floor and the mark-per-delta pass-through at each call count, reporting
-# CPU, p50/p99, peak and idle RSS and write syscalls per round-tripped
-# frame. RELAYLOAD_CALLS (default 100,200,400) and RELAYLOAD_SECONDS
+# CPU (per second and per round-tripped frame), p50/p99, peak and idle
+# RSS, read and write syscalls per round-tripped frame, and agentline's
+# ratios to the two pass-throughs from the same run. RELAYLOAD_CALLS (default 100,200,400) and RELAYLOAD_SECONDS
 # (default 10) tune it; RELAYLOAD_NODE=1 adds a Node.js pass-through.
 #
 # The widget run (GET /widget/v1/config + POST /widget/v1/session, 50

@@ -225,7 +225,9 @@ func scanSession(row interface{ Scan(...any) error }) (agentline.WidgetSession, 
 }
 
 // CreateWidgetSession stores a new session; its id is chosen by the caller.
-// conversation.started is emitted with it.
+// conversation.started is emitted with it, in one transaction, when the
+// project has an enabled webhook endpoint; otherwise the session is one
+// statement (insertSessionIfNoEndpoints).
 func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error) {
 	if s.StartedAt.IsZero() {
 		s.StartedAt = db.now()
