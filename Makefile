@@ -26,8 +26,10 @@ e2e-cluster:
 # The relay run puts agentline's relay beside the no-marks pass-through
 # floor and the mark-per-delta pass-through at each call count, and the
 # relay again recording every call (mode recording, against agentline:
-# recording's cost), reporting CPU (per second and per frame), p50/p99,
-# peak and idle RSS and write syscalls per round-tripped frame. RELAYLOAD_CALLS (default 100,200,400) and RELAYLOAD_SECONDS
+# recording's cost), reporting CPU (per second and per round-tripped
+# frame), p50/p99, peak and idle RSS, read and write syscalls per
+# round-tripped frame, and agentline's ratios to the two pass-throughs from
+# the same run. RELAYLOAD_CALLS (default 100,200,400) and RELAYLOAD_SECONDS
 # (default 10) tune it; RELAYLOAD_NODE=1 adds a Node.js pass-through.
 #
 # The widget run (GET /widget/v1/config + POST /widget/v1/session, 50

@@ -225,17 +225,22 @@ func scanSession(row interface{ Scan(...any) error }) (agentline.WidgetSession, 
 }
 
 // CreateWidgetSession stores a new session; its id is chosen by the caller.
-// conversation.started is emitted with it.
+// conversation.started is emitted with it, in one transaction, when the
+// project has an enabled webhook endpoint; otherwise the session is one
+// statement (insertSessionIfNoEndpoints).
 func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error) {
 	if s.StartedAt.IsZero() {
 		s.StartedAt = db.now()
 	}
-	err := db.tx(ctx, func(c conn) error {
-		if err := insertSession(ctx, c, s, s.StartedAt); err != nil {
-			return err
-		}
-		return db.emitConversation(ctx, c, s.ProjectID, s.ID, agentline.EventConversationStarted)
-	})
+	inserted, err := insertSessionIfNoEndpoints(ctx, db.writer(), s)
+	if err == nil && !inserted {
+		err = db.tx(ctx, func(c conn) error {
+			if err := insertSession(ctx, c, s, s.StartedAt); err != nil {
+				return err
+			}
+			return db.emitConversation(ctx, c, s.ProjectID, s.ID, agentline.EventConversationStarted)
+		})
+	}
 	if isUniqueViolation(err) {
 		return s, agentline.Errorf(agentline.EConflict, "session %s exists already", s.ID)
 	}

@@ -44,7 +44,7 @@ func (c *Call) fromCarrier(ctx context.Context, msg []byte) error {
 		if !c.ready.Load() && c.holdEarly(payload) {
 			return nil
 		}
-		if err := c.sendAudio(ctx, payload); err != nil {
+		if err := c.sendAudio(ctx, payload, c.carrierLazy); err != nil {
 			return err
 		}
 		if c.opts.FrameLatency != nil {
@@ -66,12 +66,18 @@ func (c *Call) fromCarrier(ctx context.Context, msg []byte) error {
 	return nil
 }
 
-// sendAudio queues one caller frame for the model, built in the queue.
-func (c *Call) sendAudio(ctx context.Context, payload []byte) error {
+// sendAudio sends one caller frame to the model, built in the queue; lazy
+// (only for the carrier's reader) leaves it for the flush before that
+// reader's next socket read.
+func (c *Call) sendAudio(ctx context.Context, payload []byte, lazy bool) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	_, err := c.modelOut.send(func(b *batch) { b.data = appendAudio(b.data, payload); b.end() })
+	send := c.modelOut.send
+	if lazy {
+		send = c.modelOut.queue
+	}
+	_, err := send(func(b *batch) { b.data = appendAudio(b.data, payload); b.end() })
 	if err != nil {
 		return sendErr(ctx, err, EndModelDisconnect)
 	}

@@ -131,7 +131,7 @@ type loadResult struct {
 	rssMB, peakMB   float64
 	idleMB          float64   // resident idleWait after the last call ended
 	idleSeries      []float64 // resident every 5 s after the last call ended, up to idleWait
-	writes          int64     // write syscalls of the relay process in the window
+	writes, reads   int64     // write and read syscalls of the relay process in the window
 	durationSeconds float64
 }
 
@@ -140,16 +140,6 @@ type loadResult struct {
 // RELAYLOAD_IDLE_SECONDS says otherwise (60 for the idle-memory target).
 var idleWait = 5 * time.Second
 
-// cpuPerFrame is the relay process's CPU µs per round-tripped frame: on a
-// loaded machine fewer frames make it through, and CPU per second alone
-// would flatter the slower run.
-func (r loadResult) cpuPerFrame(d time.Duration) float64 {
-	if r.frames == 0 {
-		return 0
-	}
-	return r.cpuPerSec * d.Seconds() * 1e6 / float64(r.frames)
-}
-
 // writesPerFrame is the relay's write syscalls per frame that made the
 // whole round trip (two messages relayed: caller->model, model->caller).
 func (r loadResult) writesPerFrame() float64 {
@@ -157,6 +147,24 @@ func (r loadResult) writesPerFrame() float64 {
 		return 0
 	}
 	return float64(r.writes) / float64(r.frames)
+}
+
+// readsPerFrame is the same for read syscalls.
+func (r loadResult) readsPerFrame() float64 {
+	if r.frames == 0 {
+		return 0
+	}
+	return float64(r.reads) / float64(r.frames)
+}
+
+// cpuPerFrame is the relay's CPU microseconds per round-tripped frame: on a
+// machine too busy for the load generator to reach its pace, relays move
+// different numbers of frames, and this compares them fairly.
+func (r loadResult) cpuPerFrame() float64 {
+	if r.frames == 0 {
+		return 0
+	}
+	return r.cpuPerSec * r.durationSeconds * 1e6 / float64(r.frames)
 }
 
 // runLoad runs calls concurrent calls for d through a relay child of mode:
@@ -209,10 +217,10 @@ func runLoad(t testing.TB, mode string, calls int, d time.Duration, nodeScript s
 	}
 	time.Sleep(time.Until(measureFrom))
 	cpu0, _ := procCPU(cmd.Process.Pid)
-	w0 := procWrites(cmd.Process.Pid)
+	r0, w0 := procIO(cmd.Process.Pid)
 	time.Sleep(time.Until(stopAt))
 	cpu1, _ := procCPU(cmd.Process.Pid)
-	w1 := procWrites(cmd.Process.Pid)
+	r1, w1 := procIO(cmd.Process.Pid)
 	rss, peak := procMem(cmd.Process.Pid)
 	wg.Wait()
 	// The calls have ended: what does the process keep?
@@ -228,7 +236,7 @@ func runLoad(t testing.TB, mode string, calls int, d time.Duration, nodeScript s
 
 	res := loadResult{mode: mode, calls: calls, durationSeconds: d.Seconds(), rssMB: rss, peakMB: peak, idleMB: idle, idleSeries: series}
 	res.cpuPerSec = (cpu1 - cpu0) / d.Seconds()
-	res.writes = w1 - w0
+	res.writes, res.reads = w1-w0, r1-r0
 	var all []time.Duration
 	for _, st := range stats {
 		if st.failed || st.got < st.sent*95/100 {
@@ -344,17 +352,20 @@ func procCPU(pid int) (float64, error) {
 	return (ut + st) / 100, nil // USER_HZ is 100 on Linux
 }
 
-// procWrites returns the write syscalls pid has made (syscw in
-// /proc/pid/io: write, writev and the like, sockets included).
-func procWrites(pid int) int64 {
+// procIO returns the read and write syscalls pid has made (syscr and
+// syscw in /proc/pid/io: read, write, writev and the like, sockets
+// included; a read that finds nothing yet, EAGAIN, counts too).
+func procIO(pid int) (reads, writes int64) {
 	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "io"))
 	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "syscr: "); ok {
+			reads, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
 		if v, ok := strings.CutPrefix(l, "syscw: "); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return n
+			writes, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		}
 	}
-	return 0
+	return reads, writes
 }
 
 // procMem returns the resident and peak resident memory of pid in MB.
@@ -431,10 +442,13 @@ func BenchmarkRelayLoad(b *testing.B) {
 		modes = append(modes, "node")
 	}
 	for _, n := range counts {
+		results := map[string]loadResult{}
+		defer func() { logRatios(b, n, results) }()
 		for _, mode := range modes {
 			b.Run(fmt.Sprintf("%s/calls=%d", mode, n), func(b *testing.B) {
 				for range b.N {
 					r := runLoad(b, mode, n, d, nodeScript)
+					results[mode] = r
 					b.ReportMetric(r.cpuPerSec, "cpu-s/s")
 					b.ReportMetric(float64(r.p50.Microseconds())/1000, "p50-ms")
 					b.ReportMetric(float64(r.p99.Microseconds())/1000, "p99-ms")
@@ -442,12 +456,29 @@ func BenchmarkRelayLoad(b *testing.B) {
 					b.ReportMetric(float64(r.lost), "lost-calls")
 					b.ReportMetric(float64(r.frames)/d.Seconds(), "frames/s")
 					b.ReportMetric(r.writesPerFrame(), "writes/frame")
+					b.ReportMetric(r.readsPerFrame(), "reads/frame")
+					b.ReportMetric(r.cpuPerFrame(), "cpu-µs/frame")
 					b.ReportMetric(r.idleMB, "idle-MB")
-					b.ReportMetric(r.cpuPerFrame(d), "cpu-µs/frame")
-					b.Logf("%s calls=%d: cpu %.3f s/s, p50 %v p99 %v max %v, rss %.1f MB peak %.1f MB idle %.1f MB after %v (every 5 s: %.1f), lost %d, frames %d, writes/frame %.3f",
-						mode, n, r.cpuPerSec, r.p50, r.p99, r.max, r.rssMB, r.peakMB, r.idleMB, idleWait, r.idleSeries, r.lost, r.frames, r.writesPerFrame())
+					b.Logf("%s calls=%d: cpu %.3f s/s, p50 %v p99 %v max %v, rss %.1f MB peak %.1f MB idle %.1f MB after %v (every 5 s: %.1f), lost %d, frames %d, writes/frame %.3f, reads/frame %.3f, cpu/frame %.1f µs",
+						mode, n, r.cpuPerSec, r.p50, r.p99, r.max, r.rssMB, r.peakMB, r.idleMB, idleWait, r.idleSeries, r.lost, r.frames, r.writesPerFrame(), r.readsPerFrame(), r.cpuPerFrame())
 				}
 			})
 		}
+	}
+}
+
+// logRatios prints, for one call count, agentline's CPU per frame against
+// the floor's and its peak memory against the marks pass-through's: the
+// issue's targets, from the one run.
+func logRatios(b *testing.B, calls int, rs map[string]loadResult) {
+	ag, ok := rs["agentline"]
+	if !ok {
+		return
+	}
+	if f, ok := rs["floor"]; ok && f.cpuPerFrame() > 0 {
+		b.Logf("calls=%d: agentline CPU per frame %.2fx the floor's", calls, ag.cpuPerFrame()/f.cpuPerFrame())
+	}
+	if m, ok := rs["marks"]; ok && m.peakMB > 0 {
+		b.Logf("calls=%d: agentline peak RSS %.2fx the marks pass-through's, p99 %.2fx", calls, ag.peakMB/m.peakMB, float64(ag.p99)/float64(m.p99))
 	}
 }

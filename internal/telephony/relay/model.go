@@ -94,7 +94,7 @@ func (c *Call) sessionReady(ctx context.Context) error {
 			return nil
 		}
 		for _, p := range held {
-			if err := c.sendAudio(ctx, p); err != nil {
+			if err := c.sendAudio(ctx, p, false); err != nil {
 				return err
 			}
 		}
@@ -103,7 +103,8 @@ func (c *Call) sessionReady(ctx context.Context) error {
 
 // audioOut sends one model audio delta to the carrier, and a mark after each
 // MarkInterval of audio, so that the played position is known. The media
-// and its mark are queued together, built in the queue: one write.
+// and its mark are queued together, built in the queue: one write. Only
+// the model's reader calls it.
 func (c *Call) audioOut(ctx context.Context, itemID, delta []byte) error {
 	c.mu.Lock()
 	if string(itemID) != c.itemID {
@@ -128,7 +129,11 @@ func (c *Call) audioOut(ctx context.Context, itemID, delta []byte) error {
 		r.Agent(delta)
 	}
 	sid := c.opts.StreamSID
-	_, err := c.carrierOut.send(func(b *batch) {
+	send := c.carrierOut.send
+	if c.modelLazy { // the model's reader: flushed before its next read
+		send = c.carrierOut.queue
+	}
+	_, err := send(func(b *batch) {
 		b.data = appendMedia(b.data, sid, delta)
 		b.end()
 		if needMark {

@@ -161,6 +161,9 @@ type Call struct {
 	endCause       error                   // End before Run
 
 	carrierOut, modelOut *sender // each socket's writes, from Run on
+	// carrierLazy and modelLazy: that socket's reader may queue what it
+	// relays, flushed before its next socket read (onRead), from Run on.
+	carrierLazy, modelLazy bool
 
 	callerFrames, agentFrames atomic.Int64
 	toolRuns                  sync.WaitGroup // the runTool goroutines, which Run waits for
@@ -231,6 +234,8 @@ func (c *Call) Run(ctx context.Context) Result {
 	}()
 	c.modelOut = newSender(c.model, func(err error) { c.stop(end(EndModelDisconnect, err)) })
 	c.carrierOut = newSender(c.carrier, func(err error) { c.stop(end(EndCarrierDisconnect, err)) })
+	c.carrierLazy = onRead(c.carrier, c.modelOut.flush)
+	c.modelLazy = onRead(c.model, c.carrierOut.flush)
 	var res Result
 	closed := make(chan struct{})
 	context.AfterFunc(ctx, func() {

@@ -1,5 +1,7 @@
 package relay
 
+import "bytes"
+
 // The relay reads only what it needs of each message: the event type and,
 // for audio, the base64 payload, as slices of the message itself. This small
 // scanner walks the top level of a JSON object without allocating; messages
@@ -73,17 +75,27 @@ func skipSpace(b []byte, i int) int {
 }
 
 // scanString takes i at an opening quote and returns the index of the
-// closing quote and the index after it, or -1 when unterminated.
+// closing quote and the index after it, or -1 when unterminated. It jumps
+// from quote to quote (bytes.IndexByte, vectorized) instead of walking each
+// byte: an audio payload is a few hundred bytes of base64 with no quote in
+// it. A quote is the closing one when an even number of backslashes, none
+// included, comes right before it.
 func scanString(b []byte, i int) (end, next int) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j, j + 1
+	for j := i + 1; ; {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1, -1
 		}
+		q := j + k
+		n := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q, q + 1
+		}
+		j = q + 1
 	}
-	return -1, -1
 }
 
 // skipValue returns the index just after the JSON value that starts at i,

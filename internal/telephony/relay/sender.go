@@ -8,24 +8,30 @@ import (
 	"github.com/coder/websocket"
 )
 
-// A sender owns the writes to one socket. Producers (the two directions and
-// the tool calls) append messages to its queue and go on; its goroutine
-// writes whatever has queued up meanwhile in one batch, so a burst costs one
-// write syscall, not one per message. An idle socket's message is written
-// at once: nothing waits for a batch to fill.
+// A sender owns the writes to one socket. There is no writer goroutine:
+// whoever flushes writes, in its own goroutine, everything queued so far in
+// one batch (one write syscall over a wire), and a goroutine that flushes
+// while another is writing leaves its messages to that one, which writes
+// them next. A message is written at once (send), as a plain pass-through
+// would, or queued to go with the next flush (queue): the relay's two
+// readers queue what they relay and their sockets' wires flush before each
+// socket read, so the messages that arrived in one read leave in one write,
+// and nothing waits once the reader has nothing more to handle. Under load,
+// reads bring several messages and writes carry several; idle, each message
+// is written as it comes, with no hand-off to another goroutine.
 type sender struct {
 	conn *websocket.Conn
 	wire *wire       // nil: one write per message
 	fail func(error) // told of the write that failed
 
 	mu      sync.Mutex
-	cond    sync.Cond // signals pending, room, written and stopping
+	cond    sync.Cond // signals room, written and the end of a write
 	pending *batch    // nil when nothing is queued
+	writing bool      // a goroutine is writing a batch
 	queued  int64     // messages queued so far
 	written int64     // of those, written
 	err     error     // the write that failed; nothing is sent after it
 	closing bool
-	done    chan struct{}
 }
 
 // batch is queued messages, back to back in data; ends are their ends.
@@ -39,31 +45,33 @@ type batch struct {
 var batches = sync.Pool{New: func() any { return &batch{data: make([]byte, 0, 1024), ends: make([]int, 0, 8)} }}
 
 // maxQueued bounds the bytes waiting for one socket: past it, producers
-// wait for the peer as they did when they wrote themselves.
+// wait for the peer as they would if they wrote themselves.
 const maxQueued = 256 << 10
 
 var errSenderClosed = errors.New("relay: socket closing")
 
 func newSender(conn *websocket.Conn, fail func(error)) *sender {
-	s := &sender{conn: conn, wire: wireOf(conn), fail: fail, done: make(chan struct{})}
+	s := &sender{conn: conn, wire: wireOf(conn), fail: fail}
 	s.cond.L = &s.mu
-	go s.run()
 	return s
 }
 
-// send queues the messages fill appends to its batch (end each with
-// b.end()); they go out together and in order. It returns the error of an
-// earlier failed write, or errSenderClosed once the socket is closing.
-func (s *sender) send(fill func(b *batch)) (seq int64, err error) {
+// queue adds the messages fill appends to the batch (end each with
+// b.end()) for the next flush; they go out together and in order. It
+// returns the error of an earlier failed write, or errSenderClosed once the
+// socket is closing. Past maxQueued it flushes itself, or waits while
+// another goroutine writes.
+func (s *sender) queue(fill func(b *batch)) (seq int64, err error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for s.pending != nil && len(s.pending.data) >= maxQueued && s.err == nil && !s.closing {
+	for s.writing && s.pending != nil && len(s.pending.data) >= maxQueued && s.err == nil && !s.closing {
 		s.cond.Wait()
 	}
 	if s.err != nil {
+		s.mu.Unlock()
 		return 0, s.err
 	}
 	if s.closing {
+		s.mu.Unlock()
 		return 0, errSenderClosed
 	}
 	if s.pending == nil {
@@ -72,22 +80,37 @@ func (s *sender) send(fill func(b *batch)) (seq int64, err error) {
 	n := len(s.pending.ends)
 	fill(s.pending)
 	s.queued += int64(len(s.pending.ends) - n)
-	s.cond.Broadcast()
-	return s.queued, nil
+	seq = s.queued
+	full := len(s.pending.data) >= maxQueued
+	s.mu.Unlock()
+	if full {
+		return seq, s.flush()
+	}
+	return seq, nil
 }
 
-// sendMsg queues a copy of msg.
+// send queues the messages and flushes: they are written before it
+// returns, or by the goroutine writing meanwhile, next.
+func (s *sender) send(fill func(b *batch)) (seq int64, err error) {
+	if seq, err = s.queue(fill); err != nil {
+		return seq, err
+	}
+	return seq, s.flush()
+}
+
+// sendMsg sends a copy of msg.
 func (s *sender) sendMsg(msg []byte) error {
 	_, err := s.send(func(b *batch) { b.data = append(b.data, msg...); b.end() })
 	return err
 }
 
-// wait blocks until the message numbered seq has been written, or writing
-// has stopped; for messages that must reach the peer before another socket's.
+// wait blocks until the message numbered seq (sent, not just queued) has
+// been written, or writing has stopped; for messages that must reach the
+// peer before another socket's.
 func (s *sender) wait(seq int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.written < seq && s.err == nil && !(s.closing && s.pending == nil) {
+	for s.written < seq && s.err == nil && !(s.closing && s.pending == nil && !s.writing) {
 		s.cond.Wait()
 	}
 	if s.written >= seq {
@@ -101,38 +124,43 @@ func (s *sender) wait(seq int64) error {
 
 func (b *batch) end() { b.ends = append(b.ends, len(b.data)) }
 
-func (s *sender) run() {
-	defer close(s.done)
-	for {
-		s.mu.Lock()
-		for s.pending == nil && !s.closing {
-			s.cond.Wait()
-		}
+// flush writes what is queued, batch after batch until none is left,
+// unless another goroutine is writing: that one takes it. It returns the
+// error of the write that failed (and tells fail of it, once).
+func (s *sender) flush() error {
+	s.mu.Lock()
+	if s.writing || s.pending == nil {
+		err := s.err
+		s.mu.Unlock()
+		return err
+	}
+	s.writing = true
+	var err error
+	for s.pending != nil && s.err == nil {
 		b := s.pending
 		s.pending = nil
 		s.cond.Broadcast() // room for producers
 		s.mu.Unlock()
-		if b == nil {
-			return // closing, all written
-		}
-		err := s.write(b)
-		s.mu.Lock()
-		if err != nil {
-			s.err = err
-		} else {
-			s.written += int64(len(b.ends))
-		}
-		s.cond.Broadcast()
-		s.mu.Unlock()
+		err = s.write(b)
+		n := int64(len(b.ends))
 		b.data, b.ends = b.data[:0], b.ends[:0]
 		if cap(b.data) <= maxKeptBatch {
 			batches.Put(b)
 		}
+		s.mu.Lock()
 		if err != nil {
-			s.fail(err)
-			return
+			s.err = err
+		} else {
+			s.written += n
 		}
 	}
+	s.writing = false
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	if err != nil {
+		s.fail(err)
+	}
+	return err
 }
 
 // write sends one batch. Even a single message goes through a held wire:
@@ -160,11 +188,17 @@ func (s *sender) write(b *batch) error {
 	return err
 }
 
-// stop lets the sender write what is queued, then end; it waits for that.
+// stop writes what is queued, refuses what comes after, and returns once
+// no write is under way.
 func (s *sender) stop() {
 	s.mu.Lock()
 	s.closing = true
 	s.cond.Broadcast()
 	s.mu.Unlock()
-	<-s.done
+	s.flush()
+	s.mu.Lock()
+	for s.writing {
+		s.cond.Wait()
+	}
+	s.mu.Unlock()
 }

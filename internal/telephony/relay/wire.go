@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -45,6 +46,29 @@ type wire struct {
 	buf    []byte
 	ws     *websocket.Conn // the socket registered for it, once known
 	closed bool
+	// beforeRead, once set, runs before every read from the socket, when
+	// the library has no more buffered bytes to give: the relay flushes
+	// there what its reader of this socket has queued (see sender).
+	beforeRead atomic.Pointer[func() error]
+}
+
+func (w *wire) Read(p []byte) (int, error) {
+	if f := w.beforeRead.Load(); f != nil {
+		(*f)()
+	}
+	return w.Conn.Read(p)
+}
+
+// onRead makes flush run before every read from conn's socket. It reports
+// false when conn has no wire: its reader's messages must then be flushed
+// at once.
+func onRead(conn *websocket.Conn, flush func() error) bool {
+	w := wireOf(conn)
+	if w == nil {
+		return false
+	}
+	w.beforeRead.Store(&flush)
+	return true
 }
 
 func (w *wire) Write(p []byte) (int, error) {
