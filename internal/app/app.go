@@ -361,6 +361,8 @@ func (a *App) jobQueue(ctx context.Context) error {
 	jobs.Add(r, notifier, notifier.MaxAttempts())
 	jobs.Add(r, webhooks.NewDeliverer(webhooks.DelivererOptions{Store: a.Store, Client: a.Tools.Client(), Logger: a.Logger,
 		Span: a.Config.WebhookRetrySpan, Registerer: a.Registry}), 25)
+	pruner := &webhooks.Pruner{Store: a.Store, Retention: a.Config.WebhookRetention, Logger: a.Logger}
+	jobs.AddPeriodic(r, pruner, pruner.Interval(), agentline.PruneWebhooks{})
 	sweeper := &conversation.Sweeper{Store: a.Store, IdleTimeout: a.Config.SessionIdleTimeout,
 		ConnectTimeout: a.Config.LiveChatTimeout, Logger: a.Logger}
 	jobs.AddPeriodic(r, sweeper, sweeper.Interval(), agentline.SweepConversations{})

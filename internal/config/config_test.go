@@ -24,7 +24,7 @@ func TestDefaults(t *testing.T) {
 		TwilioAPIBaseURL: "https://api.twilio.com", MaxConcurrentCalls: 10, MaxCallDuration: 30 * time.Minute,
 		ModelReadyTimeout: 10 * time.Second, TwilioTimeout: 15 * time.Second,
 		FormSubmitsPerMinute: 10, MetricsAddr: "127.0.0.1:9090", BodyReadTimeout: 30 * time.Second,
-		WebhookRetrySpan: 72 * time.Hour, JobRescueAfter: 5 * time.Minute, SessionIdleTimeout: 2 * time.Minute, LiveChatTimeout: 15 * time.Minute,
+		WebhookRetrySpan: 72 * time.Hour, WebhookRetention: 720 * time.Hour, JobRescueAfter: 5 * time.Minute, SessionIdleTimeout: 2 * time.Minute, LiveChatTimeout: 15 * time.Minute,
 	}
 	if c != want {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
