@@ -58,6 +58,14 @@ func (db *DB) MigrationLock(ctx context.Context, fn func(ctx context.Context) er
 	return fn(ctx)
 }
 
+// The statements of Emit, prepared after migrating (see prepareHot).
+const (
+	selectEnabledWebhooks = `SELECT ` + webhookColumns + ` FROM webhook_endpoints WHERE project_id = ? AND enabled ORDER BY id`
+	insertWebhookEvent    = `INSERT INTO webhook_events (id, project_id, type, subject, body, created_at) VALUES (?, ?, ?, ?, ?, ?)`
+	insertWebhookDelivery = `INSERT INTO webhook_deliveries (project_id, endpoint_id, event_id, subject, status, give_up_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+)
+
 // outbox is agentline.Outbox on one write transaction.
 type outbox struct {
 	db *DB
@@ -109,7 +117,11 @@ func (o *outbox) subscribers(ctx context.Context, projectID int64, typ string) (
 
 // endpoints lists the project's enabled endpoints.
 func (o *outbox) endpoints(ctx context.Context, projectID int64) ([]agentline.WebhookEndpoint, error) {
-	return queryAll(ctx, o.c, scanWebhook, `SELECT `+webhookColumns+` FROM webhook_endpoints WHERE project_id = ? AND enabled ORDER BY id`, projectID)
+	rows, err := o.c.queryPrepared(ctx, selectEnabledWebhooks, projectID)
+	if err != nil {
+		return nil, err
+	}
+	return scanAll(rows, scanWebhook)
 }
 
 // wanting picks the ids of the endpoints that want events of type typ.
@@ -130,7 +142,7 @@ func (o *outbox) emitTo(ctx context.Context, e agentline.Event, endpointIDs ...i
 		return nil, err
 	}
 	now := o.db.now()
-	if _, err := o.c.exec(ctx, `INSERT INTO webhook_events (id, project_id, type, subject, body, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+	if _, err := o.c.execPrepared(ctx, insertWebhookEvent,
 		e.ID, e.ProjectID, e.Type, e.Subject, string(body), now); err != nil {
 		return nil, fmt.Errorf("emit %s: %w", e.Type, err)
 	}
@@ -138,8 +150,7 @@ func (o *outbox) emitTo(ctx context.Context, e agentline.Event, endpointIDs ...i
 	ids := make([]int64, 0, len(endpointIDs))
 	for _, ep := range endpointIDs {
 		var id int64
-		err := o.c.queryRow(ctx, `INSERT INTO webhook_deliveries (project_id, endpoint_id, event_id, subject, status, give_up_at, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, e.ProjectID, ep, e.ID, e.Subject, agentline.DeliveryPending,
+		err := o.c.queryRowPrepared(ctx, insertWebhookDelivery, e.ProjectID, ep, e.ID, e.Subject, agentline.DeliveryPending,
 			now.Add(o.db.outbox.DeliverySpan), now, now).Scan(&id)
 		if err != nil {
 			return nil, fmt.Errorf("emit %s: %w", e.Type, err)

@@ -50,6 +50,7 @@ type DB struct {
 	// statements counts the round trips made through conn and tx, so
 	// tests can hold a request type to its count (Statements).
 	statements atomic.Int64
+	prepared   preparedStatements
 }
 
 // Statements returns how many statements (BEGIN and COMMIT included) the
@@ -158,6 +159,7 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	db.closePrepared()
 	err := db.read.Close()
 	if db.write != db.read {
 		err = errors.Join(err, db.write.Close())
@@ -174,6 +176,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	db.prepareHot(ctx)
 	return nil
 }
 
@@ -270,9 +273,10 @@ func (c conn) queryRow(ctx context.Context, q string, args ...any) row {
 	return row{c.q.QueryRowContext(ctx, c.db.rebind(q), args...)}
 }
 
-// row is a *sql.Row whose Scan classifies the error like every other
-// store call, so an unreachable server is unavailable wherever it shows.
-type row struct{ r *sql.Row }
+// row is a *sql.Row (or a failed prepare) whose Scan classifies the error
+// like every other store call, so an unreachable server is unavailable
+// wherever it shows.
+type row struct{ r scanner }
 
 func (r row) Scan(dest ...any) error { return classify(r.r.Scan(dest...)) }
 
@@ -283,16 +287,7 @@ func queryAll[T any](ctx context.Context, c conn, scan func(interface{ Scan(...a
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := []T{}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, classify(rows.Err())
+	return scanAll(rows, scan)
 }
 
 func (db *DB) reader() conn { return conn{db, db.read} }
