@@ -43,10 +43,11 @@ type Assets struct {
 	Audio  *Asset // /chat-widget-audio.js
 	SDK    *Asset // /sdk/client.js: @agentline/client as one ES module
 
-	Console    *Asset // the console's page, at /
-	ConsoleJS  *Asset // /console/app.js
-	ConsoleCSS *Asset // /console/app.css
-	Favicon    *Asset // /favicon.svg, also at /favicon.ico
+	Console         *Asset // the console's page, at /
+	ConsoleJS       *Asset // /console/app.js
+	ConsoleWebhooks *Asset // /console/webhooks.js: the webhook pages, a module app.js imports
+	ConsoleCSS      *Asset // /console/app.css
+	Favicon         *Asset // /favicon.svg, also at /favicon.ico
 }
 
 // Content types of the assets.
@@ -91,6 +92,7 @@ func Load() (*Assets, error) {
 		{&a.SDK, sdkEntry, typeJS, bundler("client.js", api.FormatESModule), widgetHeader},
 		{&a.Console, "console/index.html", typeHTML, asIs, pageHeader},
 		{&a.ConsoleJS, "console/app.js", typeJS, js, consoleHeader},
+		{&a.ConsoleWebhooks, "console/webhooks.js", typeJS, js, consoleHeader},
 		{&a.ConsoleCSS, "console/app.css", typeCSS, css, consoleHeader},
 		{&a.Favicon, "console/favicon.svg", typeSVG, asIs, http.Header{"Cache-Control": {"public, max-age=86400"}}},
 	} {
@@ -182,6 +184,7 @@ func (a *Assets) ConsoleRoutes() []httpx.Route {
 	return []httpx.Route{
 		{Method: "GET", Pattern: "/{$}", Auth: httpx.Public, Name: "web.Assets.Console", Handler: a.Console},
 		{Method: "GET", Pattern: "/console/app.js", Auth: httpx.Public, Name: "web.Assets.ConsoleJS", Handler: a.ConsoleJS},
+		{Method: "GET", Pattern: "/console/webhooks.js", Auth: httpx.Public, Name: "web.Assets.ConsoleWebhooks", Handler: a.ConsoleWebhooks},
 		{Method: "GET", Pattern: "/console/app.css", Auth: httpx.Public, Name: "web.Assets.ConsoleCSS", Handler: a.ConsoleCSS},
 		{Method: "GET", Pattern: "/favicon.svg", Auth: httpx.Public, Name: "web.Assets.Favicon", Handler: a.Favicon},
 		{Method: "GET", Pattern: "/favicon.ico", Auth: httpx.Public, Name: "web.Assets.Favicon", Handler: a.Favicon},

@@ -195,6 +195,7 @@ func TestConsole(t *testing.T) {
 	}{
 		{"/", "text/html; charset=utf-8", a.Console},
 		{"/console/app.js", "text/javascript; charset=utf-8", a.ConsoleJS},
+		{"/console/webhooks.js", "text/javascript; charset=utf-8", a.ConsoleWebhooks},
 		{"/console/app.css", "text/css; charset=utf-8", a.ConsoleCSS},
 	}
 	for _, tc := range tests {

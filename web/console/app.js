@@ -1438,4 +1438,11 @@ function chart(title, days, key) {
       bars));
 }
 
+// ---- event webhooks: their pages are in webhooks.js ---------------------
+
+import { webhookRoutes } from "./webhooks.js";
+export { h, api, state, form, table, notice, confirmAction, copyButton, when, plural, alertError, render };
+pages.splice(pages.findIndex(([id]) => id === "members"), 0, ["webhooks", "Webhooks"]);
+routes.push(...webhookRoutes);
+
 render(true);
