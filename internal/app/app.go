@@ -63,6 +63,8 @@ type App struct {
 	// jobs runs durable jobs (webhook and notify_url deliveries) while Run
 	// serves.
 	jobs *jobs.Queue
+	// dispatch gives webhook deliveries their jobs while Run serves.
+	dispatch *webhooks.Dispatcher
 	// draining is set on shutdown, before the drain: /readyz answers 503.
 	draining atomic.Bool
 }
@@ -249,6 +251,12 @@ func (a *App) Serve(ctx context.Context, ln, metrics net.Listener) error {
 		return err
 	}
 	defer a.stopJobs()
+	// The dispatcher runs through the drain (requests finishing still emit
+	// events) and stops before the job queue (defers run last first).
+	dispatchCtx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
+	var dispatching sync.WaitGroup
+	dispatching.Go(func() { a.dispatch.Run(dispatchCtx) })
+	defer func() { stopDispatch(); dispatching.Wait() }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	a.Logger.Info("listening", "addr", ln.Addr().String(), "database", string(a.Store.Dialect()), "url", a.BaseURL())
@@ -372,7 +380,8 @@ func (a *App) jobQueue(ctx context.Context) error {
 		return err
 	}
 	a.jobs = q
-	a.Store.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx, DeliverySpan: a.Config.WebhookRetrySpan})
+	a.dispatch = webhooks.NewDispatcher(a.Store, a.Logger, time.Second)
+	a.Store.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx, Wake: a.dispatch.Wake, DeliverySpan: a.Config.WebhookRetrySpan})
 	return nil
 }
 

@@ -17,6 +17,9 @@ type Enqueuer func(ctx context.Context, tx *sql.Tx, jobs []agentline.Job) error
 // OutboxOptions connects the store's outbox to the job queue.
 type OutboxOptions struct {
 	Enqueue Enqueuer
+	// Wake tells the dispatcher that deliveries without a job were just
+	// committed (see DispatchDeliveries); nil leaves them to its polling.
+	Wake func()
 	// DeliverySpan is how long a webhook delivery is retried (default 72 h).
 	DeliverySpan time.Duration
 }
@@ -62,8 +65,8 @@ func (db *DB) MigrationLock(ctx context.Context, fn func(ctx context.Context) er
 const (
 	selectEnabledWebhooks = `SELECT ` + webhookColumns + ` FROM webhook_endpoints WHERE project_id = ? AND enabled ORDER BY id`
 	insertWebhookEvent    = `INSERT INTO webhook_events (id, project_id, type, subject, body, created_at) VALUES (?, ?, ?, ?, ?, ?)`
-	insertWebhookDelivery = `INSERT INTO webhook_deliveries (project_id, endpoint_id, event_id, subject, status, give_up_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+	insertWebhookDelivery = `INSERT INTO webhook_deliveries (project_id, endpoint_id, event_id, subject, status, give_up_at, created_at, updated_at, queued)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE) RETURNING id`
 )
 
 // outbox is agentline.Outbox on one write transaction.
@@ -135,7 +138,8 @@ func wanting(eps []agentline.WebhookEndpoint, typ string) []int64 {
 	return ids
 }
 
-// emitTo stores e and one delivery (with its job) to each endpoint.
+// emitTo stores e and one delivery to each endpoint, without its job: the
+// dispatcher gives it one after the transaction commits (DispatchDeliveries).
 func (o *outbox) emitTo(ctx context.Context, e agentline.Event, endpointIDs ...int64) ([]int64, error) {
 	body, err := e.Body()
 	if err != nil {
@@ -146,7 +150,6 @@ func (o *outbox) emitTo(ctx context.Context, e agentline.Event, endpointIDs ...i
 		e.ID, e.ProjectID, e.Type, e.Subject, string(body), now); err != nil {
 		return nil, fmt.Errorf("emit %s: %w", e.Type, err)
 	}
-	jobs := make([]agentline.Job, 0, len(endpointIDs))
 	ids := make([]int64, 0, len(endpointIDs))
 	for _, ep := range endpointIDs {
 		var id int64
@@ -156,9 +159,9 @@ func (o *outbox) emitTo(ctx context.Context, e agentline.Event, endpointIDs ...i
 			return nil, fmt.Errorf("emit %s: %w", e.Type, err)
 		}
 		ids = append(ids, id)
-		jobs = append(jobs, agentline.DeliverWebhook{DeliveryID: id, EndpointID: ep})
 	}
-	return ids, o.Enqueue(ctx, jobs...)
+	o.c.tx.wakeDispatcher()
+	return ids, nil
 }
 
 // WithOutbox runs fn in a write transaction of its own with an outbox on

@@ -254,6 +254,8 @@ type querier interface {
 type conn struct {
 	db *DB
 	q  querier
+	// tx is what a transaction does after it commits; nil outside one.
+	tx *afterCommit
 }
 
 func (c conn) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -290,8 +292,8 @@ func queryAll[T any](ctx context.Context, c conn, scan func(interface{ Scan(...a
 	return scanAll(rows, scan)
 }
 
-func (db *DB) reader() conn { return conn{db, db.read} }
-func (db *DB) writer() conn { return conn{db, db.write} }
+func (db *DB) reader() conn { return conn{db: db, q: db.read} }
+func (db *DB) writer() conn { return conn{db: db, q: db.write} }
 
 // tx runs fn in a write transaction, committed when fn returns nil.
 func (db *DB) tx(ctx context.Context, fn func(c conn) error) error {
@@ -300,13 +302,15 @@ func (db *DB) tx(ctx context.Context, fn func(c conn) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", classify(err))
 	}
-	if err := fn(conn{db, t}); err != nil {
+	after := &afterCommit{}
+	if err := fn(conn{db, t, after}); err != nil {
 		t.Rollback()
 		return err
 	}
 	if err := t.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", classify(err))
 	}
+	after.run(db)
 	return nil
 }
 
