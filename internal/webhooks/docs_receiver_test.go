@@ -98,4 +98,6 @@ func TestDocsNodeReceiver(t *testing.T) {
 }
 
 // js quotes a string for JavaScript.
-func js(s string) string { return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) + `"` }
+func js(s string) string {
+	return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) + `"`
+}
