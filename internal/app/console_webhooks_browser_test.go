@@ -57,10 +57,11 @@ type deliveryList struct {
 // The console's webhook pages in a real browser against the real API and
 // job queue: an endpoint made in the form shows its whole secret once
 // (which verifies the delivery with the official Standard Webhooks
-// library), a test event is sent and its delivery and attempt shown; an
-// endpoint whose receiver answered 410 is marked disabled by agentline,
-// with why, in the list and on its page. axe-core finds nothing serious on
-// either page.
+// library), a test event is sent and its delivery and attempt shown, the
+// delivery retried, the secret rotated, the endpoint turned off and
+// deleted; an endpoint whose receiver answered 410 is marked disabled by
+// agentline, with why, in the list and on its page. axe-core finds nothing
+// serious on either page.
 func TestConsoleWebhooks(t *testing.T) {
 	source, err := os.ReadFile(filepath.Join(nodeModules(t, "axe-core"), "axe-core", "axe.min.js"))
 	if err != nil {
@@ -140,6 +141,22 @@ func TestConsoleWebhooks(t *testing.T) {
 	}
 	ok.mu.Unlock()
 
+	// Retry the delivered delivery, rotate the secret, turn the endpoint
+	// off, as a person does on its page.
+	c.press("Retry")
+	c.poll("the retry queued", `document.querySelector("#deliveries p[role=status]").textContent.includes("queued again")`)
+	untilAPI(t, s, tok, "/api/webhooks/"+itoa(hook.ID)+"/deliveries", "the retry delivered", func(l deliveryList) bool {
+		return len(l.Deliveries) == 1 && l.Deliveries[0].Status == agentline.DeliveryDelivered && l.Deliveries[0].Attempts == 2
+	})
+	c.press("Rotate secret")
+	c.press("Rotate secret") // the dialog's
+	c.poll("the new secret", `(e => !!e && e.textContent.startsWith("whsec_") && e.textContent !== `+js(secret)+`)(document.getElementById("whole-secret"))`)
+	c.poll("the overlap", `document.getElementById("secret").textContent.includes("previous secret also signs until")`)
+	c.fill("Endpoint settings", "Enabled", "false")
+	c.press("Save endpoint")
+	c.poll("disabled", `(p => !!p && p.textContent === "Disabled")(document.querySelector("main > p .status"))`)
+	untilAPI(t, s, tok, "/api/webhooks/"+itoa(hook.ID), "the endpoint off", func(w agentline.WebhookEndpoint) bool { return !w.Enabled && w.DisabledReason == "" })
+
 	// The disabled endpoint's page says why.
 	c.open("#/webhooks/"+itoa(old.ID), 1000, 800)
 	c.heading("Old CRM")
@@ -150,5 +167,14 @@ func TestConsoleWebhooks(t *testing.T) {
 	c.heading("Webhooks")
 	c.poll("both endpoints listed", `document.querySelectorAll("main tbody tr").length === 2`)
 	c.shot(shots, "console-webhooks.png")
+
+	// Deleting one, after the question.
+	c.open("#/webhooks/"+itoa(hook.ID), 1000, 800)
+	c.heading("CRM sync")
+	c.press("Delete endpoint")
+	c.press("Delete endpoint") // the dialog's
+	c.heading("Webhooks")
+	c.poll("one endpoint left", `document.querySelectorAll("main tbody tr").length === 1`)
+	s.Must(t, 404, "GET", "/api/webhooks/"+itoa(hook.ID), tok, nil, nil)
 	c.noErrors("webhooks")
 }
