@@ -96,3 +96,10 @@ type DeliverWebhook struct {
 
 // Kind names DeliverWebhook's worker.
 func (DeliverWebhook) Kind() string { return "webhook_delivery" }
+
+// PruneWebhooks is the recurring job that deletes finished webhook
+// deliveries, their attempts and their events past the retention period.
+type PruneWebhooks struct{}
+
+// Kind names PruneWebhooks' worker.
+func (PruneWebhooks) Kind() string { return "prune_webhooks" }

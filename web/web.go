@@ -44,7 +44,7 @@ type Assets struct {
 	SDK    *Asset // /sdk/client.js: @agentline/client as one ES module
 
 	Console    *Asset // the console's page, at /
-	ConsoleJS  *Asset // /console/app.js
+	ConsoleJS  *Asset // /console/app.js (its modules, webhooks.js among them, bundled in)
 	ConsoleCSS *Asset // /console/app.css
 	Favicon    *Asset // /favicon.svg, also at /favicon.ico
 

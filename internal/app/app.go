@@ -67,6 +67,8 @@ type App struct {
 	jobs *jobs.Queue
 	// reconciler asks the carrier about calls left live (ReconcileCalls).
 	reconciler *telephony.Reconciler
+	// dispatch gives webhook deliveries their jobs while Run serves.
+	dispatch *webhooks.Dispatcher
 	// draining is set on shutdown, before the drain: /readyz answers 503.
 	draining atomic.Bool
 	// recordings keeps phone call recordings; nil when the phone channel
@@ -264,6 +266,12 @@ func (a *App) Serve(ctx context.Context, ln, metrics net.Listener) error {
 			a.Logger.Warn("could not enqueue the reconciliation of live calls", "err", err)
 		}
 	}
+	// The dispatcher runs through the drain (requests finishing still emit
+	// events) and stops before the job queue (defers run last first).
+	dispatchCtx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
+	var dispatching sync.WaitGroup
+	dispatching.Go(func() { a.dispatch.Run(dispatchCtx) })
+	defer func() { stopDispatch(); dispatching.Wait() }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	a.Logger.Info("listening", "addr", ln.Addr().String(), "database", string(a.Store.Dialect()), "url", a.BaseURL())
@@ -376,6 +384,8 @@ func (a *App) jobQueue(ctx context.Context) error {
 	jobs.Add(r, notifier, notifier.MaxAttempts())
 	jobs.Add(r, webhooks.NewDeliverer(webhooks.DelivererOptions{Store: a.Store, Client: a.Tools.Client(), Logger: a.Logger,
 		Span: a.Config.WebhookRetrySpan, Registerer: a.Registry}), 25)
+	pruner := &webhooks.Pruner{Store: a.Store, Retention: a.Config.WebhookRetention, Logger: a.Logger}
+	jobs.AddPeriodic(r, pruner, pruner.Interval(), agentline.PruneWebhooks{})
 	sweeper := &conversation.Sweeper{Store: a.Store, IdleTimeout: a.Config.SessionIdleTimeout,
 		ConnectTimeout: a.Config.LiveChatTimeout, Logger: a.Logger}
 	jobs.AddPeriodic(r, sweeper, sweeper.Interval(), agentline.SweepConversations{})
@@ -400,7 +410,8 @@ func (a *App) jobQueue(ctx context.Context) error {
 		return err
 	}
 	a.jobs = q
-	a.Store.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx, DeliverySpan: a.Config.WebhookRetrySpan})
+	a.dispatch = webhooks.NewDispatcher(a.Store, a.Logger, time.Second)
+	a.Store.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx, Wake: a.dispatch.Wake, DeliverySpan: a.Config.WebhookRetrySpan})
 	return nil
 }
 

@@ -24,7 +24,7 @@ func TestDefaults(t *testing.T) {
 		TwilioAPIBaseURL: "https://api.twilio.com", MaxConcurrentCalls: 10, MaxCallDuration: 30 * time.Minute,
 		ModelReadyTimeout: 10 * time.Second, TwilioTimeout: 15 * time.Second,
 		FormSubmitsPerMinute: 10, MetricsAddr: "127.0.0.1:9090", BodyReadTimeout: 30 * time.Second,
-		WebhookRetrySpan: 72 * time.Hour, JobRescueAfter: 5 * time.Minute, SessionIdleTimeout: 2 * time.Minute, LiveChatTimeout: 15 * time.Minute, CallReconcileAfter: 2 * time.Minute,
+		WebhookRetrySpan: 72 * time.Hour, WebhookRetention: 720 * time.Hour, JobRescueAfter: 5 * time.Minute, SessionIdleTimeout: 2 * time.Minute, LiveChatTimeout: 15 * time.Minute, CallReconcileAfter: 2 * time.Minute,
 		AnalysisModelOpenAI: "gpt-4.1-mini", AnalysisModelGemini: "gemini-2.5-flash", AnalysisMaxAttempts: 5, AnalysisRetryBackoff: 30 * time.Second,
 	}
 	if c != want {

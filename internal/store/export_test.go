@@ -32,3 +32,17 @@ func (db *DB) CountKnowledgeIndexRows(ctx context.Context, t testing.TB) int {
 func (db *DB) UseStreamToken(ctx context.Context, ref string, expires time.Time) error {
 	return useStreamToken(ctx, db.writer(), ref, expires)
 }
+
+// WebhookRows counts the rows of the event webhook tables.
+func (db *DB) WebhookRows(ctx context.Context, t testing.TB) (events, deliveries, attempts int) {
+	t.Helper()
+	for _, c := range []struct {
+		table string
+		n     *int
+	}{{"webhook_events", &events}, {"webhook_deliveries", &deliveries}, {"webhook_attempts", &attempts}} {
+		if err := db.reader().queryRow(ctx, `SELECT count(*) FROM `+c.table).Scan(c.n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return events, deliveries, attempts
+}

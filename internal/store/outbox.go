@@ -17,6 +17,9 @@ type Enqueuer func(ctx context.Context, tx *sql.Tx, jobs []agentline.Job) error
 // OutboxOptions connects the store's outbox to the job queue.
 type OutboxOptions struct {
 	Enqueue Enqueuer
+	// Wake tells the dispatcher that deliveries without a job were just
+	// committed (see DispatchDeliveries); nil leaves them to its polling.
+	Wake func()
 	// DeliverySpan is how long a webhook delivery is retried (default 72 h).
 	DeliverySpan time.Duration
 }
@@ -57,6 +60,14 @@ func (db *DB) MigrationLock(ctx context.Context, fn func(ctx context.Context) er
 	defer c.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(7245091338)`)
 	return fn(ctx)
 }
+
+// The statements of Emit, prepared after migrating (see prepareHot).
+const (
+	selectEnabledWebhooks = `SELECT ` + webhookColumns + ` FROM webhook_endpoints WHERE project_id = ? AND enabled ORDER BY id`
+	insertWebhookEvent    = `INSERT INTO webhook_events (id, project_id, type, subject, body, created_at) VALUES (?, ?, ?, ?, ?, ?)`
+	insertWebhookDelivery = `INSERT INTO webhook_deliveries (project_id, endpoint_id, event_id, subject, status, give_up_at, created_at, updated_at, queued)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE) RETURNING id`
+)
 
 // outbox is agentline.Outbox on one write transaction.
 type outbox struct {
@@ -109,7 +120,11 @@ func (o *outbox) subscribers(ctx context.Context, projectID int64, typ string) (
 
 // endpoints lists the project's enabled endpoints.
 func (o *outbox) endpoints(ctx context.Context, projectID int64) ([]agentline.WebhookEndpoint, error) {
-	return queryAll(ctx, o.c, scanWebhook, `SELECT `+webhookColumns+` FROM webhook_endpoints WHERE project_id = ? AND enabled ORDER BY id`, projectID)
+	rows, err := o.c.queryPrepared(ctx, selectEnabledWebhooks, projectID)
+	if err != nil {
+		return nil, err
+	}
+	return scanAll(rows, scanWebhook)
 }
 
 // wanting picks the ids of the endpoints that want events of type typ.
@@ -123,31 +138,30 @@ func wanting(eps []agentline.WebhookEndpoint, typ string) []int64 {
 	return ids
 }
 
-// emitTo stores e and one delivery (with its job) to each endpoint.
+// emitTo stores e and one delivery to each endpoint, without its job: the
+// dispatcher gives it one after the transaction commits (DispatchDeliveries).
 func (o *outbox) emitTo(ctx context.Context, e agentline.Event, endpointIDs ...int64) ([]int64, error) {
 	body, err := e.Body()
 	if err != nil {
 		return nil, err
 	}
 	now := o.db.now()
-	if _, err := o.c.exec(ctx, `INSERT INTO webhook_events (id, project_id, type, subject, body, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+	if _, err := o.c.execPrepared(ctx, insertWebhookEvent,
 		e.ID, e.ProjectID, e.Type, e.Subject, string(body), now); err != nil {
 		return nil, fmt.Errorf("emit %s: %w", e.Type, err)
 	}
-	jobs := make([]agentline.Job, 0, len(endpointIDs))
 	ids := make([]int64, 0, len(endpointIDs))
 	for _, ep := range endpointIDs {
 		var id int64
-		err := o.c.queryRow(ctx, `INSERT INTO webhook_deliveries (project_id, endpoint_id, event_id, subject, status, give_up_at, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, e.ProjectID, ep, e.ID, e.Subject, agentline.DeliveryPending,
+		err := o.c.queryRowPrepared(ctx, insertWebhookDelivery, e.ProjectID, ep, e.ID, e.Subject, agentline.DeliveryPending,
 			now.Add(o.db.outbox.DeliverySpan), now, now).Scan(&id)
 		if err != nil {
 			return nil, fmt.Errorf("emit %s: %w", e.Type, err)
 		}
 		ids = append(ids, id)
-		jobs = append(jobs, agentline.DeliverWebhook{DeliveryID: id, EndpointID: ep})
 	}
-	return ids, o.Enqueue(ctx, jobs...)
+	o.c.tx.wakeDispatcher()
+	return ids, nil
 }
 
 // WithOutbox runs fn in a write transaction of its own with an outbox on

@@ -72,6 +72,9 @@ func TestPhoneEvents(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("events %v, want %v", got, want)
 		}
+		if _, err := db.DispatchDeliveries(ctx, 100); err != nil {
+			t.Fatal(err)
+		}
 		if jobs != len(want) {
 			t.Fatalf("%d delivery jobs enqueued, want %d", jobs, len(want))
 		}

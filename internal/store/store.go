@@ -50,6 +50,7 @@ type DB struct {
 	// statements counts the round trips made through conn and tx, so
 	// tests can hold a request type to its count (Statements).
 	statements atomic.Int64
+	prepared   preparedStatements
 }
 
 // Statements returns how many statements (BEGIN and COMMIT included) the
@@ -158,6 +159,7 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	db.closePrepared()
 	err := db.read.Close()
 	if db.write != db.read {
 		err = errors.Join(err, db.write.Close())
@@ -174,6 +176,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	db.prepareHot(ctx)
 	return nil
 }
 
@@ -251,6 +254,8 @@ type querier interface {
 type conn struct {
 	db *DB
 	q  querier
+	// tx is what a transaction does after it commits; nil outside one.
+	tx *afterCommit
 }
 
 func (c conn) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -270,9 +275,10 @@ func (c conn) queryRow(ctx context.Context, q string, args ...any) row {
 	return row{c.q.QueryRowContext(ctx, c.db.rebind(q), args...)}
 }
 
-// row is a *sql.Row whose Scan classifies the error like every other
-// store call, so an unreachable server is unavailable wherever it shows.
-type row struct{ r *sql.Row }
+// row is a *sql.Row (or a failed prepare) whose Scan classifies the error
+// like every other store call, so an unreachable server is unavailable
+// wherever it shows.
+type row struct{ r scanner }
 
 func (r row) Scan(dest ...any) error { return classify(r.r.Scan(dest...)) }
 
@@ -283,20 +289,11 @@ func queryAll[T any](ctx context.Context, c conn, scan func(interface{ Scan(...a
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := []T{}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, classify(rows.Err())
+	return scanAll(rows, scan)
 }
 
-func (db *DB) reader() conn { return conn{db, db.read} }
-func (db *DB) writer() conn { return conn{db, db.write} }
+func (db *DB) reader() conn { return conn{db: db, q: db.read} }
+func (db *DB) writer() conn { return conn{db: db, q: db.write} }
 
 // tx runs fn in a write transaction, committed when fn returns nil.
 func (db *DB) tx(ctx context.Context, fn func(c conn) error) error {
@@ -305,13 +302,15 @@ func (db *DB) tx(ctx context.Context, fn func(c conn) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", classify(err))
 	}
-	if err := fn(conn{db, t}); err != nil {
+	after := &afterCommit{}
+	if err := fn(conn{db, t, after}); err != nil {
 		t.Rollback()
 		return err
 	}
 	if err := t.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", classify(err))
 	}
+	after.run(db)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -79,9 +79,7 @@ type Deliverer struct {
 	client   *http.Client
 	logger   *slog.Logger
 	span     time.Duration
-	perEP    int
-	mu       sync.Mutex
-	busy     map[int64]int
+	gates    *gates
 	attempts *prometheus.CounterVec
 }
 
@@ -99,7 +97,7 @@ func NewDeliverer(o DelivererOptions) *Deliverer {
 	c := *o.Client
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c.Timeout = attemptTimeout
-	d := &Deliverer{store: o.Store, client: &c, logger: o.Logger, span: o.Span, perEP: o.PerEndpoint, busy: map[int64]int{},
+	d := &Deliverer{store: o.Store, client: &c, logger: o.Logger, span: o.Span, gates: newGates(o.PerEndpoint),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentline_webhook_attempts_total",
 			Help: "Webhook delivery attempts, by result (delivered, retry, failed, gone)."}, []string{"result"})}
 	if o.Registerer != nil {
@@ -124,20 +122,17 @@ func (d *Deliverer) Work(ctx context.Context, job *river.Job[agentline.DeliverWe
 	if err != nil || del.Status != agentline.DeliveryPending {
 		return err
 	}
-	// Waiting for another delivery backs off: 1 s, 2 s, 4 s ... up to
-	// 5 min (shorter with a shorter span).
-	wait := min(time.Second<<min(job.Attempt, 9), 5*time.Minute)
-	wait = max(time.Duration(float64(wait)*float64(d.span)/float64(DefaultSpan)), 50*time.Millisecond)
 	if earlier, err := d.store.EarlierPending(ctx, ep.ID, del.Subject, del.ID); err != nil || earlier {
 		if err != nil {
 			return err
 		}
-		return river.JobSnooze(wait) // in order: the earlier event of this subject goes first
+		return river.JobSnooze(d.orderWait(snoozes(job.Metadata))) // in order: the earlier event of this subject goes first
 	}
-	if !d.acquire(ep.ID) {
-		return river.JobSnooze(wait)
+	release, busyFor := d.gates.acquire(ctx, ep.ID)
+	if release == nil {
+		return river.JobSnooze(busySnooze(busyFor, rand.Float64()))
 	}
-	defer d.release(ep.ID)
+	defer release()
 	log := d.logger.With("delivery_id", del.ID, "webhook_id", ep.ID, "event_id", del.EventID, "event_type", del.EventType, "attempt", del.Attempts+1)
 	if !ep.Enabled {
 		log.Warn("webhook: not delivered: the endpoint is disabled")
@@ -236,20 +231,23 @@ func Sign(h http.Header, secrets []string, id string, at time.Time, body []byte)
 	return nil
 }
 
-func (d *Deliverer) acquire(endpointID int64) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.busy[endpointID] >= d.perEP {
-		return false
-	}
-	d.busy[endpointID]++
-	return true
+// orderWait is how long a delivery waits for the earlier pending event of
+// its subject, after n snoozes of its job: 1 s, 2 s, 4 s ... up to 5 min
+// (scaled down with a shorter retry span, at least 50 ms), with ±10 %
+// jitter. The earlier one is being attempted, or waits for its next attempt
+// (then this one may wait long: hence the back-off).
+func (d *Deliverer) orderWait(n int) time.Duration {
+	w := min(time.Second<<min(n, 9), 5*time.Minute)
+	w = max(time.Duration(float64(w)*float64(d.span)/float64(DefaultSpan)), 50*time.Millisecond)
+	return w + time.Duration((rand.Float64()*0.2-0.1)*float64(w))
 }
 
-func (d *Deliverer) release(endpointID int64) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.busy[endpointID]--; d.busy[endpointID] <= 0 {
-		delete(d.busy, endpointID)
+// snoozes is how many times River snoozed the job (its metadata's
+// "snoozes"); River does not count snoozes as attempts.
+func snoozes(metadata []byte) int {
+	var m struct {
+		Snoozes int `json:"snoozes"`
 	}
+	_ = json.Unmarshal(metadata, &m) // no metadata: none
+	return m.Snoozes
 }

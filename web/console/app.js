@@ -7,10 +7,11 @@
 // when the tab closes and other tabs do not share it.
 
 import {
-  hooks, plural, TOKEN, PROJECT, state, h, s, flat, APIError, api, query, input, values, form, FieldError, confirmAction, copyButton, notice, when, table, transcript, label, json, filterSelects, filtered,
+  hooks, plural, alertError, TOKEN, PROJECT, state, h, s, flat, APIError, api, query, input, values, form, FieldError, confirmAction, copyButton, notice, when, table, transcript, label, json, filterSelects, filtered,
 } from "./ui.js";
 import { agentSettings, agentTools, catalog, formFieldsBuilder } from "./editors.js";
 import { conversationsPage, conversationPage, analyticsPage } from "./conversations.js";
+import { webhookRoutes } from "./webhooks.js";
 
 let renderGen = 0;
 
@@ -18,7 +19,7 @@ let renderGen = 0;
 
 const pages = [
   ["agents", "Agents"], ["channels", "Channels"], ["conversations", "Conversations"],
-  ["leads", "Leads"], ["analytics", "Analytics"], ["members", "Members"], ["projects", "Projects"],
+  ["leads", "Leads"], ["analytics", "Analytics"], ["webhooks", "Webhooks"], ["members", "Members"], ["projects", "Projects"],
 ];
 
 function header(section) {
@@ -85,6 +86,7 @@ const routes = [
   [/^#\/calls\/([A-Za-z0-9]+)$/, "conversations", callPage],
   [/^#\/leads$/, "leads", leadsPage],
   [/^#\/analytics$/, "analytics", analyticsPage],
+  ...webhookRoutes,
 ];
 
 // render shows the page of the current hash. Each render has a number;
@@ -502,10 +504,6 @@ async function agentTest(ctx, a) {
     via ? h("p", { class: "muted" }, `Talks to ${via} with ${a.model}, the agent's tools included. Tests are kept with the sessions, from origin console; no channel or key is needed.`)
       : notice(`The ${a.provider === "gemini" ? "Gemini" : "OpenAI"}-compatible provider of this agent has no API key on this server, so a test cannot connect.`, "error"),
     h("div", { class: "row" }, voice, typed, mute, stop), status, err, lines, send);
-}
-
-function alertError(e) {
-  document.getElementById("main").prepend(notice(e.message, "error"));
 }
 
 async function agentKnowledge(ctx, a) {

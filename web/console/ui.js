@@ -262,6 +262,11 @@ export function copyButton(text, target, label = "Copy") {
   return b;
 }
 
+// alertError shows an error of an action at the top of the page.
+export function alertError(e) {
+  document.getElementById("main").prepend(notice(e.message, "error"));
+}
+
 export function notice(text, kind) {
   return h("p", { class: "notice" + (kind ? " " + kind : ""), role: kind === "error" ? "alert" : "status" }, text);
 }

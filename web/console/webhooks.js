@@ -1,0 +1,172 @@
+// agentline console: the project's event webhooks (issue 19). The pages
+// are here, apart from app.js, which imports this module and adds its routes
+// and its navigation entry; the helpers come from ui.js.
+
+import { h, api, state, form, table, notice, confirmAction, copyButton, when, plural, alertError, hooks } from "./ui.js";
+
+const render = (focus) => hooks.render(focus);
+
+// The event catalog (docs/webhooks.md), for the form's hint.
+const eventTypes = ["conversation.started", "conversation.ended", "conversation.analyzed", "lead.created",
+  "call.status_changed", "number.provisioned", "number.released", "webhook.test"];
+
+// A secret just made (creation, rotation) is on screen this once.
+const shownSecrets = new Map();
+
+// webhookRoutes are the console's routes of this module, for app.js.
+export const webhookRoutes = [
+  [/^#\/webhooks$/, "webhooks", webhooksPage],
+  [/^#\/webhooks\/(\d+)$/, "webhooks", webhookPage],
+];
+
+// health says how an endpoint is doing, in words and a status pill: off by
+// a person, disabled by agentline (and why), failing, or fine.
+function health(w) {
+  if (!w.enabled && w.disabled_reason) return h("span", { class: "status bad" }, "Disabled by agentline");
+  if (!w.enabled) return h("span", { class: "status" }, "Disabled");
+  if (w.failing_since) return h("span", { class: "status warn" }, "Failing since " + when(w.failing_since));
+  return h("span", { class: "status live" }, "Enabled");
+}
+
+function events(w) {
+  return w.events.includes("*") ? "All events" : w.events.join(", ");
+}
+
+function endpointFields(w) {
+  return [
+    { name: "url", label: "URL", type: "url", value: w ? w.url : "", required: true, placeholder: "https://example.com/agentline/webhooks",
+      hint: "Where agentline posts each event, signed (Standard Webhooks). HTTPS." },
+    { name: "events", label: "Events", type: "lines", rows: 3, value: w ? w.events : ["*"],
+      hint: "One event type per line, or * for all: " + eventTypes.join(", ") + "." },
+    { name: "description", label: "Description", value: w ? w.description : "", placeholder: "CRM sync" },
+  ];
+}
+
+async function webhooksPage({ show }) {
+  const pid = state.project.id;
+  const { webhooks } = await api("GET", `/api/projects/${pid}/webhooks`);
+  const rows = webhooks.map((w) => h("tr", {},
+    h("td", {}, h("a", { href: `#/webhooks/${w.id}` }, w.url), w.description ? h("div", { class: "muted" }, w.description) : null),
+    h("td", {}, events(w)), h("td", {}, health(w), w.disabled_reason ? h("div", { class: "muted" }, w.disabled_reason) : null)));
+  show("Webhooks",
+    h("p", { class: "muted" }, "Your systems get the project's events (conversations, leads, calls, numbers) as signed HTTP posts, retried for up to 3 days. ",
+      h("a", { href: "/api/openapi.yaml" }, "Event schemas"), "."),
+    table(["Endpoint", "Events", "State"], rows, "No webhook endpoints yet."),
+    h("div", { class: "card" }, h("h2", {}, "New endpoint"), form(endpointFields(null), "Add endpoint", async (v) => {
+      const w = await api("POST", `/api/projects/${pid}/webhooks`, v);
+      shownSecrets.set(w.id, w.secret);
+      location.hash = `#/webhooks/${w.id}`;
+    }, { label: "New endpoint" })));
+}
+
+async function webhookPage(ctx, id) {
+  const w = await api("GET", `/api/webhooks/${id}`);
+  const whole = shownSecrets.get(w.id);
+  shownSecrets.delete(w.id);
+  const saved = h("p", { role: "status", class: "muted" });
+  const settings = form([...endpointFields(w), { name: "enabled", label: "Enabled", type: "checkbox", value: w.enabled,
+    hint: "Enabling it again clears why agentline disabled it; events while it was off were not kept for it." }], "Save endpoint", async (v) => {
+    await api("PATCH", `/api/webhooks/${id}`, v);
+    saved.textContent = "Saved.";
+    render();
+  }, { label: "Endpoint settings", extra: saved });
+  const del = h("button", { type: "button", class: "danger" }, "Delete endpoint");
+  del.addEventListener("click", async () => {
+    if (!(await confirmAction("Delete this endpoint? Its deliveries are deleted with it and no more events are sent to it.", "Delete endpoint"))) return;
+    await api("DELETE", `/api/webhooks/${id}`).catch((e) => alertError(e));
+    location.hash = "#/webhooks";
+  });
+  ctx.show(w.description || "Webhook endpoint", h("p", {}, h("code", {}, w.url), " ", health(w)), stateNotice(w),
+    secretCard(w, whole), h("div", { class: "card" }, h("h2", {}, "Settings"), settings),
+    await deliveriesCard(ctx, w), h("div", { class: "card" }, h("h2", {}, "Danger zone"), del));
+}
+
+// stateNotice explains an endpoint agentline disabled (the receiver
+// answered 410 Gone, or failed for the whole retry span) or one failing now.
+function stateNotice(w) {
+  if (!w.enabled && w.disabled_reason) {
+    return notice(`agentline disabled this endpoint: ${w.disabled_reason}` + (w.failing_since ? `; failing since ${when(w.failing_since)}` : "") +
+      ". Fix the receiver, then enable it again below.", "error");
+  }
+  if (w.enabled && w.failing_since) return notice(`Deliveries have been failing since ${when(w.failing_since)}; they are retried. After 3 days of failures the endpoint is disabled.`, "error");
+  return null;
+}
+
+function secretCard(w, whole) {
+  const box = h("div", { class: "card", id: "secret" }, h("h2", {}, "Signing secret"));
+  if (whole) {
+    const code = h("code", { class: "key", id: "whole-secret" }, whole);
+    box.append(notice("This is the whole signing secret. It is shown only now: copy it into your receiver's settings.", "ok"),
+      h("p", {}, code), copyButton(() => whole, code, "Copy secret"));
+  } else {
+    box.append(h("p", { class: "muted" }, "The secret was shown once, when it was made. Rotate it to get a new one."));
+  }
+  if (w.previous_secret_until) box.append(h("p", { class: "muted" }, `The previous secret also signs until ${when(w.previous_secret_until)}.`));
+  const rotate = h("button", { type: "button" }, "Rotate secret");
+  rotate.addEventListener("click", async () => {
+    if (!(await confirmAction("Make a new signing secret? For 24 hours deliveries are signed with both the old and the new one.", "Rotate secret"))) return;
+    try {
+      const made = await api("POST", `/api/webhooks/${w.id}/rotate-secret`);
+      shownSecrets.set(w.id, made.secret);
+      render();
+    } catch (e) {
+      alertError(e);
+    }
+  });
+  box.append(h("div", { class: "row" }, rotate));
+  return box;
+}
+
+// deliveriesCard lists the endpoint's latest deliveries; each opens to
+// its attempts, and a finished one can be sent again.
+async function deliveriesCard(ctx, w) {
+  const { deliveries } = await api("GET", `/api/webhooks/${w.id}/deliveries?limit=50`);
+  const status = h("p", { role: "status", class: "muted" });
+  const test = h("button", { type: "button" }, "Send test event");
+  test.addEventListener("click", async () => {
+    try {
+      await api("POST", `/api/webhooks/${w.id}/test`);
+      status.textContent = "Test event queued.";
+      setTimeout(() => ctx.live() && render(), 1500);
+    } catch (e) {
+      status.textContent = e.message;
+    }
+  });
+  const refresh = h("button", { type: "button", onclick: () => render() }, "Refresh");
+  const rows = deliveries.map((d) => {
+    const attempts = h("div", {});
+    const open = h("details", {}, h("summary", {}, plural(d.attempt_count, "attempt")), attempts);
+    open.addEventListener("toggle", async () => {
+      if (!open.open || attempts.childElementCount) return;
+      try {
+        const full = await api("GET", `/api/webhooks/${w.id}/deliveries/${d.id}`);
+        attempts.append(attemptList(full.attempts || []));
+      } catch (e) {
+        attempts.append(notice(e.message, "error"));
+      }
+    }, { once: false });
+    const retry = d.status === "pending" ? null : h("button", { type: "button", onclick: async () => {
+      try {
+        await api("POST", `/api/webhooks/${w.id}/deliveries/${d.id}/retry`);
+        status.textContent = `Delivery ${d.id} queued again.`;
+        setTimeout(() => ctx.live() && render(), 1500);
+      } catch (e) {
+        status.textContent = e.message;
+      }
+    } }, "Retry");
+    return h("tr", { "data-delivery": d.id }, h("td", {}, d.event_type, h("div", { class: "muted" }, h("code", {}, d.event_id))),
+      h("td", {}, h("span", { class: "status " + ({ delivered: "live", failed: "bad" }[d.status] || "") }, d.status),
+        d.last_status_code ? ` (${d.last_status_code})` : ""),
+      h("td", {}, open), h("td", {}, when(d.created_at)), h("td", { class: "actions" }, retry));
+  });
+  return h("div", { class: "card", id: "deliveries" }, h("h2", {}, "Deliveries"), h("div", { class: "row" }, test, refresh), status,
+    table(["Event", "Status", "Attempts", "Created", ""], rows, "No deliveries yet. Send a test event to try the endpoint."));
+}
+
+function attemptList(list) {
+  if (!list.length) return h("p", { class: "muted" }, "Not attempted yet.");
+  return h("ol", { class: "attempts" }, list.map((a) => h("li", {},
+    h("b", {}, a.status_code ? `HTTP ${a.status_code}` : "No answer"), ` at ${when(a.at)}, ${a.latency_ms} ms`,
+    a.error ? h("div", { class: "field-error" }, a.error) : null,
+    a.response ? h("pre", { class: "response" }, a.response) : null)));
+}
