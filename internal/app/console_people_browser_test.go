@@ -118,8 +118,12 @@ func TestConsolePeople(t *testing.T) {
 	c.heading("Projects")
 	c.fill("Save project", "Project name", "Acme Inc")
 	c.fill("Save project", "Keep call recordings (days)", "90")
+	// The page is drawn anew after a save: mark this drawing's forms, so
+	// that the next fill waits for the new ones.
+	eval[any](t, ctx, `document.querySelectorAll("main form").forEach((f) => (f.dataset.stale = "1"))`)
 	c.press("Save project")
 	c.poll("the new name", `document.getElementById("project-switch").selectedOptions[0].textContent === "Acme Inc"`)
+	c.poll("the page drawn anew", `!!document.querySelector("main form") && !document.querySelector("main form[data-stale]")`)
 	c.fill("Create project", "Name", "Scratch")
 	c.press("Create project")
 	c.heading("Agents")
