@@ -179,10 +179,13 @@ func (c *Call) bargeIn(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	seq, err := c.carrierOut.send(func(b *batch) { b.data = appendClear(b.data, c.opts.StreamSID); b.end() })
-	if r := c.opts.Recorder; r != nil && err == nil {
+	// The recorder cuts the agent's side before the carrier can hear of
+	// the clear, so that no caller frame sent after it is recorded before
+	// the cut.
+	if r := c.opts.Recorder; r != nil {
 		r.Clear()
 	}
+	seq, err := c.carrierOut.send(func(b *batch) { b.data = appendClear(b.data, c.opts.StreamSID); b.end() })
 	if err == nil {
 		err = c.carrierOut.wait(seq)
 	}
