@@ -37,9 +37,12 @@ type Options struct {
 	// of silence.
 	MaxDuration time.Duration
 	// WriteEvery is how often the writer takes what the relay handed over
-	// (default 200 ms), or sooner when the buffer is half full. Waking it
-	// for every frame instead cost more CPU than all its decoding and
-	// writing (BenchmarkPacedCalls).
+	// (default 1 s, about 22 KiB of both sides), or sooner when the buffer
+	// is half full. Each wake-up costs scheduler time that the decoding of
+	// 200 ms did not pay for (BenchmarkPacedCalls: every frame, then every
+	// 200 ms, were a measurable part of a recording's CPU). Late caller
+	// frames are told by their timestamps, not by when the writer runs, so
+	// the recording is the same.
 	WriteEvery time.Duration
 
 	// batchHook, in tests, runs before the writer takes each batch: it can
@@ -90,7 +93,7 @@ func New(opts Options) (*Recorder, error) {
 		opts.MaxDuration = 4 * time.Hour
 	}
 	if opts.WriteEvery <= 0 {
-		opts.WriteEvery = 200 * time.Millisecond
+		opts.WriteEvery = time.Second
 	}
 	f, err := os.CreateTemp(opts.Dir, "call-*.wav")
 	if err != nil {

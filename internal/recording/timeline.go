@@ -3,6 +3,7 @@ package recording
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"time"
@@ -12,44 +13,62 @@ import (
 
 const (
 	// window is how far behind the line time a caller frame may still land
-	// (jitter, reordering); older samples are final and written out.
+	// (jitter, reordering); older samples are final.
 	window = SampleRate
-	// flushChunk is the least written at a time, so that the in-memory part
-	// is not shifted for every frame.
+	// flushChunk is the least made final at a time.
 	flushChunk = SampleRate / 5
-	// chunkFrames bounds the frames interleaved at a time (16 KiB).
-	chunkFrames = 4096
-	// writeBytes is how much is gathered before a write: about a second.
-	writeBytes = 32 << 10
+	// writeFrames is how much final audio is gathered before a write: about
+	// a second (32 KiB). A write syscall every 200 ms was a third of a
+	// recording's CPU (BenchmarkPacedCalls' profile).
+	writeFrames = 8192
+	// bufFrames is buf's capacity: what waits for its write, the window
+	// and half a second of agent audio queued ahead, so that buf does not
+	// grow in a call (growing it copied it: a sixth of a recording's CPU).
+	bufFrames = writeFrames + window + flushChunk + SampleRate/2
+	// frameBytes is one stereo frame of 16-bit samples.
+	frameBytes = wavChannels * wavBits / 8
 	// maxCuts bounds Result.Cuts; ClearCuts counts them all.
 	maxCuts = 1024
 )
+
+// pcm is the 16-bit linear sample of each mu-law byte (g711.Decode), looked
+// up rather than computed: the computation's sign branch mispredicts on
+// audio. Read-only after package initialisation.
+var pcm = func() (t [256]uint16) {
+	for u := range t {
+		t[u] = uint16(g711.Decode(byte(u)))
+	}
+	return t
+}()
 
 // timeline places the decoded audio of both sides on the line's time and
 // writes it out once no later event can change it. Only the writer
 // goroutine uses it.
 //
-// Positions are in samples since the stream started. Everything before base
-// is in the file; left and right hold base onwards: the caller's recent
-// frames (up to window behind the line time) and the agent audio queued at
-// the carrier, which may reach far beyond the line time until a clear drops
-// it.
+// Positions are in samples since the stream started. buf holds the file's
+// data from start onwards, already interleaved as the WAV stores it (caller
+// left, agent right, little-endian), so that a write is a slice of it and
+// silence is its zero bytes. Everything before start is in the file;
+// everything before base is final, waiting for its write. From base on, buf
+// holds the caller's recent frames (up to window behind the line time) and
+// the agent audio queued at the carrier, which may reach far beyond the
+// line time until a clear drops it.
 type timeline struct {
-	f           *os.File
-	base        int64
-	left, right []int16
-	clock       int64 // line time: the end of the latest caller frame
-	agentEnd    int64 // where the agent audio queued at the carrier ends
-	maxSamp     int64
-	scratch     []byte // decoded payload
-	unescaped   []byte // a payload with JSON escapes removed
-	out         []byte // interleaved samples for one write
-	err         error  // the first write error; later writes are skipped
-	res         Result
+	f         *os.File
+	start     int64
+	base      int64
+	buf       []byte
+	clock     int64 // line time: the end of the latest caller frame
+	agentEnd  int64 // where the agent audio queued at the carrier ends
+	maxSamp   int64
+	scratch   []byte // decoded payload
+	unescaped []byte // a payload with JSON escapes removed
+	err       error  // the first write error; later writes are skipped
+	res       Result
 }
 
 func newTimeline(f *os.File, maxSamp int64) (*timeline, error) {
-	t := &timeline{f: f, maxSamp: maxSamp, out: make([]byte, 0, writeBytes+chunkFrames*4)}
+	t := &timeline{f: f, maxSamp: maxSamp, buf: make([]byte, 0, bufFrames*frameBytes)}
 	if _, err := f.Write(wavHeader(0)); err != nil {
 		return nil, fmt.Errorf("write recording header: %w", err)
 	}
@@ -61,6 +80,7 @@ func (t *timeline) apply(b *batch) {
 		switch ev.kind {
 		case kindCaller:
 			t.caller(ev, b.payload(ev))
+			t.settle()
 		case kindAgent:
 			t.agent(ev, b.payload(ev))
 		case kindGap:
@@ -69,6 +89,12 @@ func (t *timeline) apply(b *batch) {
 			t.clear(ev.at)
 		}
 	}
+}
+
+// settle makes final what is more than window behind the line time, as
+// the line time moves, so that buf holds about writeFrames plus window
+// however many events a batch brings.
+func (t *timeline) settle() {
 	if t.clock-window-t.base >= flushChunk {
 		t.flushTo(t.clock - window)
 	}
@@ -120,7 +146,7 @@ func (t *timeline) caller(ev event, payload []byte) {
 	if pos-window-t.base > window { // a long pause: write it before it fills memory
 		t.flushTo(pos - window)
 	}
-	t.left = place(t.left, pos-t.base, mu)
+	t.place(pos, 0, mu)
 	t.res.CallerFrames++
 }
 
@@ -137,7 +163,7 @@ func (t *timeline) agent(ev event, payload []byte) {
 		t.res.Rejected++
 		mu = mu[:max(0, int64(len(mu))-over)]
 	}
-	t.right = place(t.right, start-t.base, mu)
+	t.place(start, 1, mu)
 	t.agentEnd = start + int64(len(mu))
 	t.res.AgentBytes += int64(len(mu))
 }
@@ -155,9 +181,7 @@ func (t *timeline) clear(at int64) {
 	if t.agentEnd <= at {
 		return
 	}
-	if keep := at - t.base; int64(len(t.right)) > keep {
-		t.right = t.right[:keep]
-	}
+	t.silenceRight(at, t.agentEnd)
 	t.res.ClearCuts++
 	if len(t.res.Cuts) < maxCuts {
 		t.res.Cuts = append(t.res.Cuts, Cut{At: samplesToDuration(at), Dropped: samplesToDuration(t.agentEnd - at)})
@@ -165,57 +189,63 @@ func (t *timeline) clear(at int64) {
 	t.agentEnd = at
 }
 
-// place decodes mu-law into dst from index i, growing dst with silence.
-func place(dst []int16, i int64, mu []byte) []int16 {
-	if need := i + int64(len(mu)); int64(len(dst)) < need {
-		dst = append(dst, make([]int16, need-int64(len(dst)))...)
+// place decodes mu-law into channel ch (0 left, 1 right) from position
+// pos, overwriting what was there.
+func (t *timeline) place(pos int64, ch int, mu []byte) {
+	if len(mu) == 0 {
+		return
 	}
+	i := pos - t.start
+	t.grow(i + int64(len(mu)))
+	d := t.buf[i*frameBytes+int64(2*ch):]
 	for k, u := range mu {
-		dst[i+int64(k)] = g711.Decode(u)
+		binary.LittleEndian.PutUint16(d[k*frameBytes:], pcm[u])
 	}
-	return dst
 }
 
-// flushTo writes the samples before to, silence where a side has none.
-// The bytes gather in out and go to the file about once a second
-// (writeBytes): a write syscall for every 200 ms was a third of a
-// recording's CPU (BenchmarkPacedCalls' profile).
+// silenceRight zeroes the agent channel from position from to to (where
+// buf holds it): audio a clear dropped.
+func (t *timeline) silenceRight(from, to int64) {
+	to = min(to-t.start, int64(len(t.buf)/frameBytes))
+	for i := from - t.start; i < to; i++ {
+		t.buf[i*frameBytes+2], t.buf[i*frameBytes+3] = 0, 0
+	}
+}
+
+// grow makes buf hold n frames, silence where nothing was placed.
+func (t *timeline) grow(n int64) {
+	if need := n * frameBytes; int64(len(t.buf)) < need {
+		t.buf = append(t.buf, make([]byte, need-int64(len(t.buf)))...)
+	}
+}
+
+// flushTo makes the samples before to final, silence where a side has
+// none, and writes them about once a second (writeFrames) straight from
+// buf.
 func (t *timeline) flushTo(to int64) {
 	for t.base < to {
-		n := min(to-t.base, chunkFrames)
-		for i := range n {
-			t.out = appendFrame(t.out, at(t.left, i), at(t.right, i))
-		}
-		if len(t.out) >= writeBytes {
+		t.base += min(to-t.base, writeFrames-(t.base-t.start))
+		t.grow(t.base - t.start)
+		if t.base-t.start >= writeFrames {
 			t.writeOut()
 		}
-		t.left, t.right = shift(t.left, n), shift(t.right, n)
-		t.base += n
 	}
 }
 
-// writeOut writes what out holds; after a failed write, nothing more is.
+// writeOut writes the final samples and drops them from buf; after a
+// failed write, nothing more is written.
 func (t *timeline) writeOut() {
-	if t.err == nil && len(t.out) > 0 {
-		if _, err := t.f.Write(t.out); err != nil {
+	n := (t.base - t.start) * frameBytes
+	if n == 0 {
+		return
+	}
+	if t.err == nil {
+		if _, err := t.f.Write(t.buf[:n]); err != nil {
 			t.err = fmt.Errorf("write recording: %w", err)
 		}
 	}
-	t.out = t.out[:0]
-}
-
-func at(s []int16, i int64) int16 {
-	if i < int64(len(s)) {
-		return s[i]
-	}
-	return 0
-}
-
-func shift(s []int16, n int64) []int16 {
-	if n >= int64(len(s)) {
-		return s[:0]
-	}
-	return s[:copy(s, s[n:])]
+	t.buf = t.buf[:copy(t.buf, t.buf[n:])]
+	t.start = t.base
 }
 
 // finish ends the recording at the line time clock: agent audio still
@@ -224,7 +254,6 @@ func (t *timeline) finish(clock int64) (Result, error) {
 	end := max(clock, t.clock, t.base)
 	if t.agentEnd > end {
 		t.res.Unplayed = samplesToDuration(t.agentEnd - end)
-		t.right = t.right[:min(int64(len(t.right)), end-t.base)]
 	}
 	t.flushTo(end)
 	t.writeOut()

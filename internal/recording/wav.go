@@ -43,9 +43,3 @@ func patchHeader(w io.WriterAt, frames int64) error {
 	}
 	return nil
 }
-
-// appendFrame appends one stereo frame: caller left, agent right.
-func appendFrame(b []byte, left, right int16) []byte {
-	b = binary.LittleEndian.AppendUint16(b, uint16(left))
-	return binary.LittleEndian.AppendUint16(b, uint16(right))
-}
