@@ -57,8 +57,23 @@ func (r CallRecording) View(conversationID string) *Recording {
 // store: by project and conversation id, so that a listing by project
 // prefix finds a project's recordings.
 func RecordingKey(projectID, callID int64) string {
-	return "p" + strconv.FormatInt(projectID, 10) + "/" + CallConversationID(callID) + ".wav"
+	return RecordingPrefix(projectID) + CallConversationID(callID) + ".wav"
 }
+
+// RecordingPrefix is the part of its recordings' keys a project owns.
+func RecordingPrefix(projectID int64) string {
+	return "p" + strconv.FormatInt(projectID, 10) + "/"
+}
+
+// PurgeProjectRecordings is the job, enqueued with a project's deletion,
+// that deletes the project's recordings from the recordings store (the
+// database rows went with the project).
+type PurgeProjectRecordings struct {
+	ProjectID int64 `json:"project_id"`
+}
+
+// Kind names PurgeProjectRecordings' worker.
+func (PurgeProjectRecordings) Kind() string { return "purge_project_recordings" }
 
 // UploadRecording is the job that retries putting a call's recording
 // into the recordings store after the upload at the call's end failed.

@@ -400,6 +400,7 @@ func (a *App) jobQueue(ctx context.Context) error {
 			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey, OpenAIModel: a.Config.AnalysisModelOpenAI,
 			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey, GeminiModel: a.Config.AnalysisModelGemini})})
 	jobs.Add(r, analyst, analyst.MaxAttempts())
+	jobs.Add(r, &recording.Purger{Calls: a.recordings}, 10)
 	if a.recordings != nil {
 		jobs.Add(r, &recording.Uploader{Calls: a.recordings, MaxAttempts: 20}, 20)
 		jobs.AddPeriodic(r, &recording.Retention{Calls: a.recordings}, recording.RetentionInterval, agentline.SweepRecordings{})

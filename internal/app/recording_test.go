@@ -33,7 +33,8 @@ import (
 // stores: the stored WAV's left channel is exactly the caller's mu-law
 // decoded, its right channel the agent's, placed within 20 ms of the line
 // time it was sent at; GET .../recording answers it whole and by Range
-// (206); a stranger gets 404; DELETE removes the object; an agent with
+// (206); a stranger gets 404; DELETE removes the object (and deleting the
+// project, all of its objects); an agent with
 // record_calls off leaves no recording; retention (the recurring job, run
 // at the next start) deletes an expired one.
 func TestPhoneCallRecording(t *testing.T) {
@@ -145,6 +146,24 @@ func testPhoneCallRecording(t *testing.T, d store.Dialect, bucket bool) {
 	s.Must(t, 404, "GET", "/api/conversations/"+id+"/recording", tok, nil, nil)
 	if spool, _ := os.ReadDir(filepath.Join(dir, ".spool")); len(spool) != 0 {
 		t.Fatalf("files left in the spool: %v", spool)
+	}
+
+	// Deleting the project deletes its recordings' objects too.
+	last := recordedCall(ctx, t, s, model, "+14155550100", caller, agent)
+	waitRecording(t, s, tok, last)
+	if left, err := st.List(ctx, agentline.RecordingPrefix(p.ID)); err != nil || len(left) == 0 {
+		t.Fatalf("the project's objects before its deletion: %v, %v", left, err)
+	}
+	s.Must(t, 204, "DELETE", fmt.Sprintf("/api/projects/%d", p.ID), tok, nil, nil)
+	var left []recording.Info
+	for i := 0; i < 300; i++ {
+		if left, err = st.List(ctx, agentline.RecordingPrefix(p.ID)); err != nil || len(left) == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil || len(left) != 0 {
+		t.Fatalf("objects left after the project's deletion: %v, %v", left, err)
 	}
 }
 

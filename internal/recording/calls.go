@@ -92,6 +92,33 @@ func (c *Calls) Delete(ctx context.Context, projectID, callID int64) error {
 	return c.Store.Delete(ctx, agentline.RecordingKey(projectID, callID))
 }
 
+// Purger is the worker of PurgeProjectRecordings jobs: it deletes a
+// deleted project's objects from the store. Calls is nil when this
+// instance has no recordings store (telephony off); then there is
+// nothing it could delete.
+type Purger struct {
+	river.WorkerDefaults[agentline.PurgeProjectRecordings]
+	Calls *Calls
+}
+
+// Work deletes every object under the project's prefix.
+func (p *Purger) Work(ctx context.Context, job *river.Job[agentline.PurgeProjectRecordings]) error {
+	if p.Calls == nil {
+		return nil
+	}
+	objects, err := p.Calls.Store.List(ctx, agentline.RecordingPrefix(job.Args.ProjectID))
+	if err != nil {
+		return fmt.Errorf("purge project %d recordings: %w", job.Args.ProjectID, err)
+	}
+	for _, o := range objects {
+		if err := p.Calls.Store.Delete(ctx, o.Key); err != nil {
+			return fmt.Errorf("purge project %d recordings: %w", job.Args.ProjectID, err)
+		}
+	}
+	p.Calls.Logger.Info("deleted a deleted project's recordings", "project_id", job.Args.ProjectID, "count", len(objects))
+	return nil
+}
+
 // Uploader is the worker of UploadRecording jobs: it puts a pending
 // recording's spool file into the store. The file is on the instance that
 // recorded the call; an instance that does not have it fails the attempt,

@@ -91,10 +91,21 @@ func (db *DB) UpdateProject(ctx context.Context, p agentline.Project) (agentline
 	return db.Project(ctx, p.ID)
 }
 
-// DeleteProject deletes a project and everything in it.
+// DeleteProject deletes a project and everything in it. The objects of its
+// call recordings live outside the database: a project that has any gets,
+// in the same transaction, the job that deletes them.
 func (db *DB) DeleteProject(ctx context.Context, projectID int64) error {
-	res, err := db.writer().exec(ctx, `DELETE FROM projects WHERE id = ?`, projectID)
-	return mustAffect(res, err, "project")
+	return db.tx(ctx, func(c conn) error {
+		var recorded bool
+		if err := c.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM recordings WHERE project_id = ?)`, projectID).Scan(&recorded); err != nil {
+			return fmt.Errorf("delete project: %w", err)
+		}
+		res, err := c.exec(ctx, `DELETE FROM projects WHERE id = ?`, projectID)
+		if err := mustAffect(res, err, "project"); err != nil || !recorded {
+			return err
+		}
+		return db.outboxOn(c).Enqueue(ctx, agentline.PurgeProjectRecordings{ProjectID: projectID})
+	})
 }
 
 // MemberRole returns the user's role in the project, or not found when the
