@@ -222,14 +222,16 @@ function breakdown(title, column, rows, key, name) {
   return h("section", { class: "card" }, h("h2", {}, title), table([column, "Conversations", "Minutes", "Tool calls", "Tool errors", "Success"],
     rows.map((r) => h("tr", {}, h("td", {}, name(r[key])), h("td", { class: "num" }, String(r.conversations)),
       h("td", { class: "num" }, clock(r.minutes * 60000)), h("td", { class: "num" }, String(r.tool_calls)), h("td", { class: "num" }, String(r.tool_errors)),
-      h("td", { class: "num" }, successRate(r)))),
+      h("td", { class: "num", title: r.evaluated ? `of ${r.evaluated} judged` : "" }, successRate(r, true)))),
     "None."));
 }
 
 // successRate shows the share of analysed conversations judged successful
 // (docs/analysis.md), with how many were judged; "n/a" when none was.
-function successRate(r) {
-  return r.success_rate == null ? "n/a" : `${Math.round(r.success_rate * 100)}% of ${r.evaluated}`;
+function successRate(r, short) {
+  if (r.success_rate == null) return "n/a";
+  const pct = `${Math.round(r.success_rate * 100)}%`;
+  return short ? pct : `${pct} of ${r.evaluated}`;
 }
 
 export async function analyticsPage({ show }) {
