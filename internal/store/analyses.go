@@ -34,12 +34,9 @@ func (db *DB) startAnalysis(ctx context.Context, c conn, projectID int64, id str
 	if err := c.queryRow(ctx, q, projectID, ref).Scan(&agentID, &raw); err != nil {
 		return ignoreNoRows(err) // the agent is gone: nothing to analyse for
 	}
-	var settings agentline.AnalysisSettings
-	if err := json.Unmarshal([]byte(raw), &settings); err != nil {
-		return fmt.Errorf("agent %d analysis: %w", agentID, err)
-	}
-	if string(settings.DataSchema) == "null" {
-		settings.DataSchema = nil
+	settings, err := parseAnalysis(agentID, raw)
+	if err != nil {
+		return err
 	}
 	if !settings.Enabled() {
 		return nil
