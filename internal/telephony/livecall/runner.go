@@ -150,6 +150,16 @@ func discardRecording(r *recording.Recorder) {
 	}
 }
 
+// carrierOf is the carrier that carries the call: none for a test call
+// from the browser (no carrier takes part), else the account's, which is
+// nil when none is configured.
+func (h *Handler) carrierOf(sc *streamCall) carrier.Carrier {
+	if sc.claims.Direction == agentline.CallTest {
+		return nil
+	}
+	return h.Carrier
+}
+
 // carrierLost asks the carrier about a call whose media stream closed
 // without a stop message: a call the carrier has ended was the caller's
 // hang-up; one still live (a network break between us and the carrier) is
@@ -157,12 +167,13 @@ func discardRecording(r *recording.Recorder) {
 // our side.
 func (h *Handler) carrierLost(sc *streamCall, log *slog.Logger) string {
 	const lost = string(relay.EndCarrierDisconnect)
-	if h.Carrier == nil || sc.claims.Direction == agentline.CallTest {
+	c := h.carrierOf(sc)
+	if c == nil {
 		return lost
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	status, err := h.Carrier.CallStatus(ctx, sc.start.CallSID)
+	status, err := c.CallStatus(ctx, sc.start.CallSID)
 	switch {
 	case errors.Is(err, carrier.ErrCallGone) || err == nil && agentline.CallStatusFinal(status):
 		return string(relay.EndCallerHangup)
@@ -171,7 +182,7 @@ func (h *Handler) carrierLost(sc *streamCall, log *slog.Logger) string {
 		return lost
 	}
 	log.Warn("the media stream closed without stop while the call is live at the carrier; hanging it up", "carrier_status", status)
-	if _, err := h.Carrier.HangUp(ctx, sc.start.CallSID); err != nil && !errors.Is(err, carrier.ErrCallGone) {
+	if _, err := c.HangUp(ctx, sc.start.CallSID); err != nil && !errors.Is(err, carrier.ErrCallGone) {
 		log.Error("could not hang up the call whose media stream was lost", "err", err)
 	}
 	return lost
@@ -184,11 +195,12 @@ const reasonTransferred = "transferred"
 // transfer redirects the live call to the agent's transfer number, calling
 // from our number, and reports whether the carrier took it.
 func (h *Handler) transfer(sc *streamCall, log *slog.Logger) bool {
-	if sc.claims.Direction == agentline.CallTest {
+	c := h.carrierOf(sc)
+	switch {
+	case c == nil && sc.claims.Direction == agentline.CallTest:
 		log.Info("a test call is not transferred: no carrier takes part", "to", sc.agent.TransferNumber)
 		return false
-	}
-	if h.Carrier == nil {
+	case c == nil:
 		log.Error("cannot transfer the call: no carrier account is configured")
 		return false
 	}
@@ -203,7 +215,7 @@ func (h *Handler) transfer(sc *streamCall, log *slog.Logger) bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := h.Carrier.Redirect(ctx, sc.start.CallSID, doc); err != nil {
+	if err := c.Redirect(ctx, sc.start.CallSID, doc); err != nil {
 		log.Error("could not transfer the call", "to", sc.agent.TransferNumber, "err", err)
 		return false
 	}
@@ -228,12 +240,13 @@ func (h *Handler) apologize(sc *streamCall, res relay.Result, log *slog.Logger) 
 		return
 	}
 	log.Warn("the model failed mid-call; apologizing and hanging up", "reason", res.Reason, "err", res.Err)
-	if h.Carrier == nil || sc.claims.Direction == agentline.CallTest {
+	c := h.carrierOf(sc)
+	if c == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := h.Carrier.Redirect(ctx, sc.start.CallSID, sayAndHangUp(apology)); err != nil && !errors.Is(err, carrier.ErrCallGone) {
+	if err := c.Redirect(ctx, sc.start.CallSID, sayAndHangUp(apology)); err != nil && !errors.Is(err, carrier.ErrCallGone) {
 		log.Error("could not play the apology", "err", err)
 	}
 }
