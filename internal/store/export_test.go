@@ -46,3 +46,34 @@ func (db *DB) WebhookRows(ctx context.Context, t testing.TB) (events, deliveries
 	}
 	return events, deliveries, attempts
 }
+
+// HoldSessionInserts makes the session batch behave as if an insert were
+// in flight: sessions created meanwhile queue (QueuedSessions counts them)
+// until release hands the lead to the first of them, as the end of a real
+// insert does.
+func (db *DB) HoldSessionInserts() (release func()) {
+	b := &db.sessions
+	b.mu.Lock()
+	b.leading = true
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		var next *sessionWait
+		if len(b.queue) > 0 {
+			next = b.queue[0]
+		} else {
+			b.leading = false
+		}
+		b.mu.Unlock()
+		if next != nil {
+			next.turn <- true
+		}
+	}
+}
+
+// QueuedSessions counts the sessions waiting for the batch's next insert.
+func (db *DB) QueuedSessions() int {
+	db.sessions.mu.Lock()
+	defer db.sessions.mu.Unlock()
+	return len(db.sessions.queue)
+}

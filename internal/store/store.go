@@ -51,6 +51,7 @@ type DB struct {
 	// tests can hold a request type to its count (Statements).
 	statements atomic.Int64
 	prepared   preparedStatements
+	sessions   sessionBatch
 }
 
 // Statements returns how many statements (BEGIN and COMMIT included) the

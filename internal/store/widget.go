@@ -227,12 +227,17 @@ func scanSession(row interface{ Scan(...any) error }) (agentline.WidgetSession, 
 // CreateWidgetSession stores a new session; its id is chosen by the caller.
 // conversation.started is emitted with it, in one transaction, when the
 // project has an enabled webhook endpoint; otherwise the session is one
-// statement (insertSessionIfNoEndpoints).
+// row of a group insert (sessionBatch), or one statement of its own
+// (insertSessionIfNoEndpoints) when that insert failed.
 func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error) {
 	if s.StartedAt.IsZero() {
 		s.StartedAt = db.now()
 	}
-	inserted, err := insertSessionIfNoEndpoints(ctx, db.writer(), s)
+	var err error
+	inserted, ok := db.sessions.insert(ctx, db, s)
+	if !ok {
+		inserted, err = insertSessionIfNoEndpoints(ctx, db.writer(), s)
+	}
 	if err == nil && !inserted {
 		err = db.tx(ctx, func(c conn) error {
 			if err := insertSession(ctx, c, s, s.StartedAt); err != nil {
