@@ -1,15 +1,20 @@
 package widget_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/provider"
+	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/store/storetest"
 )
 
 // benchWorkers is the number of concurrent clients on loopback.
@@ -90,5 +95,75 @@ func BenchmarkConfigVsHello(b *testing.B) {
 	// The key is read from the database at most once per cache TTL (3 s).
 	if n, most := e.counting.keyLookups.Load()-lookups, int64(time.Since(started)/(3*time.Second))+1; n > most {
 		b.Fatalf("%d key lookups in the database in %v; at most %d expected", n, time.Since(started), most)
+	}
+}
+
+// BenchmarkSessionOverProvider measures what POST /widget/v1/session adds
+// to the provider's token round trip (target: at most 1 ms): one client
+// alternates rounds of sessions through agentline (key, origin, rate
+// limit, cached config, the token from the fake provider on loopback, the
+// session row) with rounds of the same token request sent straight to the
+// fake provider by the same provider client, and reports both medians and
+// their difference, on SQLite and on PostgreSQL.
+func BenchmarkSessionOverProvider(b *testing.B) {
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		b.Run(string(d), func(b *testing.B) {
+			e := newEnv(b, envOptions{db: storetest.Open(b, d)})
+			k, err := e.db.WidgetKey(context.Background(), e.project.ID, e.channel.ID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			k.RateLimitPerMinute, k.AllowedOrigins = 1<<40, []string{"https://shop.example.com"}
+			if _, err := e.db.UpdateWidgetKey(context.Background(), k); err != nil {
+				b.Fatal(err)
+			}
+			direct := provider.New(provider.Config{OpenAIBaseURL: e.fakeURL, OpenAIAPIKey: "sk-test"}, nil)
+			body := []byte(`{"agent_id":` + itoa(e.agent.ID) + `}`)
+			session := func() {
+				req, _ := http.NewRequest("POST", e.srv.URL+"/widget/v1/session", bytes.NewReader(body))
+				req.Header = http.Header{"X-Api-Key": {e.key}, "Origin": {"https://shop.example.com"}, "Content-Type": {"application/json"}}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusCreated {
+					b.Fatalf("session: status %d", resp.StatusCode)
+				}
+			}
+			token := func() {
+				if _, err := direct.SessionToken(context.Background(), e.agent, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			session() // warm the config cache and both connections
+			token()
+			const rounds = 10
+			n := max(20, b.N/rounds)
+			var viaAgentline, viaProvider []time.Duration
+			b.ResetTimer()
+			for range rounds {
+				for range n {
+					start := time.Now()
+					session()
+					viaAgentline = append(viaAgentline, time.Since(start))
+				}
+				for range n {
+					start := time.Now()
+					token()
+					viaProvider = append(viaProvider, time.Since(start))
+				}
+			}
+			b.StopTimer()
+			median := func(l []time.Duration) time.Duration {
+				slices.Sort(l)
+				return l[len(l)/2]
+			}
+			s, p := median(viaAgentline), median(viaProvider)
+			b.ReportMetric(float64(s.Microseconds())/1000, "session-p50-ms")
+			b.ReportMetric(float64(p.Microseconds())/1000, "provider-p50-ms")
+			b.ReportMetric(float64((s-p).Microseconds())/1000, "added-ms")
+		})
 	}
 }

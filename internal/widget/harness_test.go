@@ -89,6 +89,8 @@ type env struct {
 	counting *countingStore
 	srv      *httptest.Server
 	fake     *providerfake.Fake
+	// fakeURL is the fake provider's base URL.
+	fakeURL string
 	tools    *fakeTools
 	auth     *auth.Service
 
@@ -126,6 +128,7 @@ func newServer(t testing.TB, o envOptions) *env {
 	e.fake = providerfake.New("sk-test", "g-test")
 	fakeSrv := httptest.NewServer(e.fake)
 	t.Cleanup(fakeSrv.Close)
+	e.fakeURL = fakeSrv.URL
 	if o.limiter == nil {
 		o.limiter = ratelimit.NewMemory()
 	}
