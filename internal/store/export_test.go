@@ -47,33 +47,25 @@ func (db *DB) WebhookRows(ctx context.Context, t testing.TB) (events, deliveries
 	return events, deliveries, attempts
 }
 
-// HoldSessionInserts makes the session batch behave as if an insert were
-// in flight: sessions created meanwhile queue (QueuedSessions counts them)
-// until release hands the lead to the first of them, as the end of a real
-// insert does.
-func (db *DB) HoldSessionInserts() (release func()) {
-	b := &db.sessions
-	b.mu.Lock()
-	b.leading = true
-	b.mu.Unlock()
+// HoldSessionInserts blocks inserts into widget_sessions until release:
+// on SQLite by holding the one write connection in a transaction, on
+// PostgreSQL by a transaction holding the table in SHARE mode. Neither
+// counts in Statements.
+func (db *DB) HoldSessionInserts(t testing.TB) (release func()) {
+	t.Helper()
+	tx, err := db.write.BeginTx(context.Background(), nil)
+	if err == nil && db.dialect == Postgres {
+		_, err = tx.Exec(`LOCK TABLE widget_sessions IN SHARE MODE`)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	return func() {
-		b.mu.Lock()
-		var next *sessionWait
-		if len(b.queue) > 0 {
-			next = b.queue[0]
-		} else {
-			b.leading = false
-		}
-		b.mu.Unlock()
-		if next != nil {
-			next.turn <- true
+		if err := tx.Commit(); err != nil {
+			t.Error(err)
 		}
 	}
 }
 
-// QueuedSessions counts the sessions waiting for the batch's next insert.
-func (db *DB) QueuedSessions() int {
-	db.sessions.mu.Lock()
-	defer db.sessions.mu.Unlock()
-	return len(db.sessions.queue)
-}
+// QueuedSessions counts the sessions waiting for the next group insert.
+func (db *DB) QueuedSessions() int { return db.sessions.Queued() }

@@ -24,6 +24,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/coalesce"
 )
 
 //go:embed migrations
@@ -51,7 +52,8 @@ type DB struct {
 	// tests can hold a request type to its count (Statements).
 	statements atomic.Int64
 	prepared   preparedStatements
-	sessions   sessionBatch
+	// sessions group-commits widget sessions (sessionbatch.go).
+	sessions coalesce.Group[agentline.WidgetSession, bool]
 }
 
 // Statements returns how many statements (BEGIN and COMMIT included) the
@@ -63,6 +65,7 @@ func (db *DB) Statements() int64 { return db.statements.Load() }
 // It does not migrate; call Migrate.
 func Open(ctx context.Context, rawURL string) (*DB, error) {
 	db := &DB{now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }, outbox: OutboxOptions{DeliverySpan: 72 * time.Hour}}
+	db.sessions.Flush, db.sessions.Max = db.insertSessions, maxSessionBatch
 	switch {
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		db.dialect = SQLite

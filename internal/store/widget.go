@@ -227,15 +227,14 @@ func scanSession(row interface{ Scan(...any) error }) (agentline.WidgetSession, 
 // CreateWidgetSession stores a new session; its id is chosen by the caller.
 // conversation.started is emitted with it, in one transaction, when the
 // project has an enabled webhook endpoint; otherwise the session is one
-// row of a group insert (sessionBatch), or one statement of its own
+// row of a group insert (sessionbatch.go), or one statement of its own
 // (insertSessionIfNoEndpoints) when that insert failed.
 func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error) {
 	if s.StartedAt.IsZero() {
 		s.StartedAt = db.now()
 	}
-	var err error
-	inserted, ok := db.sessions.insert(ctx, db, s)
-	if !ok {
+	inserted, err := db.sessions.Do(ctx, s)
+	if err != nil {
 		inserted, err = insertSessionIfNoEndpoints(ctx, db.writer(), s)
 	}
 	if err == nil && !inserted {

@@ -91,8 +91,8 @@ type env struct {
 	fake     *providerfake.Fake
 	// fakeURL is the fake provider's base URL.
 	fakeURL string
-	tools    *fakeTools
-	auth     *auth.Service
+	tools   *fakeTools
+	auth    *auth.Service
 
 	owner, viewer   string // session tokens
 	project, other  agentline.Project
