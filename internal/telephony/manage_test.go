@@ -32,7 +32,7 @@ func TestHangUpCallOperation(t *testing.T) {
 		atCarrier         string // "" when the carrier does not know the call
 	}{
 		{name: "hung up and recorded", status: agentline.CallCompleted, endReason: "api_hangup", atCarrier: agentline.CallCompleted},
-		{name: "not a call SID", arrange: func(t *testing.T, e *opsEnv, c agentline.Call) (int64, string) { return e.ada, "CA1" },
+		{name: "not a call SID", arrange: func(t *testing.T, e *opsEnv, c agentline.Call) (int64, string) { return e.ada, "CA-1" },
 			code: agentline.ENotFound, status: agentline.CallQueued, atCarrier: agentline.CallQueued},
 		{name: "no such call", arrange: func(t *testing.T, e *opsEnv, c agentline.Call) (int64, string) { return e.ada, unknownSID },
 			code: agentline.ENotFound, status: agentline.CallQueued, atCarrier: agentline.CallQueued},
