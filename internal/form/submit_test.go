@@ -108,9 +108,13 @@ func TestSubmitForm(t *testing.T) {
 		form   func(f *submitFixture) agentline.Channel
 		sub    submission
 		origin string
-		// wantCode is the error's code; wantFields its per-field problems.
+		// arrange changes the fixture before the submission.
+		arrange func(f *submitFixture)
+		// wantCode is the error's code; wantFields its per-field problems;
+		// wantErr the error itself, when it is not an *agentline.Error.
 		wantCode   string
 		wantFields map[string]string
+		wantErr    error
 		check      func(t *testing.T, f *submitFixture, lead agentline.Lead)
 	}{
 		{
@@ -197,13 +201,43 @@ func TestSubmitForm(t *testing.T) {
 			wantFields: map[string]string{"email": "must be text"},
 			check:      nothingStored,
 		},
+		{
+			name:     "live chat: a write that fails after the lead, its session and its event stores none of them",
+			form:     func(f *submitFixture) agentline.Channel { return f.chatForm },
+			sub:      sent(goodAnswers),
+			arrange:  func(f *submitFixture) { f.h.store = failAfterThen{f.db} },
+			wantCode: agentline.EInternal,
+			wantErr:  errStoreDown,
+			check:    nothingStored,
+		},
+		{
+			name:     "lead capture: a write that fails after the notify job was queued leaves no job",
+			form:     func(f *submitFixture) agentline.Channel { return f.leadForm },
+			sub:      sent(goodAnswers),
+			arrange:  func(f *submitFixture) { f.h.store = failAfterThen{f.db} },
+			wantCode: agentline.EInternal,
+			wantErr:  errStoreDown,
+			check: func(t *testing.T, f *submitFixture, lead agentline.Lead) {
+				nothingStored(t, f, lead)
+				var jobs int
+				if err := f.db.JobPool().QueryRow("SELECT count(*) FROM river_job").Scan(&jobs); err != nil || jobs != 0 {
+					t.Errorf("%d jobs queued (%v), want none", jobs, err)
+				}
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newSubmitFixture(t)
+			if tt.arrange != nil {
+				tt.arrange(f)
+			}
 			lead, err := f.h.submitForm(context.Background(), tt.form(f), tt.sub, tt.origin)
 			if code := agentline.ErrorCode(err); code != tt.wantCode {
 				t.Fatalf("err = %v (code %q), want code %q", err, code, tt.wantCode)
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
 			if tt.wantFields != nil {
 				var e *agentline.Error
@@ -221,6 +255,24 @@ func TestSubmitForm(t *testing.T) {
 			}
 		})
 	}
+}
+
+// failAfterThen is the real store whose CreateLeadThen runs the
+// operation's own callback (the lead and its session written, its event
+// emitted and its notify job queued, all in the write's transaction) and
+// then fails, as a write that cannot commit does.
+type failAfterThen struct{ Store }
+
+var errStoreDown = errors.New("the database is down")
+
+func (s failAfterThen) CreateLeadThen(ctx context.Context, l agentline.Lead, session *agentline.WidgetSession,
+	then func(ctx context.Context, l agentline.Lead, out agentline.Outbox) error) (agentline.Lead, error) {
+	return s.Store.CreateLeadThen(ctx, l, session, func(ctx context.Context, l agentline.Lead, out agentline.Outbox) error {
+		if err := then(ctx, l, out); err != nil {
+			return err
+		}
+		return errStoreDown
+	})
 }
 
 // nothingStored checks that a refused submission left no lead, no session

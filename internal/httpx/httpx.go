@@ -137,22 +137,17 @@ func Decode(r *http.Request, v any) error {
 		return decodeError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		var maxErr *http.MaxBytesError
-		var slow *slowBodyError
-		switch {
-		case errors.As(err, &maxErr):
-			return err
-		case errors.As(err, &slow):
-			return Classify(err)
+		if berr := bodyError(err); berr != nil {
+			return berr
 		}
 		return agentline.Invalid("", "request body must hold a single JSON value")
 	}
 	return nil
 }
 
-func decodeError(err error) error {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
+// bodyError is the answer to a body that could not be read whole: too
+// large, or too slow to arrive; nil for any other error.
+func bodyError(err error) error {
 	var maxErr *http.MaxBytesError
 	var slow *slowBodyError
 	switch {
@@ -160,6 +155,17 @@ func decodeError(err error) error {
 		return err
 	case errors.As(err, &slow):
 		return Classify(err)
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	if berr := bodyError(err); berr != nil {
+		return berr
+	}
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
 	case errors.Is(err, io.EOF):
 		return agentline.Invalid("", "request body is empty; send a JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):

@@ -166,13 +166,9 @@ func New(o Options, r *Registry) (*Queue, error) {
 func (q *Queue) EnqueueTx(ctx context.Context, tx *sql.Tx, jobs []agentline.Job) error {
 	params := make([]river.InsertManyParams, len(jobs))
 	for i, j := range jobs {
-		a, ok := j.(river.JobArgs)
-		if !ok {
-			return fmt.Errorf("job %T is not a job's arguments", j)
-		}
-		opts, ok := q.opts[a.Kind()]
-		if !ok {
-			return fmt.Errorf("no worker for job kind %q", a.Kind())
+		a, opts, err := q.insertArgs(j)
+		if err != nil {
+			return err
 		}
 		params[i] = river.InsertManyParams{Args: a, InsertOpts: &opts}
 	}
@@ -188,19 +184,30 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sql.Tx, jobs []agentline.Job)
 // Enqueue inserts one job on its own, for work no store write causes (the
 // reconciliation an instance asks for when it starts).
 func (q *Queue) Enqueue(ctx context.Context, j agentline.Job) error {
-	a, ok := j.(river.JobArgs)
-	if !ok {
-		return fmt.Errorf("job %T is not a job's arguments", j)
-	}
-	opts, ok := q.opts[a.Kind()]
-	if !ok {
-		return fmt.Errorf("no worker for job kind %q", a.Kind())
+	a, opts, err := q.insertArgs(j)
+	if err != nil {
+		return err
 	}
 	if _, err := q.client.Insert(ctx, a, &opts); err != nil {
 		return fmt.Errorf("insert a %s job: %w", a.Kind(), err)
 	}
 	q.metrics.enqueued.WithLabelValues(a.Kind()).Inc()
 	return nil
+}
+
+// insertArgs returns a job as River inserts it, with the options its kind
+// was registered with: a kind with no worker here is refused rather than
+// left in the queue for nobody.
+func (q *Queue) insertArgs(j agentline.Job) (river.JobArgs, river.InsertOpts, error) {
+	a, ok := j.(river.JobArgs)
+	if !ok {
+		return nil, river.InsertOpts{}, fmt.Errorf("job %T is not a job's arguments", j)
+	}
+	opts, ok := q.opts[a.Kind()]
+	if !ok {
+		return nil, river.InsertOpts{}, fmt.Errorf("no worker for job kind %q", a.Kind())
+	}
+	return a, opts, nil
 }
 
 // Start runs the workers until Stop.

@@ -17,50 +17,61 @@ import (
 //
 // Hangs up a call of the agent, inbound or outbound, that has not ended.
 func (h *Handler) endCall(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
 	agentID, projectID, err := h.Auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermDelete)
 	if err != nil {
 		return err
 	}
-	sid := r.PathValue("call_sid")
+	if _, err := h.hangUpCall(r.Context(), projectID, agentID, r.PathValue("call_sid")); err != nil {
+		return err
+	}
+	httpx.NoContent(w)
+	return nil
+}
+
+// hangUpCall hangs up the call sid of an agent of the project, unless it
+// has ended, records how it ended and returns its status at the carrier. A
+// call of another agent, or none, is not found. Once the carrier is asked,
+// the caller's context no longer cuts the work short: a hang-up that
+// happened must be recorded. A call the carrier no longer knows ended
+// without our record hearing of it (a lost status callback): its record is
+// closed, and the answer is conflict.
+func (h *Handler) hangUpCall(ctx context.Context, projectID, agentID int64, sid string) (string, error) {
 	if !carrier.ValidCallSID(sid) {
-		return agentline.NotFound("call")
+		return "", agentline.NotFound("call")
 	}
 	call, err := h.Store.Call(ctx, projectID, sid)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if call.AgentID != agentID {
-		return agentline.NotFound("call")
+		return "", agentline.NotFound("call")
 	}
 	if agentline.CallStatusFinal(call.Status) {
-		return agentline.Errorf(agentline.EConflict, "call %s has already ended (status %s)", sid, call.Status)
+		return "", agentline.Errorf(agentline.EConflict, "call %s has already ended (status %s)", sid, call.Status)
 	}
 	cr, err := h.carrier()
 	if err != nil {
-		return err
+		return "", err
 	}
-	ctx = context.WithoutCancel(ctx) // a hang-up that happened must be recorded
+	ctx = context.WithoutCancel(ctx)
 	status, err := cr.HangUp(ctx, sid)
 	if errors.Is(err, carrier.ErrCallGone) {
-		// Our record missed the end (a lost status callback): close it.
 		if _, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallCompleted, EndReason: "unknown to the carrier"}); err != nil {
-			return err
+			return "", err
 		}
-		return agentline.Errorf(agentline.EConflict, "call %s has already ended: the carrier no longer knows it", sid)
+		return "", agentline.Errorf(agentline.EConflict, "call %s has already ended: the carrier no longer knows it", sid)
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	if _, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, EndReason: livecall.EndedByAPI}); err != nil {
-		return err
+		return "", err
 	}
 	// The carrier ends the stream too; if this instance relays the call, it
 	// stops at once rather than when the carrier gets to it.
 	h.calls.EndByAPI(sid)
 	httpx.Logger(ctx).Info("hung up a call", "project_id", projectID, "agent_id", agentID, "call_sid", sid, "status", status)
-	httpx.NoContent(w)
-	return nil
+	return status, nil
 }
 
 // callPage is a page of calls; NextBefore is the cursor of the next page,

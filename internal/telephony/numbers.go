@@ -79,11 +79,6 @@ func (h *Handler) linkableAgent(ctx context.Context, projectID, agentID, numberI
 }
 
 // PATCH /api/projects/{project_id}/telephony/numbers/{number_id} {status?, agent_id?}
-//
-// status "suspended" keeps the agent link but stops calls; "active" takes
-// calls again (and needs an agent); "unassigned" unlinks the agent.
-// agent_id links (or relinks) an agent and makes the number active unless
-// status says suspended.
 func (h *Handler) updateNumber(w http.ResponseWriter, r *http.Request) error {
 	projectID, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermCreate)
 	if err != nil {
@@ -93,33 +88,51 @@ func (h *Handler) updateNumber(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var in struct {
-		Status  *agentline.NumberStatus `json:"status"`
-		AgentID *int64                  `json:"agent_id"`
-	}
+	var in numberChange
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	if in.Status == nil && in.AgentID == nil {
-		return agentline.Invalid("", "send status (active, suspended or unassigned) or agent_id")
-	}
-	if in.Status != nil && !in.Status.Valid() {
-		return agentline.Invalid("status", "status must be active, suspended or unassigned, not %q", *in.Status)
-	}
-	ctx := r.Context()
-	n, err := h.Store.PhoneNumber(ctx, projectID, numberID)
+	n, err := h.changeNumber(r.Context(), projectID, numberID, in)
 	if err != nil {
 		return err
 	}
+	httpx.WriteJSON(w, http.StatusOK, n)
+	return nil
+}
+
+// numberChange is what a number's update may change; nil leaves it.
+type numberChange struct {
+	Status  *agentline.NumberStatus `json:"status"`
+	AgentID *int64                  `json:"agent_id"`
+}
+
+// changeNumber applies a change to a number of the project; the carrier
+// is not asked.
+//
+// status "suspended" keeps the agent link but stops calls; "active" takes
+// calls again (and needs an agent); "unassigned" unlinks the agent.
+// agent_id links (or relinks) an agent and makes the number active unless
+// status says suspended.
+func (h *Handler) changeNumber(ctx context.Context, projectID, numberID int64, in numberChange) (agentline.PhoneNumber, error) {
+	if in.Status == nil && in.AgentID == nil {
+		return agentline.PhoneNumber{}, agentline.Invalid("", "send status (active, suspended or unassigned) or agent_id")
+	}
+	if in.Status != nil && !in.Status.Valid() {
+		return agentline.PhoneNumber{}, agentline.Invalid("status", "status must be active, suspended or unassigned, not %q", *in.Status)
+	}
+	n, err := h.Store.PhoneNumber(ctx, projectID, numberID)
+	if err != nil {
+		return agentline.PhoneNumber{}, err
+	}
 	if in.AgentID != nil {
 		if in.Status != nil && *in.Status == agentline.NumberUnassigned {
-			return agentline.Invalid("status", "a number linked to an agent cannot be unassigned; send status alone to unlink")
+			return agentline.PhoneNumber{}, agentline.Invalid("status", "a number linked to an agent cannot be unassigned; send status alone to unlink")
 		}
 		if *in.AgentID <= 0 {
-			return agentline.Invalid("agent_id", "agent_id must be a positive id; send status unassigned to unlink")
+			return agentline.PhoneNumber{}, agentline.Invalid("agent_id", "agent_id must be a positive id; send status unassigned to unlink")
 		}
 		if _, err := h.linkableAgent(ctx, projectID, *in.AgentID, n.ID); err != nil {
-			return err
+			return agentline.PhoneNumber{}, err
 		}
 		n.AgentID, n.Status = in.AgentID, agentline.NumberActive
 	}
@@ -130,19 +143,12 @@ func (h *Handler) updateNumber(w http.ResponseWriter, r *http.Request) error {
 	case n.Status == agentline.NumberUnassigned:
 		n.AgentID = nil
 	case n.AgentID == nil:
-		return agentline.Invalid("status", "the number has no agent: send agent_id to link one before it can be %s", n.Status)
+		return agentline.PhoneNumber{}, agentline.Invalid("status", "the number has no agent: send agent_id to link one before it can be %s", n.Status)
 	}
-	if n, err = h.Store.UpdatePhoneNumber(ctx, n); err != nil {
-		return err
-	}
-	httpx.WriteJSON(w, http.StatusOK, n)
-	return nil
+	return h.Store.UpdatePhoneNumber(ctx, n)
 }
 
 // DELETE /api/projects/{project_id}/telephony/numbers/{number_id}
-//
-// Releases the number at the carrier, then deletes its record. A number the
-// carrier no longer has still loses its record.
 func (h *Handler) releaseNumber(w http.ResponseWriter, r *http.Request) error {
 	projectID, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermDelete)
 	if err != nil {
@@ -152,7 +158,19 @@ func (h *Handler) releaseNumber(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
+	if err := h.releaseProvisioned(r.Context(), projectID, numberID); err != nil {
+		return err
+	}
+	httpx.NoContent(w)
+	return nil
+}
+
+// releaseProvisioned releases a number of the project at the carrier, then
+// deletes its record. From the release on, the caller's context no longer
+// cuts the work short: a release the carrier made must also delete the
+// record. A number the carrier no longer has still loses its record; one
+// the carrier would not release keeps it.
+func (h *Handler) releaseProvisioned(ctx context.Context, projectID, numberID int64) error {
 	n, err := h.Store.PhoneNumber(ctx, projectID, numberID)
 	if err != nil {
 		return err
@@ -162,7 +180,6 @@ func (h *Handler) releaseNumber(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	log := httpx.Logger(ctx).With("project_id", projectID, "number_id", n.ID, "carrier_sid", n.CarrierSID)
-	// A release the carrier made must also delete the record.
 	ctx = context.WithoutCancel(ctx)
 	if err := cr.ReleaseNumber(ctx, n.CarrierSID); errors.Is(err, carrier.ErrNumberGone) {
 		log.Warn("the carrier no longer had the number; deleting its record", "phone_number", n.PhoneNumber)
@@ -173,6 +190,5 @@ func (h *Handler) releaseNumber(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	log.Info("released a phone number", "phone_number", n.PhoneNumber)
-	httpx.NoContent(w)
 	return nil
 }

@@ -32,9 +32,23 @@ type opsEnv struct {
 // the clean-up paths after the carrier has acted.
 type faultyStore struct {
 	Store
-	// createNumber and attach, when set, run instead of the write and
-	// return its error.
-	createNumber, attach func() error
+	// createNumber, attach, applyEvent and deleteNumber, when set, run
+	// instead of the write and return its error.
+	createNumber, attach, applyEvent, deleteNumber func() error
+}
+
+func (s *faultyStore) ApplyCallEvent(ctx context.Context, e agentline.CallEvent) (agentline.Call, error) {
+	if s.applyEvent != nil {
+		return agentline.Call{}, s.applyEvent()
+	}
+	return s.Store.ApplyCallEvent(ctx, e)
+}
+
+func (s *faultyStore) DeletePhoneNumber(ctx context.Context, projectID, numberID int64) error {
+	if s.deleteNumber != nil {
+		return s.deleteNumber()
+	}
+	return s.Store.DeletePhoneNumber(ctx, projectID, numberID)
 }
 
 func (s *faultyStore) CreatePhoneNumber(ctx context.Context, n agentline.PhoneNumber) (agentline.PhoneNumber, error) {

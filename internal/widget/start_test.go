@@ -187,6 +187,35 @@ func TestStartSession(t *testing.T) {
 			},
 		},
 		{
+			name: "a racing start of the same pending session wins: conflict, started once",
+			prepare: func(t *testing.T, f *startFixture) (agentline.WidgetKey, sessionRequest) {
+				f.h.store = racingStart{Store: f.db, t: t, racer: agentline.WidgetSession{ID: f.pending, ProjectID: f.agent.ProjectID,
+					ChannelID: f.form.ID, AgentID: f.agent.ID, Provider: agentline.ProviderOpenAI, Model: "racer", Origin: "https://racer.example"}}
+				return f.formKey, sessionRequest{AgentID: f.agent.ID, SessionID: f.pending, Origin: "https://shop.example.com"}
+			},
+			wantCode: agentline.EConflict,
+			check: func(t *testing.T, f *startFixture, _ startedSession) {
+				stored := f.sessions(t, f.form.ID)
+				if len(stored) != 1 || stored[0].Model != "racer" || stored[0].Origin != "https://racer.example" {
+					t.Errorf("stored %+v, want the racer's start alone", stored)
+				}
+			},
+		},
+		{
+			name: "a store that fails after the token was minted stores nothing",
+			prepare: func(t *testing.T, f *startFixture) (agentline.WidgetKey, sessionRequest) {
+				f.h.store = failingCreate{f.db}
+				return f.voiceKey, sessionRequest{AgentID: f.agent.ID}
+			},
+			wantCode: agentline.EInternal,
+			check: func(t *testing.T, f *startFixture, _ startedSession) {
+				noSessionOn(func(f *startFixture) int64 { return f.voice.ID })(t, f, startedSession{})
+				if n := len(f.fake.Requests()); n != 1 {
+					t.Errorf("provider asked %d times, want once (the token expires unused)", n)
+				}
+			},
+		},
+		{
 			name: "pending live chat session continues with the lead as context",
 			prepare: func(t *testing.T, f *startFixture) (agentline.WidgetKey, sessionRequest) {
 				return f.formKey, sessionRequest{AgentID: f.agent.ID, SessionID: f.pending, Origin: "https://shop.example.com"}
@@ -301,6 +330,29 @@ func TestStartSessionToolsError(t *testing.T) {
 	if stored := f.sessions(t, f.voice.ID); len(stored) != 0 {
 		t.Errorf("stored %+v", stored)
 	}
+}
+
+// racingStart is the real store, with another request starting the
+// pending session racer describes just after the operation checked that
+// it was pending (when it reads the session's lead).
+type racingStart struct {
+	Store
+	t     *testing.T
+	racer agentline.WidgetSession
+}
+
+func (s racingStart) LeadBySession(ctx context.Context, projectID int64, sessionID string) (agentline.Lead, error) {
+	if _, err := s.Store.StartWidgetSession(ctx, s.racer); err != nil {
+		s.t.Errorf("the racing start: %v", err)
+	}
+	return s.Store.LeadBySession(ctx, projectID, sessionID)
+}
+
+// failingCreate is the real store failing to store a new session.
+type failingCreate struct{ Store }
+
+func (failingCreate) CreateWidgetSession(context.Context, agentline.WidgetSession) (agentline.WidgetSession, error) {
+	return agentline.WidgetSession{}, errors.New("the database is down")
 }
 
 type failingTools struct{ err error }

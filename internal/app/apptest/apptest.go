@@ -32,7 +32,6 @@ import (
 	"github.com/agentline/agentline/internal/app"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/config"
-	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/store/storetest"
 )
 
@@ -66,7 +65,7 @@ func Config(t testing.TB, databaseURL string, env map[string]string) config.Conf
 // StartFresh starts an app on a fresh database of dialect d (a temp SQLite
 // file, or a new database in the package's throwaway PostgreSQL cluster; the
 // package's TestMain must call storetest.Main), with settings from env.
-func StartFresh(t testing.TB, d store.Dialect, env map[string]string) *Server {
+func StartFresh(t testing.TB, d storetest.Dialect, env map[string]string) *Server {
 	t.Helper()
 	return Start(t, Config(t, storetest.URL(t, d), env))
 }

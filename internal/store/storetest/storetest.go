@@ -28,6 +28,12 @@ import (
 	"github.com/agentline/agentline/internal/store"
 )
 
+// Dialect is store.Dialect under a name of this package, so that a test
+// helper which only picks the database (apptest) depends on storetest alone:
+// only internal/app, cmd/agentline and the store's own packages import the
+// store.
+type Dialect = store.Dialect
+
 // Dialects lists the databases a test should run against.
 func Dialects() []store.Dialect { return []store.Dialect{store.SQLite, store.Postgres} }
 

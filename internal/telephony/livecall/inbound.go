@@ -1,6 +1,7 @@
 package livecall
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -30,64 +31,84 @@ func sayAndHangUp(text string) string {
 }
 
 // POST /api/telephony/inbound: the voice webhook of every number (form
-// encoded, signature-checked in production by Signatures.Check). A call to
-// an active number with an agent is connected to the agent's media stream
-// with a stream token bound to the agent and this call; any other call hears
-// that the number is not in service.
+// encoded, signature-checked in production by Signatures.Check); the
+// answer is TwiML.
 func (h *Handler) inboundCall(w http.ResponseWriter, r *http.Request) error {
 	f := r.PostForm
-	sid, to, from := f.Get("CallSid"), f.Get("To"), f.Get("From")
+	doc, err := h.answerInbound(r.Context(), inboundRing{
+		CallSID: f.Get("CallSid"), To: f.Get("To"), From: f.Get("From"), Status: f.Get("CallStatus"),
+	})
+	if err != nil {
+		return err
+	}
+	writeTwiML(w, doc)
+	return nil
+}
+
+// inboundRing is what the carrier's voice webhook says of a call coming in.
+type inboundRing struct {
+	CallSID, To, From string
+	// Status is the call's status at the carrier; ringing when it is not
+	// one.
+	Status string
+}
+
+// answerInbound answers a call coming in with TwiML. A call to an active
+// number with an agent is recorded, then connected to the agent's media
+// stream with a stream token bound to the agent and this call, and its
+// stream is expected here; any other call hears that the number is not in
+// service, and a draining instance rejects it busy, so that the carrier
+// may try again. Neither of those is recorded.
+func (h *Handler) answerInbound(ctx context.Context, in inboundRing) (string, error) {
+	sid, to := in.CallSID, in.To
 	if !carrier.ValidCallSID(sid) {
-		return agentline.Invalid("CallSid", "CallSid is missing or malformed")
+		return "", agentline.Invalid("CallSid", "CallSid is missing or malformed")
 	}
 	if !agentline.ValidE164(to) {
-		return agentline.Invalid("To", "To must be a phone number in E.164 form")
+		return "", agentline.Invalid("To", "To must be a phone number in E.164 form")
 	}
 	host, err := h.botHost()
 	if err != nil {
-		return err
+		return "", err
 	}
-	ctx := r.Context()
 	log := httpx.Logger(ctx).With("call_sid", sid, "to", to)
 	if h.live.isDraining() {
 		log.Info("inbound call refused busy: this instance is draining")
-		writeTwiML(w, rejectBusy)
-		return nil
+		return rejectBusy, nil
 	}
-	agent, err := h.inboundAgent(r, to)
+	agent, err := h.inboundAgent(ctx, to)
 	if errors.Is(err, errNotInService) {
 		log.Info("inbound call to a number that takes no calls", "why", err)
-		writeTwiML(w, sayAndHangUp(notInService))
-		return nil
+		return sayAndHangUp(notInService), nil
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
-	status := f.Get("CallStatus")
+	status := in.Status
 	if !agentline.ValidCallStatus(status) {
 		status = agentline.CallRinging
 	}
-	call, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, Direction: agentline.CallInbound, From: from, To: to})
+	call, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, Direction: agentline.CallInbound, From: in.From, To: to})
 	if err != nil {
-		return err
+		return "", err
 	}
 	token := streamtoken.Sign(h.Secret, agent.ID, sid, agentline.CallInbound, h.Now().Add(streamtoken.TTL))
 	doc, err := carrier.StreamTwiML(host, agent.ID,
 		carrier.StreamParam{Name: "call_sid", Value: sid}, carrier.StreamParam{Name: "direction", Value: agentline.CallInbound}, carrier.StreamParam{Name: "stream_token", Value: token})
 	if err != nil {
-		return err
+		return "", err
 	}
 	log.Info("inbound call", "project_id", call.ProjectID, "agent_id", agent.ID, "call_id", call.ID)
 	h.live.expect(sid, h.Now().Add(inboundStreamGrace), h.Now())
-	writeTwiML(w, doc)
-	return nil
+	return doc, nil
 }
 
 // errNotInService explains, for the log, why a number takes no calls.
 var errNotInService = errors.New("not in service")
 
-func (h *Handler) inboundAgent(r *http.Request, to string) (agentline.Agent, error) {
-	ctx := r.Context()
+// inboundAgent is the agent that answers calls to the number to, or
+// errNotInService joined with the reason none does.
+func (h *Handler) inboundAgent(ctx context.Context, to string) (agentline.Agent, error) {
 	n, err := h.Store.PhoneNumberByE164(ctx, to)
 	if errors.Is(err, agentline.ErrNotFound) {
 		return agentline.Agent{}, errors.Join(errNotInService, errors.New("unknown number"))
