@@ -39,10 +39,18 @@ type sdkSite struct {
 
 func newSDKSite(t *testing.T, tool bool, channelSettings map[string]any) *sdkSite {
 	t.Helper()
+	return newSDKSiteEnv(t, map[string]string{"AGENTLINE_SANDBOX": "true"}, tool, channelSettings)
+}
+
+// newSDKSiteEnv is newSDKSite with agentline's provider settings in env
+// instead of the sandbox.
+func newSDKSiteEnv(t *testing.T, env map[string]string, tool bool, channelSettings map[string]any) *sdkSite {
+	t.Helper()
 	site := &sdkSite{pages: map[string]string{}}
 	var webhookURL string
 	webhookURL, site.hooked = webhookTool(t, `{"status":"shipped on March 3"}`, 8)
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true", "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true"})
+	env["AGENTLINE_ALLOW_PRIVATE_WEBHOOKS"] = "true"
+	s := apptest.StartFresh(t, store.SQLite, env)
 	site.s = s
 	_, site.tok = s.NewUser(t, "owner@example.com")
 	s.Must(t, 201, "POST", "/api/projects", site.tok, map[string]any{"name": "Acme"}, &site.p)
