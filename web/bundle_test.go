@@ -30,6 +30,23 @@ func TestWidgetIsBuiltOnTheSDK(t *testing.T) {
 		}
 	}
 	t.Logf("sdk/client.js: %d B minified, %d B gzipped", len(a.SDK.Raw), len(a.SDK.Gzip))
+
+	// One implementation of the session lifecycle: the view's own source
+	// neither talks to /widget/v1 nor opens the microphone or a provider
+	// session; all of that is the SDK's (only the form gate's submission
+	// is the view's, and it is not a session).
+	view, err := files.ReadFile("chat-widget.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lifecycle := range []string{"/widget/v1", "RTCPeerConnection", "WebSocket", "getUserMedia", "oai-events", "tools/execute", "analytics", "heartbeat", "pagehide", "sendBeacon"} {
+		if bytes.Contains(view, []byte(lifecycle)) {
+			t.Errorf("web/chat-widget.js (the view) has %q: that is the SDK's part", lifecycle)
+		}
+	}
+	if n := bytes.Count(view, []byte("fetch(")); n != 1 || !bytes.Contains(view, []byte("/api/channels/form/submit/")) {
+		t.Errorf("the view fetches %d times; want only the form gate's submission", n)
+	}
 }
 
 // The bundle holds agentline's code only: any import but the SDK's fails

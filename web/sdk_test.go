@@ -66,3 +66,21 @@ func TestSDKDeclarations(t *testing.T) {
 }
 
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"` }
+
+// The docs' complete custom client (the html block of docs/sdk.md: page,
+// button, transcript, session) stays under 40 lines, as issue 20 asks.
+func TestSDKExampleIsShort(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "sdk.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```html\n(.*?)```").FindSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/sdk.md has no html example")
+	}
+	lines := strings.Count(string(m[1]), "\n")
+	t.Logf("docs/sdk.md custom client: %d lines", lines)
+	if lines >= 40 || !strings.Contains(string(m[1]), "createClient") || !strings.Contains(string(m[1]), `on("transcript"`) {
+		t.Errorf("docs/sdk.md custom client is %d lines (want < 40, with createClient and a transcript listener)", lines)
+	}
+}

@@ -39,10 +39,18 @@ type sdkSite struct {
 
 func newSDKSite(t *testing.T, tool bool, channelSettings map[string]any) *sdkSite {
 	t.Helper()
+	return newSDKSiteEnv(t, map[string]string{"AGENTLINE_SANDBOX": "true"}, tool, channelSettings)
+}
+
+// newSDKSiteEnv is newSDKSite with agentline's provider settings in env
+// instead of the sandbox.
+func newSDKSiteEnv(t *testing.T, env map[string]string, tool bool, channelSettings map[string]any) *sdkSite {
+	t.Helper()
 	site := &sdkSite{pages: map[string]string{}}
 	var webhookURL string
 	webhookURL, site.hooked = webhookTool(t, `{"status":"shipped on March 3"}`, 8)
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true", "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true"})
+	env["AGENTLINE_ALLOW_PRIVATE_WEBHOOKS"] = "true"
+	s := apptest.StartFresh(t, store.SQLite, env)
 	site.s = s
 	_, site.tok = s.NewUser(t, "owner@example.com")
 	s.Must(t, 201, "POST", "/api/projects", site.tok, map[string]any{"name": "Acme"}, &site.p)
@@ -130,6 +138,14 @@ func TestOneTagWidget(t *testing.T) {
 	if w := eval[[]string](t, ctx, `window.warnings`); len(w) != 1 || !strings.Contains(w[0], "svc_pk_xxxx") {
 		t.Errorf("bad key warnings %q", w)
 	}
+	// The spec's mount, its four options as strings, replaces it: the
+	// explicit publicKey wins over the tag's, and the widget talks.
+	eval[any](t, ctx, fmt.Sprintf(`SvcChat.mount({projectId: "%d", agentId: "%d", channelId: "%d", publicKey: "%s"})`, site.p.ID, site.a.ID, site.c.ID, site.key))
+	poll(t, ctx, "the spec-mounted widget", `document.querySelectorAll("svc-chat").length === 1 && !document.querySelector("svc-chat").dataset.error && document.querySelector("svc-chat").style.getPropertyValue("--c") === "#7c3aed"`)
+	eval[any](t, ctx, shadow+`.querySelector(".talk").click()`)
+	poll(t, ctx, "the tool's answer in the spec-mounted widget", shadow+`.querySelector("ol").innerText.includes("shipped on March 3")`)
+	eval[any](t, ctx, shadow+`.querySelector(".talk").click()`)
+	poll(t, ctx, "ended", `document.querySelector("svc-chat").dataset.state === "ended"`)
 }
 
 // docsExample is the custom client of docs/sdk.md, as written, for base

@@ -397,6 +397,9 @@ func TestConsoleWidgetJourney(t *testing.T) {
 	if !strings.Contains(script, `data-public-key="`+key+`"`) || strings.Contains(script, "SvcChat.mount") || !strings.Contains(c.text("#snippet-mount"), "SvcChat.mount") {
 		t.Errorf("script snippet while the key is shown:\n%s", script)
 	}
+	if !eval[bool](t, ctx, `[...document.querySelectorAll("button")].some(b => b.textContent === "Copy script tag with SvcChat.mount (explicit options)")`) {
+		t.Error("no copy button for the SvcChat.mount snippet, spelled as the API's name")
+	}
 	c.shot(shots, "console-channel.png")
 
 	// After a reload only the prefix is left, anywhere on the page.

@@ -172,11 +172,6 @@ func TestSnippets(t *testing.T) {
 		if s.Script != "" || !strings.Contains(s.Iframe, `/api/channels/form/embed/`+itoa(form.ID)+`"`) || strings.Contains(s.Iframe, "key=") {
 			t.Errorf("lead capture form snippets: %+v", s)
 		}
-		// A lead capture form's snippet is its page's iframe, with no key.
-		e.do("GET", "/api/channels/"+itoa(form.ID)+"/snippets", e.owner, "", nil, 200, &s)
-		if s.Script != "" || !strings.Contains(s.Iframe, `/api/channels/form/embed/`+itoa(form.ID)+`"`) || strings.Contains(s.Iframe, "key=") {
-			t.Errorf("lead capture form snippets: %+v", s)
-		}
 		for _, tc := range []struct {
 			name, path, token string
 			status            int

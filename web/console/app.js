@@ -847,7 +847,7 @@ async function snippetsCard(c, whole) {
   const block = (title, text, id) => {
     if (!text) return null;
     const pre = h("pre", { id }, fill(text));
-    return [h("h3", {}, title), pre, copyButton(() => pre.textContent, pre, "Copy " + title.toLowerCase())];
+    return [h("h3", {}, title), pre, copyButton(() => pre.textContent, pre, "Copy " + title[0].toLowerCase() + title.slice(1))];
   };
   const keyed = (sn.script + sn.iframe).includes("YOUR_WIDGET_KEY") || whole;
   box.append(h("p", { class: "muted" }, !keyed ? "Paste it into your site's HTML; the form page needs no key."
