@@ -54,6 +54,22 @@ func TestEveryEndingSendsACloseFrame(t *testing.T) {
 			t.Fatalf("model close status = %v, want 1000", got)
 		}
 	})
+	// A carrier that no longer reads never answers the close frame: the
+	// ending waits for it only closeTimeout, not the library's 5 s, so Run
+	// returns well within waitResult's bound.
+	t.Run("carrier answers nothing", func(t *testing.T) {
+		r := newRig(t, rigOptions{})
+		(<-r.call).End(nil)
+		if res := r.waitResult(); res.Reason != relay.EndCanceled {
+			t.Fatalf("reason = %s", res.Reason)
+		}
+		if !r.model.WaitDone(time.Second) {
+			t.Fatal("model socket still open")
+		}
+		if got := r.model.CloseStatus(); got != websocket.StatusNormalClosure {
+			t.Fatalf("model close status = %v, want 1000", got)
+		}
+	})
 }
 
 // carrierClose reads the carrier's socket until it closes and returns the
