@@ -66,6 +66,10 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	case "migrate":
 		return migrate(ctx, args, getenv, stdout)
 	case "user":
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+			fmt.Fprintln(stdout, errUserUsage) // asked for: no failure
+			return nil
+		}
 		if len(args) == 0 || args[0] != "create" {
 			return errUserUsage
 		}

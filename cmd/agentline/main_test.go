@@ -53,7 +53,7 @@ func TestVersionAndHelp(t *testing.T) {
 // and is no failure (exit 0).
 func TestHelpIsNoError(t *testing.T) {
 	for _, args := range [][]string{
-		{"help"}, {"-h"}, {"--help"}, {"-help"}, {"serve", "--help"}, {"migrate", "-h"}, {"user", "create", "--help"}, {"call", "-h"},
+		{"help"}, {"-h"}, {"--help"}, {"-help"}, {"serve", "--help"}, {"migrate", "-h"}, {"user", "create", "--help"}, {"user", "--help"}, {"user", "-h"}, {"call", "-h"},
 	} {
 		out, err := runCmd(t, nil, args...)
 		if err != nil || !strings.Contains(out, "-") || !strings.Contains(strings.ToLower(out), "usage") && !strings.Contains(out, "flags of") {

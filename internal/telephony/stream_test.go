@@ -675,6 +675,10 @@ func TestModelRefusesSocket(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the stream stays open without a model")
 	}
+	// The carrier is told why with a close frame, not a dropped socket (1006).
+	if code, reason := c.CloseStatus(), c.CloseReason(); code != websocket.StatusInternalError || reason != "model_disconnected" {
+		t.Errorf("carrier socket closed with %v %q, want 1011 model_disconnected", code, reason)
+	}
 	rec := e.record(sid)
 	if rec["end_reason"] != "model_disconnected" {
 		t.Fatalf("record = %v", rec)

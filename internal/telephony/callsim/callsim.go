@@ -394,6 +394,17 @@ func (c *Call) CloseStatus() websocket.StatusCode {
 	return websocket.CloseStatus(c.closeErr)
 }
 
+// CloseReason is the reason the server's close frame carried, or "".
+func (c *Call) CloseReason() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ce websocket.CloseError
+	if errors.As(c.closeErr, &ce) {
+		return ce.Reason
+	}
+	return ""
+}
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)

@@ -60,14 +60,14 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) error {
 	ctx := context.WithoutCancel(r.Context())
 	log := httpx.Logger(ctx).With("agent_id", agentID)
 	if !h.live.enter() {
-		conn.Close(websocket.StatusTryAgainLater, "shutting down")
+		relay.CloseSocket(conn, websocket.StatusTryAgainLater, "shutting down")
 		return nil
 	}
 	defer h.live.leave()
 	sc, err := h.admit(ctx, conn, agentID, test)
 	if err != nil {
 		log.Warn("media stream refused", "err", err)
-		conn.Close(websocket.StatusPolicyViolation, "stream refused")
+		relay.CloseSocket(conn, websocket.StatusPolicyViolation, "stream refused")
 		return nil
 	}
 	h.runCall(ctx, conn, sc, log.With("project_id", sc.call.ProjectID, "call_sid", sc.start.CallSID, "call_id", sc.call.ID))

@@ -41,7 +41,7 @@ func (h *Handler) runCall(ctx context.Context, conn *websocket.Conn, sc *streamC
 	update, err := h.sessionUpdate(sc.agent, defs)
 	if err != nil {
 		log.Error("session.update", "err", err)
-		conn.CloseNow()
+		relay.CloseSocket(conn, websocket.StatusInternalError, "internal_error")
 		return
 	}
 	entries := h.startCallLog(sc, log)
@@ -57,7 +57,7 @@ func (h *Handler) runCall(ctx context.Context, conn *websocket.Conn, sc *streamC
 		log.Error("could not open the model's socket", "err", err)
 		res := relay.Result{Reason: relay.EndModelDisconnect, Err: err}
 		h.apologize(sc, res, log)
-		conn.CloseNow()
+		relay.CloseEnded(conn, res.Reason)
 		rec(res, string(res.Reason))
 		return
 	}
@@ -89,8 +89,8 @@ func (h *Handler) runCall(ctx context.Context, conn *websocket.Conn, sc *streamC
 		log.Warn("a stream for this call is already relayed")
 		discardRecording(recorder)
 		entries.stop()
-		model.CloseNow()
-		conn.Close(websocket.StatusPolicyViolation, "stream refused")
+		relay.CloseSocket(model, websocket.StatusNormalClosure, "stream refused")
+		relay.CloseSocket(conn, websocket.StatusPolicyViolation, "stream refused")
 		return
 	}
 	h.metrics.active.Inc()

@@ -8,8 +8,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 // errEnd carries an end reason through context cancellation.
@@ -54,52 +52,6 @@ func (c *Call) stop(cause error) {
 	if cancel != nil {
 		cancel(cause)
 	}
-}
-
-// closeTimeout bounds each socket's closing: sending what is queued, the
-// close frame, and waiting for the peer's. A peer that no longer answers
-// must not hold the call.
-const closeTimeout = time.Second
-
-// closeAll closes both sockets with a close frame, model first. Closing
-// the carrier's socket ends the call (the TwiML after <Connect> is
-// <Hangup/>), so BeforeCarrierClose runs between the two.
-func (c *Call) closeAll(res Result) {
-	code, reason := closeStatus(res.Reason)
-	closeSocket(c.model, c.modelOut, code, reason)
-	if c.opts.BeforeCarrierClose != nil {
-		c.opts.BeforeCarrierClose(res)
-	}
-	closeSocket(c.carrier, c.carrierOut, code, reason)
-}
-
-// closeStatus is the close frame for an ending: 1000 when the call ended
-// as calls do, 1011 when something failed. The reason is the end reason,
-// never an error's text.
-func closeStatus(r EndReason) (websocket.StatusCode, string) {
-	switch r {
-	case EndCallerHangup, EndAgentHangup, EndCanceled, EndCarrierDisconnect:
-		return websocket.StatusNormalClosure, string(r)
-	default:
-		return websocket.StatusInternalError, string(r)
-	}
-}
-
-// closeSocket lets out write what is queued, then closes conn with a close
-// frame, waiting for the peer's until closeTimeout. Over a wire, a deadline
-// on it bounds all of that; otherwise a timer cuts a write stuck on a
-// peer that stopped reading, and the library bounds its handshake (5 s).
-func closeSocket(conn *websocket.Conn, out *sender, code websocket.StatusCode, reason string) {
-	if w := wireOf(conn); w != nil {
-		w.SetDeadline(time.Now().Add(closeTimeout))
-		out.stop()
-		conn.Close(code, reason)
-		return
-	}
-	cut := time.AfterFunc(closeTimeout, func() { conn.CloseNow() })
-	out.stop()
-	cut.Stop()
-	conn.Close(code, reason)
 }
 
 func end(reason EndReason, err error) error { return &errEnd{reason: reason, err: err} }

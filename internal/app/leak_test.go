@@ -1,0 +1,80 @@
+package app_test
+
+import (
+	"net"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/provider/providerfake"
+	"github.com/agentline/agentline/internal/store"
+)
+
+// A public (widget) answer to something that failed on the network, a tool
+// webhook nobody listens on or a provider that went away, carries the error
+// code and a generic sentence: never the network error's text, which names
+// addresses, ports and resolvers (it goes to the log).
+func TestPublicAnswersNameNoNetworkError(t *testing.T) {
+	fake := providerfake.New("sk-test", "g-test")
+	providerSrv := httptest.NewServer(fake)
+	defer providerSrv.Close()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := closed.Addr().String()
+	closed.Close()
+	s := apptest.StartFresh(t, store.SQLite, map[string]string{
+		"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": providerSrv.URL, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true",
+	})
+	_, tok := s.NewUser(t, "owner@example.com")
+	var p agentline.Project
+	var a agentline.Agent
+	var c agentline.Channel
+	var key struct{ Key string }
+	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Shop"}, &p)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
+	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", tok, map[string]any{"name": "lookup_order", "description": "Find an order",
+		"parameters": map[string]any{"type": "object"}, "url": "http://" + deadAddr + "/hook"}, nil)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID}, &c)
+	s.Must(t, 201, "POST", "/api/channels/"+itoa(c.ID)+"/key", tok, map[string]any{"allowed_origins": []string{"https://shop.example.com"}}, &key)
+	widget := func(path string, body any) *apptest.Response {
+		req := s.Request(t, "POST", path, "", body)
+		req.Header.Set("X-API-Key", key.Key)
+		req.Header.Set("Origin", "https://shop.example.com")
+		return s.Send(t, req)
+	}
+	_, deadPort, _ := net.SplitHostPort(deadAddr)
+	_, providerPort, _ := net.SplitHostPort(strings.TrimPrefix(providerSrv.URL, "http://"))
+	leaks := func(what string, r *apptest.Response) {
+		t.Helper()
+		for _, leak := range []string{"127.0.0.1", deadPort, providerPort, "dial", "tcp", "refused", "connect:", "lookup", "EOF"} {
+			if strings.Contains(string(r.Body), leak) {
+				t.Errorf("%s answer carries %q: %s", what, leak, r.Body)
+			}
+		}
+	}
+
+	r := widget("/widget/v1/session", map[string]any{"agent_id": a.ID})
+	var sess struct {
+		SessionID string `json:"session_id"`
+	}
+	r.JSON(t, &sess)
+	if r.Status != 201 || sess.SessionID == "" {
+		t.Fatalf("session: %s", r)
+	}
+	r = widget("/widget/v1/tools/execute", map[string]any{"session_id": sess.SessionID, "call_id": "call_1", "name": "lookup_order", "arguments": `{}`})
+	if r.Status != 200 || !strings.Contains(string(r.Body), "unreachable") {
+		t.Fatalf("tools/execute with a dead webhook: %s", r)
+	}
+	leaks("tools/execute", r)
+
+	providerSrv.Close() // the provider goes away
+	r = widget("/widget/v1/session", map[string]any{"agent_id": a.ID})
+	if r.ErrorCode() != agentline.EProvider {
+		t.Fatalf("session with the provider gone: %s", r)
+	}
+	leaks("session", r)
+}
