@@ -89,8 +89,9 @@ func closeStatus(r EndReason) (websocket.StatusCode, string) {
 // frame, waiting for the peer's until closeTimeout. Over a wire, a deadline
 // on it bounds all of that; otherwise a timer cuts a write stuck on a
 // peer that stopped reading, and the library bounds its handshake (5 s).
-func closeSocket(conn *websocket.Conn, out *sender, code websocket.StatusCode, reason string) {
-	if w := wireOf(conn); w != nil {
+func closeSocket(sock *Socket, out *sender, code websocket.StatusCode, reason string) {
+	conn := sock.Conn
+	if w := sock.wire; w != nil {
 		w.SetDeadline(time.Now().Add(closeTimeout))
 		out.stop()
 		conn.Close(code, reason)
