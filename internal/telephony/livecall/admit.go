@@ -64,7 +64,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	defer h.live.leave()
-	sc, err := h.admit(ctx, conn, agentID, test)
+	sc, err := h.admit(ctx, conn.Conn, agentID, test)
 	if err != nil {
 		log.Warn("media stream refused", "err", err)
 		relay.CloseSocket(conn, websocket.StatusPolicyViolation, "stream refused")

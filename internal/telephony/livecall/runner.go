@@ -31,7 +31,7 @@ var (
 
 // runCall opens the model's socket and relays the call until it ends, then
 // records how it ended and what was said.
-func (h *Handler) runCall(ctx context.Context, conn *websocket.Conn, sc *streamCall, log *slog.Logger) {
+func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCall, log *slog.Logger) {
 	sid := sc.start.CallSID
 	log.Info("call stream started", "direction", sc.claims.Direction)
 	defs, err := h.toolDefinitions(ctx, sc.agent)

@@ -12,7 +12,7 @@ import (
 // model as it is; mark echoes advance the played position.
 func (c *Call) carrierToModel(ctx context.Context) error {
 	for {
-		in, err := readMsg(c.carrier)
+		in, err := readMsg(c.carrier.Conn)
 		if err != nil {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)

@@ -39,8 +39,9 @@ func closeStatus(r EndReason) (websocket.StatusCode, string) {
 // frame, waiting for the peer's until closeTimeout. Over a wire, a deadline
 // on it bounds all of that; otherwise a timer cuts a write stuck on a
 // peer that stopped reading, and the library bounds its handshake (5 s).
-func closeSocket(conn *websocket.Conn, out *sender, code websocket.StatusCode, reason string) {
-	if w := wireOf(conn); w != nil {
+func closeSocket(sock *Socket, out *sender, code websocket.StatusCode, reason string) {
+	conn := sock.Conn
+	if w := sock.wire; w != nil {
 		w.SetDeadline(time.Now().Add(closeTimeout))
 		out.stop()
 		conn.Close(code, reason)
@@ -57,16 +58,16 @@ func closeSocket(conn *websocket.Conn, out *sender, code websocket.StatusCode, r
 // ending does: with a close frame saying why, so the peer does not see a
 // dropped connection (1006), waiting for the peer's frame at most
 // closeTimeout over a wire (otherwise the library's own 5 s bound holds).
-func CloseSocket(conn *websocket.Conn, code websocket.StatusCode, reason string) {
-	if w := wireOf(conn); w != nil {
+func CloseSocket(sock *Socket, code websocket.StatusCode, reason string) {
+	if w := sock.wire; w != nil {
 		w.SetDeadline(time.Now().Add(closeTimeout))
 	}
-	conn.Close(code, reason)
+	sock.Close(code, reason)
 }
 
 // CloseEnded closes, as CloseSocket does, a socket whose call ended with r
 // before the relay ran, with the frame the relay would have sent.
-func CloseEnded(conn *websocket.Conn, r EndReason) {
+func CloseEnded(sock *Socket, r EndReason) {
 	code, reason := closeStatus(r)
-	CloseSocket(conn, code, reason)
+	CloseSocket(sock, code, reason)
 }

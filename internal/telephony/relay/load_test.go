@@ -63,23 +63,27 @@ func serveRelay(mode, modelURL string) error {
 	}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		accept, dial := websocket.Accept, websocket.Dial
-		if relayed {
-			accept, dial = relay.Accept, relay.Dial
+		dialOpts := &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + apiKey}}}
+		if !relayed {
+			carrier, err := websocket.Accept(w, r, nil)
+			if err != nil {
+				return
+			}
+			model, _, err := websocket.Dial(ctx, realtimefake.WSURL(modelURL, "gpt-realtime"), dialOpts)
+			if err != nil {
+				carrier.CloseNow()
+				return
+			}
+			passThrough(ctx, carrier, model, mode == "marks")
+			return
 		}
-		carrier, err := accept(w, r, nil)
+		carrier, err := relay.Accept(w, r, nil)
 		if err != nil {
 			return
 		}
-		model, _, err := dial(ctx, realtimefake.WSURL(modelURL, "gpt-realtime"), &websocket.DialOptions{
-			HTTPHeader: http.Header{"Authorization": {"Bearer " + apiKey}},
-		})
+		model, _, err := relay.Dial(ctx, realtimefake.WSURL(modelURL, "gpt-realtime"), dialOpts)
 		if err != nil {
 			carrier.CloseNow()
-			return
-		}
-		if !relayed {
-			passThrough(ctx, carrier, model, mode == "marks")
 			return
 		}
 		var start struct {

@@ -11,7 +11,7 @@ import (
 // they are; the rest drives barge-in, tools and transcripts.
 func (c *Call) modelToCarrier(ctx context.Context) error {
 	for {
-		in, err := readMsg(c.model)
+		in, err := readMsg(c.model.Conn)
 		if err != nil {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)

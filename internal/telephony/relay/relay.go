@@ -135,7 +135,7 @@ type Result struct {
 // Call is one relayed call. Create it with New and run it with Run; End and
 // EndAfterPlayback may be called from any goroutine.
 type Call struct {
-	carrier, model *websocket.Conn
+	carrier, model *Socket
 	opts           Options
 	log            *slog.Logger
 
@@ -171,7 +171,7 @@ type Call struct {
 
 // New prepares the relay of one call between two open sockets. The carrier
 // socket must already have delivered its connected and start messages.
-func New(carrier, model *websocket.Conn, opts Options) *Call {
+func New(carrier, model *Socket, opts Options) *Call {
 	if opts.MarkInterval <= 0 {
 		opts.MarkInterval = 200 * time.Millisecond
 	}
@@ -219,8 +219,8 @@ func (c *Call) Run(ctx context.Context) Result {
 	}()
 	c.modelOut = newSender(c.model, func(err error) { c.stop(end(EndModelDisconnect, err)) })
 	c.carrierOut = newSender(c.carrier, func(err error) { c.stop(end(EndCarrierDisconnect, err)) })
-	c.carrierLazy = onRead(c.carrier, c.modelOut.flush)
-	c.modelLazy = onRead(c.model, c.carrierOut.flush)
+	c.carrierLazy = c.carrier.onRead(c.modelOut.flush)
+	c.modelLazy = c.model.onRead(c.carrierOut.flush)
 	var res Result
 	closed := make(chan struct{})
 	context.AfterFunc(ctx, func() {

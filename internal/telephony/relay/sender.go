@@ -50,8 +50,8 @@ const maxQueued = 256 << 10
 
 var errSenderClosed = errors.New("relay: socket closing")
 
-func newSender(conn *websocket.Conn, fail func(error)) *sender {
-	s := &sender{conn: conn, wire: wireOf(conn), fail: fail}
+func newSender(sock *Socket, fail func(error)) *sender {
+	s := &sender{conn: sock.Conn, wire: sock.wire, fail: fail}
 	s.cond.L = &s.mu
 	return s
 }

@@ -18,22 +18,20 @@ import (
 // and flush once, so the batching happens one level down: a wire is the
 // net.Conn under the library, and while the relay's sender holds it, the
 // library's flushes only append to the wire's buffer; releasing it sends
-// the lot in one write. Accept and Dial open sockets over a wire; the relay
-// finds a socket's wire in wires. A socket opened otherwise still works,
-// one write per message, and its close handshake is bounded only by the
-// library's own timeouts (5 s).
+// the lot in one write. Accept and Dial open Sockets over a wire. A socket
+// opened otherwise (Wrap) still works, one write per message, and its
+// close handshake is bounded only by the library's own timeouts (5 s).
 
-// wires maps each open socket made by Accept or Dial to its wire; the wire
-// removes itself when the library closes it.
-var wires sync.Map // *websocket.Conn -> *wire
-
-// wireOf returns the wire under conn, or nil.
-func wireOf(conn *websocket.Conn) *wire {
-	if w, ok := wires.Load(conn); ok {
-		return w.(*wire)
-	}
-	return nil
+// Socket is a WebSocket the relay reads and writes: the library's
+// connection and, when Accept or Dial opened it, the wire under it.
+type Socket struct {
+	*websocket.Conn
+	wire *wire // nil when opened otherwise
 }
+
+// Wrap makes a socket of a connection opened otherwise; the relay then
+// writes each message on its own.
+func Wrap(conn *websocket.Conn) *Socket { return &Socket{Conn: conn} }
 
 // maxKeptBatch bounds the batch buffer a wire keeps between batches, so
 // that one burst does not pin its memory for the rest of the call.
@@ -41,11 +39,9 @@ const maxKeptBatch = 32 << 10
 
 type wire struct {
 	net.Conn
-	mu     sync.Mutex // held across the socket write: bytes leave in call order
-	held   bool
-	buf    []byte
-	ws     *websocket.Conn // the socket registered for it, once known
-	closed bool
+	mu   sync.Mutex // held across the socket write: bytes leave in call order
+	held bool
+	buf  []byte
 	// beforeRead, once set, runs before every read from the socket, when
 	// the library has no more buffered bytes to give: the relay flushes
 	// there what its reader of this socket has queued (see sender).
@@ -59,15 +55,14 @@ func (w *wire) Read(p []byte) (int, error) {
 	return w.Conn.Read(p)
 }
 
-// onRead makes flush run before every read from conn's socket. It reports
-// false when conn has no wire: its reader's messages must then be flushed
-// at once.
-func onRead(conn *websocket.Conn, flush func() error) bool {
-	w := wireOf(conn)
-	if w == nil {
+// onRead makes flush run before every read from the socket. It reports
+// false when the socket has no wire: its reader's messages must then be
+// flushed at once.
+func (s *Socket) onRead(flush func() error) bool {
+	if s.wire == nil {
 		return false
 	}
-	w.beforeRead.Store(&flush)
+	s.wire.beforeRead.Store(&flush)
 	return true
 }
 
@@ -107,25 +102,9 @@ func (w *wire) release() error {
 
 func (w *wire) Close() error {
 	w.mu.Lock()
-	w.closed = true
-	ws := w.ws
 	w.buf = nil
 	w.mu.Unlock()
-	if ws != nil {
-		wires.Delete(ws)
-	}
 	return w.Conn.Close()
-}
-
-// register records ws as the socket over w, unless the library has
-// closed w already (then nothing would ever remove the entry).
-func (w *wire) register(ws *websocket.Conn) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.closed {
-		w.ws = ws
-		wires.Store(ws, w)
-	}
 }
 
 // writerBufSize is the library's buffered writer under a carrier socket.
@@ -135,16 +114,13 @@ func (w *wire) register(ws *websocket.Conn) {
 const writerBufSize = 512
 
 // Accept is websocket.Accept over a wire, for the relay's carrier socket.
-func Accept(w http.ResponseWriter, r *http.Request, opts *websocket.AcceptOptions) (*websocket.Conn, error) {
+func Accept(w http.ResponseWriter, r *http.Request, opts *websocket.AcceptOptions) (*Socket, error) {
 	hw := &hijackWriter{ResponseWriter: w}
 	ws, err := websocket.Accept(hw, r, opts)
 	if err != nil {
 		return nil, err
 	}
-	if hw.wire != nil {
-		hw.wire.register(ws)
-	}
-	return ws, nil
+	return &Socket{Conn: ws, wire: hw.wire}, nil
 }
 
 // hijackWriter hands the library a wire instead of the hijacked conn.
@@ -196,14 +172,18 @@ var wireTransport = &http.Transport{
 }
 
 // Dial is websocket.Dial over a wire, for the relay's model socket. With
-// opts.HTTPClient set, it is websocket.Dial as it is.
-func Dial(ctx context.Context, url string, opts *websocket.DialOptions) (*websocket.Conn, *http.Response, error) {
+// opts.HTTPClient set, it is websocket.Dial as it is, without a wire.
+func Dial(ctx context.Context, url string, opts *websocket.DialOptions) (*Socket, *http.Response, error) {
 	var o websocket.DialOptions
 	if opts != nil {
 		o = *opts
 	}
 	if o.HTTPClient != nil {
-		return websocket.Dial(ctx, url, &o)
+		ws, resp, err := websocket.Dial(ctx, url, &o)
+		if err != nil {
+			return nil, resp, err
+		}
+		return Wrap(ws), resp, nil
 	}
 	o.HTTPClient = &http.Client{Transport: wireTransport}
 	slot := &wireSlot{}
@@ -211,8 +191,5 @@ func Dial(ctx context.Context, url string, opts *websocket.DialOptions) (*websoc
 	if err != nil {
 		return nil, resp, err
 	}
-	if slot.w != nil {
-		slot.w.register(ws)
-	}
-	return ws, resp, nil
+	return &Socket{Conn: ws, wire: slot.w}, resp, nil
 }
