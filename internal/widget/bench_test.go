@@ -20,6 +20,20 @@ import (
 // benchWorkers is the number of concurrent clients on loopback.
 const benchWorkers = 8
 
+// unlimitKey sets the channel key's limit far above what a benchmark sends
+// (more than PATCH allows), so the limiter counts every request but never
+// refuses one, and allows the benchmarks' origin.
+func (e *env) unlimitKey(b *testing.B) {
+	k, err := e.db.WidgetKey(context.Background(), e.project.ID, e.channel.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	k.RateLimitPerMinute, k.AllowedOrigins = 1<<40, []string{"https://shop.example.com"}
+	if _, err := e.db.UpdateWidgetKey(context.Background(), k); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkConfigVsHello measures GET /widget/v1/config (key check, origin
 // check, rate limit, cached config) against a hello-world handler behind
 // the same middleware on the same server, and reports both rates and their
@@ -30,16 +44,7 @@ func BenchmarkConfigVsHello(b *testing.B) {
 		return nil
 	})}
 	e := newEnv(b, envOptions{extra: []httpx.Route{hello}})
-	// Limits far above what the benchmark sends (more than PATCH allows),
-	// so the limiter counts every request but never refuses one.
-	k, err := e.db.WidgetKey(context.Background(), e.project.ID, e.channel.ID)
-	if err != nil {
-		b.Fatal(err)
-	}
-	k.RateLimitPerMinute, k.AllowedOrigins = 1<<40, []string{"https://shop.example.com"}
-	if _, err := e.db.UpdateWidgetKey(context.Background(), k); err != nil {
-		b.Fatal(err)
-	}
+	e.unlimitKey(b)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchWorkers, MaxConnsPerHost: benchWorkers}}
 	defer client.CloseIdleConnections()
 
@@ -109,14 +114,7 @@ func BenchmarkSessionOverProvider(b *testing.B) {
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		b.Run(string(d), func(b *testing.B) {
 			e := newEnv(b, envOptions{db: storetest.Open(b, d)})
-			k, err := e.db.WidgetKey(context.Background(), e.project.ID, e.channel.ID)
-			if err != nil {
-				b.Fatal(err)
-			}
-			k.RateLimitPerMinute, k.AllowedOrigins = 1<<40, []string{"https://shop.example.com"}
-			if _, err := e.db.UpdateWidgetKey(context.Background(), k); err != nil {
-				b.Fatal(err)
-			}
+			e.unlimitKey(b)
 			direct := provider.New(provider.Config{OpenAIBaseURL: e.fakeURL, OpenAIAPIKey: "sk-test"}, nil)
 			body := []byte(`{"agent_id":` + itoa(e.agent.ID) + `}`)
 			session := func() {
