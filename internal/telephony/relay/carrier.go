@@ -73,11 +73,7 @@ func (c *Call) sendAudio(ctx context.Context, payload []byte, lazy bool) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	send := c.modelOut.send
-	if lazy {
-		send = c.modelOut.queue
-	}
-	_, err := send(func(b *batch) { b.data = appendAudio(b.data, payload); b.end() })
+	_, err := c.modelOut.put(lazy, func(b *batch) { b.data = appendAudio(b.data, payload); b.end() })
 	if err != nil {
 		return sendErr(ctx, err, EndModelDisconnect)
 	}
