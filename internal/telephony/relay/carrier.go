@@ -32,8 +32,7 @@ func (c *Call) fromCarrier(ctx context.Context, msg []byte) error {
 	switch string(stringField(msg, "event")) {
 	case "media":
 		start := time.Now()
-		media, _, _ := field(msg, "media")
-		payload := stringField(media, "payload")
+		media, payload := mediaPayload(msg)
 		if payload == nil {
 			return end(EndRelayProtocolError, errors.New("media message without payload"))
 		}
