@@ -142,11 +142,7 @@ func (r *Recorder) Caller(payloadB64 []byte, timestampMs int64) {
 	r.clock = max(r.clock, pos+n)
 	ok := r.cur.add(event{kind: kindCaller, at: pos, n: n}, payloadB64)
 	r.counts.noteCaller(ok)
-	full := r.cur.halfFull()
-	r.mu.Unlock()
-	if full {
-		r.signal()
-	}
+	r.unlockAdded()
 }
 
 // Agent records one model audio delta (base64 mu-law) as the carrier will
@@ -171,11 +167,7 @@ func (r *Recorder) Agent(payloadB64 []byte) {
 		}
 	}
 	r.counts.noteAgent(ok, n)
-	full := r.cur.halfFull()
-	r.mu.Unlock()
-	if full {
-		r.signal()
-	}
+	r.unlockAdded()
 }
 
 // Clear records a barge-in: the carrier drops the agent audio it has not
@@ -190,14 +182,17 @@ func (r *Recorder) Clear() {
 	if !r.cur.lastIs(kindClear) && !r.cur.add(event{kind: kindClear, at: r.clock}, nil) {
 		r.counts.lost++
 	}
-	full := r.cur.halfFull()
-	r.mu.Unlock()
-	if full {
-		r.signal()
-	}
+	r.unlockAdded()
 }
 
-func (r *Recorder) signal() {
+// unlockAdded releases the lock an addition to the batch took, waking the
+// writer early once the batch is half full (otherwise its tick takes it).
+func (r *Recorder) unlockAdded() {
+	full := r.cur.halfFull()
+	r.mu.Unlock()
+	if !full {
+		return
+	}
 	select {
 	case r.wake <- struct{}{}:
 	default:

@@ -56,7 +56,7 @@ func (h *Handler) hangUpCall(ctx context.Context, projectID, agentID int64, sid 
 	ctx = context.WithoutCancel(ctx)
 	status, err := cr.HangUp(ctx, sid)
 	if errors.Is(err, carrier.ErrCallGone) {
-		if _, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallCompleted, EndReason: "unknown to the carrier"}); err != nil {
+		if _, err := h.Store.ApplyCallEvent(ctx, goneAtCarrier(sid)); err != nil {
 			return "", err
 		}
 		return "", agentline.Errorf(agentline.EConflict, "call %s has already ended: the carrier no longer knows it", sid)
@@ -72,6 +72,12 @@ func (h *Handler) hangUpCall(ctx context.Context, projectID, agentID int64, sid 
 	h.calls.EndByAPI(sid)
 	httpx.Logger(ctx).Info("hung up a call", "project_id", projectID, "agent_id", agentID, "call_sid", sid, "status", status)
 	return status, nil
+}
+
+// goneAtCarrier closes the record of a call the carrier no longer knows:
+// whatever the record says, the call is over.
+func goneAtCarrier(sid string) agentline.CallEvent {
+	return agentline.CallEvent{CallSID: sid, Status: agentline.CallCompleted, EndReason: "unknown to the carrier"}
 }
 
 // callPage is a page of calls; NextBefore is the cursor of the next page,

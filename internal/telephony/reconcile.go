@@ -111,8 +111,7 @@ func (r *Reconciler) reconcileOne(ctx context.Context, sid string) (bool, error)
 	e := agentline.CallEvent{CallSID: sid, Status: st.Status, DurationS: st.DurationS, At: st.EndedAt, EndReason: agentline.EndReasonReconciled}
 	switch {
 	case errors.Is(err, carrier.ErrCallGone):
-		// Whatever our record says, the carrier has no such call: it is over.
-		e = agentline.CallEvent{CallSID: sid, Status: agentline.CallCompleted, EndReason: "unknown to the carrier"}
+		e = goneAtCarrier(sid)
 	case err != nil:
 		return false, err
 	case !agentline.CallStatusFinal(st.Status):

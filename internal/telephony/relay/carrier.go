@@ -32,8 +32,7 @@ func (c *Call) fromCarrier(ctx context.Context, msg []byte) error {
 	switch string(stringField(msg, "event")) {
 	case "media":
 		start := time.Now()
-		media, _, _ := field(msg, "media")
-		payload := stringField(media, "payload")
+		media, payload := mediaPayload(msg)
 		if payload == nil {
 			return end(EndRelayProtocolError, errors.New("media message without payload"))
 		}
@@ -73,11 +72,7 @@ func (c *Call) sendAudio(ctx context.Context, payload []byte, lazy bool) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	send := c.modelOut.send
-	if lazy {
-		send = c.modelOut.queue
-	}
-	_, err := send(func(b *batch) { b.data = appendAudio(b.data, payload); b.end() })
+	_, err := c.modelOut.put(lazy, func(b *batch) { b.data = appendAudio(b.data, payload); b.end() })
 	if err != nil {
 		return sendErr(ctx, err, EndModelDisconnect)
 	}

@@ -5,13 +5,14 @@ import (
 	"strconv"
 )
 
-// mediaPayload returns the base64 payload of a carrier media message.
-func mediaPayload(msg []byte) []byte {
+// mediaPayload returns the media object of a carrier media message and its
+// base64 payload (nil when missing); the object holds its timestamp too.
+func mediaPayload(msg []byte) (media, payload []byte) {
 	media, _, ok := field(msg, "media")
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	return stringField(media, "payload")
+	return media, stringField(media, "payload")
 }
 
 // mediaTimestamp returns media.timestamp (a string of digits, ms since the

@@ -6,19 +6,25 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/recording"
 )
 
 // loadRecordings records the relay load's calls in mode "recording" the
-// way a live call does (recording.Calls' path without the database): a
+// way a live call does, through recording.Calls without the database: a
 // Recorder per call writing into a spool directory, and at the call's end
-// the WAV put into a directory store. Its temporary directory is removed
-// is the parent's (RELAYLOAD_RECDIR), removed when the run ends.
+// the WAV put into a directory store. Its directory is the parent's
+// temporary one (RELAYLOAD_RECDIR), removed when the run ends.
 type loadRecordings struct {
-	store recording.Store
-	spool string
-	n     chan int // numbers the calls' keys
+	calls *recording.Calls
+	n     chan int // numbers the calls
 }
+
+// noRecords keeps no records: Finish is all the load calls, and
+// AddRecording all that Finish asks of them.
+type noRecords struct{ recording.Records }
+
+func (noRecords) AddRecording(context.Context, agentline.CallRecording) error { return nil }
 
 func loadRecordingsFor(mode string) (*loadRecordings, error) {
 	if mode != "recording" {
@@ -32,20 +38,20 @@ func loadRecordingsFor(mode string) (*loadRecordings, error) {
 	if err != nil {
 		return nil, err
 	}
-	spool := filepath.Join(dir, "spool")
-	if err := os.MkdirAll(spool, 0o750); err != nil {
+	calls, err := recording.NewCalls(st, noRecords{}, filepath.Join(dir, "spool"), nil)
+	if err != nil {
 		return nil, err
 	}
 	n := make(chan int, 1)
 	n <- 0
-	return &loadRecordings{store: st, spool: spool, n: n}, nil
+	return &loadRecordings{calls: calls, n: n}, nil
 }
 
 func (l *loadRecordings) begin() *recording.Recorder {
 	if l == nil {
 		return nil
 	}
-	r, err := recording.New(recording.Options{Dir: l.spool})
+	r, err := l.calls.Begin()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "recorder:", err)
 		return nil
@@ -57,17 +63,9 @@ func (l *loadRecordings) finish(r *recording.Recorder) {
 	if r == nil {
 		return
 	}
-	res, err := r.Close(context.Background())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "recording:", err)
-		return
-	}
-	if res.Gaps > 0 {
-		fmt.Fprintf(os.Stderr, "recording with %d gaps (writer behind)\n", res.Gaps)
-	}
 	i := <-l.n
 	l.n <- i + 1
-	if err := res.Save(context.Background(), l.store, fmt.Sprintf("calls/%d.wav", i)); err != nil {
-		fmt.Fprintln(os.Stderr, "save recording:", err)
+	if err := l.calls.Finish(context.Background(), 0, int64(i), r); err != nil {
+		fmt.Fprintln(os.Stderr, "recording:", err)
 	}
 }

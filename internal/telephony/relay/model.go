@@ -129,11 +129,8 @@ func (c *Call) audioOut(ctx context.Context, itemID, delta []byte) error {
 		r.Agent(delta)
 	}
 	sid := c.opts.StreamSID
-	send := c.carrierOut.send
-	if c.modelLazy { // the model's reader: flushed before its next read
-		send = c.carrierOut.queue
-	}
-	_, err := send(func(b *batch) {
+	// Lazy for the model's reader: flushed before its next read.
+	_, err := c.carrierOut.put(c.modelLazy, func(b *batch) {
 		b.data = appendMedia(b.data, sid, delta)
 		b.end()
 		if needMark {

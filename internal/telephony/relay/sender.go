@@ -98,6 +98,16 @@ func (s *sender) send(fill func(b *batch)) (seq int64, err error) {
 	return seq, s.flush()
 }
 
+// put is queue when lazy, else send. Callers pass lazy rather than pick
+// the method themselves: a method value called through a variable makes
+// fill escape, a heap allocation per relayed frame.
+func (s *sender) put(lazy bool, fill func(b *batch)) (seq int64, err error) {
+	if lazy {
+		return s.queue(fill)
+	}
+	return s.send(fill)
+}
+
 // sendMsg sends a copy of msg.
 func (s *sender) sendMsg(msg []byte) error {
 	_, err := s.send(func(b *batch) { b.data = append(b.data, msg...); b.end() })

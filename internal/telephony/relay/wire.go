@@ -19,8 +19,9 @@ import (
 // net.Conn under the library, and while the relay's sender holds it, the
 // library's flushes only append to the wire's buffer; releasing it sends
 // the lot in one write. Accept and Dial open Sockets over a wire. A socket
-// opened otherwise (Wrap) still works, one write per message, and its
-// close handshake is bounded only by the library's own timeouts (5 s).
+// without one (Dial with an HTTPClient of its own) still works, one write
+// per message, and its close handshake is bounded only by the library's
+// own timeouts (5 s).
 
 // Socket is a WebSocket the relay reads and writes: the library's
 // connection and, when Accept or Dial opened it, the wire under it.
@@ -28,10 +29,6 @@ type Socket struct {
 	*websocket.Conn
 	wire *wire // nil when opened otherwise
 }
-
-// Wrap makes a socket of a connection opened otherwise; the relay then
-// writes each message on its own.
-func Wrap(conn *websocket.Conn) *Socket { return &Socket{Conn: conn} }
 
 // maxKeptBatch bounds the batch buffer a wire keeps between batches, so
 // that one burst does not pin its memory for the rest of the call.
@@ -183,7 +180,7 @@ func Dial(ctx context.Context, url string, opts *websocket.DialOptions) (*Socket
 		if err != nil {
 			return nil, resp, err
 		}
-		return Wrap(ws), resp, nil
+		return &Socket{Conn: ws}, resp, nil
 	}
 	o.HTTPClient = &http.Client{Transport: wireTransport}
 	slot := &wireSlot{}
