@@ -279,10 +279,9 @@ func (c conn) queryRow(ctx context.Context, q string, args ...any) row {
 	return row{c.q.QueryRowContext(ctx, c.db.rebind(q), args...)}
 }
 
-// row is a *sql.Row (or a failed prepare) whose Scan classifies the error
-// like every other store call, so an unreachable server is unavailable
-// wherever it shows.
-type row struct{ r scanner }
+// row is a *sql.Row whose Scan classifies the error like every other
+// store call, so an unreachable server is unavailable wherever it shows.
+type row struct{ r *sql.Row }
 
 func (r row) Scan(dest ...any) error { return classify(r.r.Scan(dest...)) }
 
