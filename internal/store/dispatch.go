@@ -33,14 +33,10 @@ func (a *afterCommit) run(db *DB) {
 func (db *DB) DispatchDeliveries(ctx context.Context, limit int) (int, error) {
 	n := 0
 	err := db.tx(ctx, func(c conn) error {
-		lock := ""
-		if db.dialect == Postgres {
-			lock = " FOR UPDATE SKIP LOCKED"
-		}
 		claimed, err := queryAll(ctx, c, func(r interface{ Scan(...any) error }) (agentline.DeliverWebhook, error) {
 			var j agentline.DeliverWebhook
 			return j, r.Scan(&j.DeliveryID, &j.EndpointID)
-		}, `SELECT id, endpoint_id FROM webhook_deliveries WHERE NOT queued ORDER BY id LIMIT ?`+lock, limit)
+		}, `SELECT id, endpoint_id FROM webhook_deliveries WHERE NOT queued ORDER BY id LIMIT ?`+db.skipLocked(), limit)
 		if err != nil || len(claimed) == 0 {
 			return err
 		}

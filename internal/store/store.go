@@ -247,6 +247,16 @@ func (db *DB) rebind(q string) string {
 	return b.String()
 }
 
+// skipLocked ends a claiming SELECT: on PostgreSQL, instances claiming
+// rows at once skip each other's (FOR UPDATE SKIP LOCKED); on SQLite the one
+// write connection already makes them take turns.
+func (db *DB) skipLocked() string {
+	if db.dialect == Postgres {
+		return " FOR UPDATE SKIP LOCKED"
+	}
+	return ""
+}
+
 // querier is what both *sql.DB and *sql.Tx offer.
 type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
