@@ -1,9 +1,11 @@
-package config
+package config_test
 
 import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentline/agentline/internal/config"
 )
 
 // Recordings go beside the SQLite file unless told otherwise; an s3 URL is
@@ -20,7 +22,7 @@ func TestRecordingsSettings(t *testing.T) {
 		{map[string]string{"AGENTLINE_DATABASE_URL": "postgres://db/agentline"}, "recordings"},
 		{map[string]string{"AGENTLINE_DATABASE_URL": "postgres://db/agentline", "AGENTLINE_RECORDINGS_DIR": "/srv/rec"}, "/srv/rec"},
 	} {
-		c, err := Load(nil, func(k string) string { return tc.env[k] })
+		c, err := config.Load(nil, env(tc.env))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,12 +30,12 @@ func TestRecordingsSettings(t *testing.T) {
 			t.Errorf("%v: recordings directory %q, want %q", tc.env, got, tc.want)
 		}
 	}
-	env := map[string]string{"AGENTLINE_RECORDINGS_URL": "https://bucket.example.com", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret"}
-	if _, err := Load(nil, func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "AGENTLINE_RECORDINGS_URL") {
+	vars := map[string]string{"AGENTLINE_RECORDINGS_URL": "https://bucket.example.com", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret"}
+	if _, err := config.Load(nil, env(vars)); err == nil || !strings.Contains(err.Error(), "AGENTLINE_RECORDINGS_URL") {
 		t.Fatalf("an https recordings URL: %v", err)
 	}
-	env["AGENTLINE_RECORDINGS_URL"] = "s3://calls/agentline?endpoint=127.0.0.1:9000&secure=false"
-	c, err := Load(nil, func(k string) string { return env[k] })
+	vars["AGENTLINE_RECORDINGS_URL"] = "s3://calls/agentline?endpoint=127.0.0.1:9000&secure=false"
+	c, err := config.Load(nil, env(vars))
 	if err != nil || c.RecordingsCredentials.AccessKeyID != "AKID" || c.RecordingsCredentials.SecretAccessKey != "secret" {
 		t.Fatalf("s3 settings: %+v %v", c.RecordingsCredentials, err)
 	}

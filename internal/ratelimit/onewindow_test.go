@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/agentline/agentline/internal/ratelimit/redistest"
 )
 
 // One window takes Redis's fast path (INCR, no script): the same answers as
@@ -40,16 +38,7 @@ func TestOneWindow(t *testing.T) {
 		})
 	}
 	t.Run("two instances on one redis", func(t *testing.T) {
-		url := redistest.Start(t)
-		var ls []Limiter
-		for range 2 {
-			r, err := NewRedis(context.Background(), url, RedisOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			ls = append(ls, r)
-		}
+		ls := twoInstances(t)
 		if got := allowConcurrently(t, ls, 200, []Window{{Limit: 37, Period: time.Hour}}); got != 37 {
 			t.Fatalf("%d of 200 passed, want 37", got)
 		}

@@ -112,6 +112,23 @@ func allowConcurrently(t *testing.T, ls []Limiter, n int, windows []Window) int6
 	return passed.Load()
 }
 
+// twoInstances returns two Redis limiters sharing one fresh server, as two
+// instances of agentline would.
+func twoInstances(t *testing.T) []Limiter {
+	t.Helper()
+	url := redistest.Start(t)
+	var ls []Limiter
+	for range 2 {
+		r, err := NewRedis(context.Background(), url, RedisOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		ls = append(ls, r)
+	}
+	return ls
+}
+
 func TestExactUnderConcurrency(t *testing.T) {
 	windows := []Window{{Limit: 37, Period: time.Hour}, {Limit: 1000, Period: 24 * time.Hour}}
 	t.Run("memory", func(t *testing.T) {
@@ -120,16 +137,7 @@ func TestExactUnderConcurrency(t *testing.T) {
 		}
 	})
 	t.Run("two instances on one redis", func(t *testing.T) {
-		url := redistest.Start(t)
-		var ls []Limiter
-		for range 2 {
-			r, err := NewRedis(context.Background(), url, RedisOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			ls = append(ls, r)
-		}
+		ls := twoInstances(t)
 		if got := allowConcurrently(t, ls, 200, windows); got != 37 {
 			t.Fatalf("%d of 200 passed, want 37", got)
 		}

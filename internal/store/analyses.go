@@ -64,14 +64,20 @@ func (db *DB) conversationEnded(ctx context.Context, c conn, projectID int64, id
 
 const analysisColumns = `conversation_id, status, summary, success, success_reason, data, model, error, attempts, finished_at`
 
-func scanAnalysis(row interface{ Scan(...any) error }) (string, agentline.Analysis, error) {
-	var id string
-	var a agentline.Analysis
+// analysisRow is a stored analysis with the id of its conversation.
+type analysisRow struct {
+	conversationID string
+	agentline.Analysis
+}
+
+func scanAnalysis(row interface{ Scan(...any) error }) (analysisRow, error) {
+	var r analysisRow
+	a := &r.Analysis
 	var success sql.NullBool
 	var data sql.NullString
 	var finished time.Time
 	var okFinished bool
-	err := row.Scan(&id, &a.Status, &a.Summary, &success, &a.SuccessReason, &data, &a.Model, &a.Error, &a.Attempts,
+	err := row.Scan(&r.conversationID, &a.Status, &a.Summary, &success, &a.SuccessReason, &data, &a.Model, &a.Error, &a.Attempts,
 		anyTime{&finished, &okFinished})
 	if success.Valid {
 		a.Success = &success.Bool
@@ -82,7 +88,7 @@ func scanAnalysis(row interface{ Scan(...any) error }) (string, agentline.Analys
 	if okFinished {
 		a.FinishedAt = &finished
 	}
-	return id, a, err
+	return r, err
 }
 
 // addAnalyses fills in the analyses of rows, with one query.
@@ -96,21 +102,16 @@ func addAnalyses(ctx context.Context, c conn, rows []convRow) error {
 		byID[rows[i].ID] = &rows[i]
 		ids[i] = rows[i].ID
 	}
-	r, err := c.query(ctx, `SELECT `+analysisColumns+` FROM conversation_analyses WHERE conversation_id IN (`+placeholders(len(ids))+`)`, ids...)
+	list, err := queryAll(ctx, c, scanAnalysis, `SELECT `+analysisColumns+` FROM conversation_analyses WHERE conversation_id IN (`+placeholders(len(ids))+`)`, ids...)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
-	for r.Next() {
-		id, a, err := scanAnalysis(r)
-		if err != nil {
-			return err
-		}
-		if conv := byID[id]; conv != nil {
-			conv.Analysis = &a
+	for i := range list {
+		if conv := byID[list[i].conversationID]; conv != nil {
+			conv.Analysis = &list[i].Analysis
 		}
 	}
-	return r.Err()
+	return nil
 }
 
 // analysisWhere adds the filter's analysis conditions.

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/agentline/agentline"
 )
@@ -34,30 +33,18 @@ func (a *afterCommit) run(db *DB) {
 func (db *DB) DispatchDeliveries(ctx context.Context, limit int) (int, error) {
 	n := 0
 	err := db.tx(ctx, func(c conn) error {
-		lock := ""
-		if db.dialect == Postgres {
-			lock = " FOR UPDATE SKIP LOCKED"
-		}
-		rows, err := c.query(ctx, `SELECT id, endpoint_id FROM webhook_deliveries WHERE NOT queued ORDER BY id LIMIT ?`+lock, limit)
-		if err != nil {
+		claimed, err := queryAll(ctx, c, func(r interface{ Scan(...any) error }) (agentline.DeliverWebhook, error) {
+			var j agentline.DeliverWebhook
+			return j, r.Scan(&j.DeliveryID, &j.EndpointID)
+		}, `SELECT id, endpoint_id FROM webhook_deliveries WHERE NOT queued ORDER BY id LIMIT ?`+db.skipLocked(), limit)
+		if err != nil || len(claimed) == 0 {
 			return err
 		}
-		var jobs []agentline.Job
-		var ids []any
-		for rows.Next() {
-			var j agentline.DeliverWebhook
-			if err := rows.Scan(&j.DeliveryID, &j.EndpointID); err != nil {
-				rows.Close()
-				return err
-			}
-			jobs, ids = append(jobs, j), append(ids, j.DeliveryID)
+		jobs, ids := make([]agentline.Job, len(claimed)), make([]any, len(claimed))
+		for i, j := range claimed {
+			jobs[i], ids[i] = j, j.DeliveryID
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil || len(ids) == 0 {
-			return classify(err)
-		}
-		marks := strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")
-		if _, err := c.exec(ctx, `UPDATE webhook_deliveries SET queued = TRUE WHERE id IN (`+marks+`)`, ids...); err != nil {
+		if _, err := c.exec(ctx, `UPDATE webhook_deliveries SET queued = TRUE WHERE id IN (`+placeholders(len(ids))+`)`, ids...); err != nil {
 			return err
 		}
 		n = len(ids)

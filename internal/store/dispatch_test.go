@@ -18,6 +18,13 @@ import (
 func TestDispatchDeliveries(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
+		u := mustUser(t, db, "owner@example.com")
+		p, err := db.CreateProject(ctx, agentline.Project{Name: "Acme"}, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subscribe(t, db, p.ID)
+		subscribe(t, db, p.ID)
 		var jobs []int64
 		wakes := 0
 		db.SetOutbox(store.OutboxOptions{Wake: func() { wakes++ }, Enqueue: func(_ context.Context, _ *sql.Tx, js []agentline.Job) error {
@@ -26,17 +33,6 @@ func TestDispatchDeliveries(t *testing.T) {
 			}
 			return nil
 		}})
-		u := mustUser(t, db, "owner@example.com")
-		p, err := db.CreateProject(ctx, agentline.Project{Name: "Acme"}, u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for range 2 {
-			if _, err := db.CreateWebhook(ctx, agentline.WebhookEndpoint{ProjectID: p.ID, URL: "https://hooks.example.com/x", Events: []string{"*"}, Enabled: true,
-				Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}); err != nil {
-				t.Fatal(err)
-			}
-		}
 		emit := func(subject string, fail bool) {
 			ev, err := agentline.NewEvent(p.ID, agentline.EventLeadCreated, subject, map[string]any{})
 			if err != nil {

@@ -109,6 +109,3 @@ func scanAll[T any](rows *sql.Rows, scan func(interface{ Scan(...any) error }) (
 	}
 	return out, classify(rows.Err())
 }
-
-// scanner is what a row scans with.
-type scanner interface{ Scan(...any) error }

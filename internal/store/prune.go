@@ -41,7 +41,7 @@ func (db *DB) pruneLoop(ctx context.Context, q string, args ...any) (int64, erro
 	for {
 		res, err := db.writer().exec(ctx, q, args...)
 		if err != nil {
-			return total, classify(err)
+			return total, err
 		}
 		n, err := res.RowsAffected()
 		if err != nil {

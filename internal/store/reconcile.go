@@ -15,13 +15,9 @@ import (
 // claim the same call. Placeholder SIDs of calls the carrier never
 // placed are left alone. It returns the calls' SIDs.
 func (db *DB) ClaimStaleCalls(ctx context.Context, before, now time.Time, limit int) ([]string, error) {
-	lock := ""
-	if db.dialect == Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
 	q := `UPDATE calls SET carrier_checked_at = ? WHERE id IN (SELECT id FROM calls
 		WHERE status IN (?, ?, ?, ?) AND call_sid NOT LIKE 'pending:%' AND coalesce(carrier_checked_at, updated_at) < ?
-		ORDER BY coalesce(carrier_checked_at, updated_at), id LIMIT ?` + lock + `) RETURNING call_sid`
+		ORDER BY coalesce(carrier_checked_at, updated_at), id LIMIT ?` + db.skipLocked() + `) RETURNING call_sid`
 	sids, err := queryAll(ctx, db.writer(), func(r interface{ Scan(...any) error }) (string, error) {
 		var s string
 		return s, r.Scan(&s)

@@ -247,6 +247,16 @@ func (db *DB) rebind(q string) string {
 	return b.String()
 }
 
+// skipLocked ends a claiming SELECT: on PostgreSQL, instances claiming
+// rows at once skip each other's (FOR UPDATE SKIP LOCKED); on SQLite the one
+// write connection already makes them take turns.
+func (db *DB) skipLocked() string {
+	if db.dialect == Postgres {
+		return " FOR UPDATE SKIP LOCKED"
+	}
+	return ""
+}
+
 // querier is what both *sql.DB and *sql.Tx offer.
 type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
@@ -279,10 +289,9 @@ func (c conn) queryRow(ctx context.Context, q string, args ...any) row {
 	return row{c.q.QueryRowContext(ctx, c.db.rebind(q), args...)}
 }
 
-// row is a *sql.Row (or a failed prepare) whose Scan classifies the error
-// like every other store call, so an unreachable server is unavailable
-// wherever it shows.
-type row struct{ r scanner }
+// row is a *sql.Row whose Scan classifies the error like every other
+// store call, so an unreachable server is unavailable wherever it shows.
+type row struct{ r *sql.Row }
 
 func (r row) Scan(dest ...any) error { return classify(r.r.Scan(dest...)) }
 

@@ -15,21 +15,12 @@ import (
 func TestTestCallDirection(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		u, err := db.CreateUser(ctx, "owner@example.com", "unused-hash")
-		if err != nil {
-			t.Fatal(err)
-		}
+		u := mustUser(t, db, "owner@example.com")
 		p, err := db.CreateProject(ctx, agentline.Project{Name: "p"}, u.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := agentline.Agent{ProjectID: p.ID, Name: "Ada", Model: "gpt-realtime"}
-		if err := a.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		if a, err = db.CreateAgent(ctx, a); err != nil {
-			t.Fatal(err)
-		}
+		a := mustAgent(t, db, p.ID, "Ada")
 		c, err := db.ReserveCall(ctx, agentline.Call{ProjectID: p.ID, AgentID: a.ID, CallSID: "CA01", Direction: agentline.CallTest,
 			From: u.Email, Status: agentline.CallQueued}, 5)
 		if err != nil {
