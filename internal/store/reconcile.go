@@ -18,10 +18,7 @@ func (db *DB) ClaimStaleCalls(ctx context.Context, before, now time.Time, limit 
 	q := `UPDATE calls SET carrier_checked_at = ? WHERE id IN (SELECT id FROM calls
 		WHERE status IN (?, ?, ?, ?) AND call_sid NOT LIKE 'pending:%' AND coalesce(carrier_checked_at, updated_at) < ?
 		ORDER BY coalesce(carrier_checked_at, updated_at), id LIMIT ?` + db.skipLocked() + `) RETURNING call_sid`
-	sids, err := queryAll(ctx, db.writer(), func(r interface{ Scan(...any) error }) (string, error) {
-		var s string
-		return s, r.Scan(&s)
-	}, q, now.UTC(), agentline.CallQueued, agentline.CallInitiated, agentline.CallRinging, agentline.CallInProgress, before.UTC(), limit)
+	sids, err := queryAll(ctx, db.writer(), scanString, q, now.UTC(), agentline.CallQueued, agentline.CallInitiated, agentline.CallRinging, agentline.CallInProgress, before.UTC(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim stale calls: %w", err)
 	}

@@ -295,6 +295,12 @@ type row struct{ r *sql.Row }
 
 func (r row) Scan(dest ...any) error { return classify(r.r.Scan(dest...)) }
 
+// scanString is queryAll's scan of a one-column text result.
+func scanString(r interface{ Scan(...any) error }) (string, error) {
+	var v string
+	return v, r.Scan(&v)
+}
+
 // queryAll runs q and scans every row with scan; an empty result is an
 // empty, non-nil slice.
 func queryAll[T any](ctx context.Context, c conn, scan func(interface{ Scan(...any) error }) (T, error), q string, args ...any) ([]T, error) {

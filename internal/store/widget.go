@@ -227,15 +227,18 @@ func scanSession(row interface{ Scan(...any) error }) (agentline.WidgetSession, 
 // CreateWidgetSession stores a new session; its id is chosen by the caller.
 // conversation.started is emitted with it, in one transaction, when the
 // project has an enabled webhook endpoint; otherwise the session is one
-// row of a group insert (sessionbatch.go), or one statement of its own
-// (insertSessionIfNoEndpoints) when that insert failed.
+// row of a group insert (sessionbatch.go), or the same insert of its row
+// alone when that one failed.
 func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error) {
 	if s.StartedAt.IsZero() {
 		s.StartedAt = db.now()
 	}
 	inserted, err := db.sessions.Do(ctx, s)
-	if err != nil {
-		inserted, err = insertSessionIfNoEndpoints(ctx, db.writer(), s)
+	if err != nil { // the batch failed: write s alone, for its own error
+		var written []bool
+		if written, err = db.insertSessions(ctx, []agentline.WidgetSession{s}); err == nil {
+			inserted = written[0]
+		}
 	}
 	if err == nil && !inserted {
 		err = db.tx(ctx, func(c conn) error {
