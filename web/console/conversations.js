@@ -4,7 +4,7 @@
 // webhook deliveries), and the project's analytics across channels.
 
 import {
-  h, s, flat, api, state, query, when, table, notice, confirmAction, filtered, plural, json, APIError,
+  h, s, flat, api, state, query, when, table, notice, confirmAction, filtered, plural, json, fetchBlob, download,
 } from "./ui.js";
 
 // clock shows a duration as m:ss (h:mm:ss from an hour).
@@ -125,9 +125,8 @@ function recordingCard(rec) {
   const audio = h("audio", { controls: true, preload: "none", "aria-label": "Call recording" });
   const err = h("p", { class: "form-error", role: "alert" });
   box.append(audio, h("p", { class: "muted" }, `${clock(rec.duration_ms)} · ${Math.round((rec.size_bytes || 0) / 1024)} KB · caller left, agent right`), err);
-  fetch(rec.url, { headers: { Authorization: "Bearer " + state.token } }).then(async (res) => {
-    if (!res.ok) throw new APIError(res.status, await res.json().catch(() => null));
-    audio.src = URL.createObjectURL(await res.blob());
+  fetchBlob(rec.url).then((blob) => {
+    audio.src = URL.createObjectURL(blob);
   }).catch((e) => (err.textContent = "The recording cannot be loaded: " + e.message));
   return box;
 }
@@ -203,18 +202,6 @@ function isoDay(d) {
 function num(x) {
   if (Number.isInteger(x)) return String(x);
   return x < 10 ? x.toFixed(2) : x.toFixed(1);
-}
-
-// download fetches a CSV with the session's token and saves it.
-async function download(path, name) {
-  const res = await fetch(path, { headers: { Authorization: "Bearer " + state.token } });
-  if (!res.ok) throw new APIError(res.status, await res.json().catch(() => null));
-  const url = URL.createObjectURL(await res.blob());
-  const a = h("a", { href: url, download: name });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
 // breakdown is one table of the analytics: rows of a group with their sums.

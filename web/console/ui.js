@@ -89,6 +89,24 @@ export async function api(method, path, body) {
   return data;
 }
 
+// fetchBlob fetches, with the session's token, what a link or an <audio
+// src> could not (they send no token): a CSV export, a call's recording.
+export async function fetchBlob(path) {
+  const res = await fetch(path, { headers: { Authorization: "Bearer " + state.token } });
+  if (!res.ok) throw new APIError(res.status, await res.json().catch(() => null));
+  return res.blob();
+}
+
+// download fetches a file with the session's token and saves it as name.
+export async function download(path, name) {
+  const url = URL.createObjectURL(await fetchBlob(path));
+  const a = h("a", { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
 export function query(params) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== "" && v !== null && v !== undefined) q.set(k, v);
