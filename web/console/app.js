@@ -7,7 +7,7 @@
 // when the tab closes and other tabs do not share it.
 
 import {
-  hooks, plural, alertError, TOKEN, PROJECT, state, h, s, flat, api, download, query, input, values, form, FieldError, confirmAction, copyButton, notice, when, table, transcript, label, json, filterSelects, filtered,
+  hooks, plural, alertError, TOKEN, PROJECT, state, h, s, flat, api, download, query, input, values, form, FieldError, confirmAction, copyButton, notice, when, table, transcript, label, json, filterSelects, filtered, agentOptions,
 } from "./ui.js";
 import { agentSettings, agentTools, catalog, formFieldsBuilder } from "./editors.js";
 import { conversationsPage, conversationPage, analyticsPage } from "./conversations.js";
@@ -636,10 +636,6 @@ async function watchCall(ctx, a, placed, box) {
       hangErr.textContent = e.message;
     }
   }
-}
-
-function agentOptions(agents, none) {
-  return (none ? [["", none]] : []).concat(agents.map((a) => [String(a.id), a.name]));
 }
 
 async function channelsPage({ show }) {

@@ -4,7 +4,7 @@
 // webhook deliveries), and the project's analytics across channels.
 
 import {
-  h, s, flat, api, state, query, when, table, notice, confirmAction, filtered, plural, json, fetchBlob, download,
+  h, s, flat, api, state, query, when, table, notice, confirmAction, filtered, plural, json, fetchBlob, download, agentOptions,
 } from "./ui.js";
 
 // clock shows a duration as m:ss (h:mm:ss from an hour).
@@ -66,7 +66,7 @@ export async function conversationsPage({ show }) {
   show("Conversations", filtered([
     { name: "q", label: "Search", type: "search", placeholder: "Words said, a number, an id" },
     { name: "kind", label: "Kind", type: "select", options: option(kinds, "All kinds") },
-    { name: "agent_id", label: "Agent", type: "select", options: [["", "All agents"]].concat(n.agents.map((a) => [String(a.id), a.name])) },
+    { name: "agent_id", label: "Agent", type: "select", options: agentOptions(n.agents, "All agents") },
     { name: "status", label: "Status", type: "select", options: option(statuses, "Any status") },
     { name: "from", label: "From", type: "date" }, { name: "to", label: "To (exclusive)", type: "date" },
   ], async (v) => {

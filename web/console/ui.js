@@ -331,13 +331,19 @@ export function json(v) {
 
 // ---- filtered lists ------------------------------------------------------
 
+// agentOptions are a select's options of agents, after a first "none"
+// option when it is named.
+export function agentOptions(agents, none) {
+  return (none ? [["", none]] : []).concat(agents.map((a) => [String(a.id), a.name]));
+}
+
 export async function filterSelects() {
   const pid = state.project.id;
   const [channels, agents] = await Promise.all([api("GET", `/api/projects/${pid}/channels`), api("GET", `/api/projects/${pid}/agents`)]);
   return {
     channels, agents,
     channel: { name: "channel_id", label: "Channel", type: "select", options: [["", "All channels"]].concat(channels.map((c) => [String(c.id), c.name || `Channel ${c.id}`])) },
-    agent: { name: "agent_id", label: "Agent", type: "select", options: [["", "All agents"]].concat(agents.map((a) => [String(a.id), a.name])) },
+    agent: { name: "agent_id", label: "Agent", type: "select", options: agentOptions(agents, "All agents") },
   };
 }
 
