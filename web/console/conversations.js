@@ -8,7 +8,7 @@ import {
 } from "./ui.js";
 
 // clock shows a duration as m:ss (h:mm:ss from an hour).
-export function clock(ms) {
+function clock(ms) {
   if (ms === null || ms === undefined) return "";
   const t = Math.round(ms / 1000), hr = Math.floor(t / 3600), m = Math.floor((t % 3600) / 60), sec = String(t % 60).padStart(2, "0");
   return hr ? `${hr}:${String(m).padStart(2, "0")}:${sec}` : `${m}:${sec}`;
