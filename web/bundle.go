@@ -64,14 +64,7 @@ func sdkPlugin(fsys fs.FS) api.Plugin {
 			}
 			return api.OnResolveResult{}, fmt.Errorf("import %q: only %s and its own files may be imported", a.Path, sdkImport)
 		})
-		b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "sdk"}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
-			src, err := fs.ReadFile(fsys, a.Path)
-			if err != nil {
-				return api.OnLoadResult{}, err
-			}
-			s := string(src)
-			return api.OnLoadResult{Contents: &s, Loader: api.LoaderJS}, nil
-		})
+		b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "sdk"}, loadJS(fsys))
 	}}
 }
 
@@ -90,13 +83,19 @@ func consolePlugin(fsys fs.FS, dir string) api.Plugin {
 			}
 			return api.OnResolveResult{}, fmt.Errorf("import %q: the console imports only its own files (./name.js) and the server's (/path)", a.Path)
 		})
-		b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "console"}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
-			src, err := fs.ReadFile(fsys, a.Path)
-			if err != nil {
-				return api.OnLoadResult{}, err
-			}
-			s := string(src)
-			return api.OnLoadResult{Contents: &s, Loader: api.LoaderJS}, nil
-		})
+		b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "console"}, loadJS(fsys))
 	}}
+}
+
+// loadJS loads a resolved path of a plugin's namespace from fsys, as
+// JavaScript.
+func loadJS(fsys fs.FS) func(api.OnLoadArgs) (api.OnLoadResult, error) {
+	return func(a api.OnLoadArgs) (api.OnLoadResult, error) {
+		src, err := fs.ReadFile(fsys, a.Path)
+		if err != nil {
+			return api.OnLoadResult{}, err
+		}
+		s := string(src)
+		return api.OnLoadResult{Contents: &s, Loader: api.LoaderJS}, nil
+	}
 }

@@ -57,7 +57,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
 	}
-	if len(args) > 0 && cmd == "serve" && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+	if cmd == "serve" && asksHelp(args) {
 		cmd = "help"
 	}
 	switch cmd {
@@ -66,7 +66,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	case "migrate":
 		return migrate(ctx, args, getenv, stdout)
 	case "user":
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		if asksHelp(args) {
 			fmt.Fprintln(stdout, errUserUsage) // asked for: no failure
 			return nil
 		}
@@ -84,6 +84,12 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return nil
 	}
 	return fmt.Errorf("unknown command %q: use serve, migrate, user create, call or version", cmd)
+}
+
+// asksHelp reports whether args start with a request for help, in any
+// of the flag package's spellings.
+func asksHelp(args []string) bool {
+	return len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help")
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 )
@@ -92,7 +91,7 @@ func (o *OpenAI) Analyze(ctx context.Context, r Request) (string, error) {
 		}
 	}
 	if text.Len() == 0 {
-		return "", invalidAnswer("%v", errors.New("no output_text in the response"))
+		return "", invalidAnswer("no output_text in the response")
 	}
 	return text.String(), nil
 }

@@ -389,10 +389,8 @@ func (a *App) jobQueue(ctx context.Context) error {
 	sweeper := &conversation.Sweeper{Store: a.Store, IdleTimeout: a.Config.SessionIdleTimeout,
 		ConnectTimeout: a.Config.LiveChatTimeout, Logger: a.Logger}
 	jobs.AddPeriodic(r, sweeper, sweeper.Interval(), agentline.SweepConversations{})
-	a.reconciler = &telephony.Reconciler{Store: a.Store, After: a.Config.CallReconcileAfter, Logger: a.Logger}
-	if a.phone.Carrier != nil {
-		a.reconciler.Carrier = a.phone.Carrier
-	}
+	// A nil carrier converts to a nil CallFetcher: nobody to ask.
+	a.reconciler = &telephony.Reconciler{Store: a.Store, Carrier: a.phone.Carrier, After: a.Config.CallReconcileAfter, Logger: a.Logger}
 	jobs.AddPeriodic(r, a.reconciler, a.reconciler.Interval(), agentline.ReconcileCalls{})
 	analyst := analysis.NewWorker(analysis.Options{Store: a.Store, Logger: a.Logger,
 		MaxAttempts: int(a.Config.AnalysisMaxAttempts), Backoff: a.Config.AnalysisRetryBackoff,

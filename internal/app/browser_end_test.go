@@ -2,9 +2,6 @@ package app_test
 
 import (
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -12,11 +9,11 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
-	"github.com/agentline/agentline/internal/store"
 )
 
 // endFixture is a sandbox agent behind a widget channel whose key allows
-// the host page served on another loopback origin.
+// the host page served on another loopback origin (an sdkSite whose host
+// serves the widget's page at / and a plain page at /elsewhere).
 type endFixture struct {
 	s    *apptest.Server
 	tok  string
@@ -26,27 +23,10 @@ type endFixture struct {
 func newEndFixture(t *testing.T, env map[string]string) endFixture {
 	t.Helper()
 	env["AGENTLINE_SANDBOX"] = "true"
-	s := apptest.StartFresh(t, store.SQLite, env)
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	var c agentline.Channel
-	var key struct{ Key string }
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID,
-		"settings": map[string]any{"show_transcript": true}}, &c)
-	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if r.URL.Path == "/elsewhere" {
-			io.WriteString(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Elsewhere</title></head><body><p>Another page.</p></body></html>`)
-			return
-		}
-		io.WriteString(w, hostPage(s.URL, key.Key, p.ID, a.ID, c.ID))
-	}))
-	t.Cleanup(host.Close)
-	s.Must(t, 201, "POST", "/api/channels/"+itoa(c.ID)+"/key", tok, map[string]any{"allowed_origins": []string{host.URL}}, &key)
-	return endFixture{s: s, tok: tok, host: host.URL}
+	site := newSDKSiteEnv(t, env, false, map[string]any{"show_transcript": true})
+	site.pages["/"] = hostPage(site.s.URL, site.key, site.p.ID, site.a.ID, site.c.ID)
+	site.pages["/elsewhere"] = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Elsewhere</title></head><body><p>Another page.</p></body></html>`
+	return endFixture{s: site.s, tok: site.tok, host: site.host.URL}
 }
 
 // talk opens the host page, starts a voice session with the fake

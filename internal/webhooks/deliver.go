@@ -53,7 +53,12 @@ func DelayAfter(n int, span time.Duration) time.Duration {
 	if n >= 1 && n <= len(schedule) {
 		d = schedule[n-1]
 	}
-	d = time.Duration(float64(d) * float64(span) / float64(DefaultSpan))
+	return jitter(time.Duration(float64(d) * float64(span) / float64(DefaultSpan)))
+}
+
+// jitter is d ±10 %, so that retries made together do not come back
+// together.
+func jitter(d time.Duration) time.Duration {
 	return d + time.Duration((rand.Float64()*0.2-0.1)*float64(d))
 }
 
@@ -238,8 +243,7 @@ func Sign(h http.Header, secrets []string, id string, at time.Time, body []byte)
 // (then this one may wait long: hence the back-off).
 func (d *Deliverer) orderWait(n int) time.Duration {
 	w := min(time.Second<<min(n, 9), 5*time.Minute)
-	w = max(time.Duration(float64(w)*float64(d.span)/float64(DefaultSpan)), 50*time.Millisecond)
-	return w + time.Duration((rand.Float64()*0.2-0.1)*float64(w))
+	return jitter(max(time.Duration(float64(w)*float64(d.span)/float64(DefaultSpan)), 50*time.Millisecond))
 }
 
 // snoozes is how many times River snoozed the job (its metadata's

@@ -7,7 +7,7 @@
 // when the tab closes and other tabs do not share it.
 
 import {
-  hooks, plural, alertError, TOKEN, PROJECT, state, h, s, flat, APIError, api, query, input, values, form, FieldError, confirmAction, copyButton, notice, when, table, transcript, label, json, filterSelects, filtered,
+  hooks, plural, alertError, TOKEN, PROJECT, state, h, s, flat, api, download, query, input, values, form, FieldError, confirmAction, copyButton, notice, when, table, transcript, label, json, filterSelects, filtered, agentOptions,
 } from "./ui.js";
 import { agentSettings, agentTools, catalog, formFieldsBuilder } from "./editors.js";
 import { conversationsPage, conversationPage, analyticsPage } from "./conversations.js";
@@ -638,10 +638,6 @@ async function watchCall(ctx, a, placed, box) {
   }
 }
 
-function agentOptions(agents, none) {
-  return (none ? [["", none]] : []).concat(agents.map((a) => [String(a.id), a.name]));
-}
-
 async function channelsPage({ show }) {
   const pid = state.project.id;
   const [channels, agents] = await Promise.all([api("GET", `/api/projects/${pid}/channels`), api("GET", `/api/projects/${pid}/agents`)]);
@@ -884,14 +880,7 @@ async function leadsPage({ show }) {
   csv.addEventListener("click", async () => {
     csvErr.textContent = "";
     try {
-      const res = await fetch(`/api/projects/${pid}/leads.csv` + query(filters), { headers: { Authorization: "Bearer " + state.token } });
-      if (!res.ok) throw new APIError(res.status, await res.json().catch(() => null));
-      const url = URL.createObjectURL(await res.blob());
-      const a = h("a", { href: url, download: `leads-${state.project.name}.csv` });
-      document.body.append(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 1000);
+      await download(`/api/projects/${pid}/leads.csv` + query(filters), `leads-${state.project.name}.csv`);
     } catch (e) {
       csvErr.textContent = e.message;
     }

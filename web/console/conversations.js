@@ -4,11 +4,11 @@
 // webhook deliveries), and the project's analytics across channels.
 
 import {
-  h, s, flat, api, state, query, when, table, notice, confirmAction, filtered, plural, json, APIError,
+  h, s, flat, api, state, query, when, table, notice, confirmAction, filtered, plural, json, fetchBlob, download, agentOptions,
 } from "./ui.js";
 
 // clock shows a duration as m:ss (h:mm:ss from an hour).
-export function clock(ms) {
+function clock(ms) {
   if (ms === null || ms === undefined) return "";
   const t = Math.round(ms / 1000), hr = Math.floor(t / 3600), m = Math.floor((t % 3600) / 60), sec = String(t % 60).padStart(2, "0");
   return hr ? `${hr}:${String(m).padStart(2, "0")}:${sec}` : `${m}:${sec}`;
@@ -66,7 +66,7 @@ export async function conversationsPage({ show }) {
   show("Conversations", filtered([
     { name: "q", label: "Search", type: "search", placeholder: "Words said, a number, an id" },
     { name: "kind", label: "Kind", type: "select", options: option(kinds, "All kinds") },
-    { name: "agent_id", label: "Agent", type: "select", options: [["", "All agents"]].concat(n.agents.map((a) => [String(a.id), a.name])) },
+    { name: "agent_id", label: "Agent", type: "select", options: agentOptions(n.agents, "All agents") },
     { name: "status", label: "Status", type: "select", options: option(statuses, "Any status") },
     { name: "from", label: "From", type: "date" }, { name: "to", label: "To (exclusive)", type: "date" },
   ], async (v) => {
@@ -125,9 +125,8 @@ function recordingCard(rec) {
   const audio = h("audio", { controls: true, preload: "none", "aria-label": "Call recording" });
   const err = h("p", { class: "form-error", role: "alert" });
   box.append(audio, h("p", { class: "muted" }, `${clock(rec.duration_ms)} · ${Math.round((rec.size_bytes || 0) / 1024)} KB · caller left, agent right`), err);
-  fetch(rec.url, { headers: { Authorization: "Bearer " + state.token } }).then(async (res) => {
-    if (!res.ok) throw new APIError(res.status, await res.json().catch(() => null));
-    audio.src = URL.createObjectURL(await res.blob());
+  fetchBlob(rec.url).then((blob) => {
+    audio.src = URL.createObjectURL(blob);
   }).catch((e) => (err.textContent = "The recording cannot be loaded: " + e.message));
   return box;
 }
@@ -203,18 +202,6 @@ function isoDay(d) {
 function num(x) {
   if (Number.isInteger(x)) return String(x);
   return x < 10 ? x.toFixed(2) : x.toFixed(1);
-}
-
-// download fetches a CSV with the session's token and saves it.
-async function download(path, name) {
-  const res = await fetch(path, { headers: { Authorization: "Bearer " + state.token } });
-  if (!res.ok) throw new APIError(res.status, await res.json().catch(() => null));
-  const url = URL.createObjectURL(await res.blob());
-  const a = h("a", { href: url, download: name });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
 // breakdown is one table of the analytics: rows of a group with their sums.

@@ -19,7 +19,7 @@ export function catalog() {
 const providerNames = { openai: "OpenAI-compatible", gemini: "Gemini-compatible" };
 
 // providerOf follows the server's patterns (agentline.ProviderForModel).
-export function providerOf(model) {
+function providerOf(model) {
   const m = String(model || "").toLowerCase().trim();
   if (/^gpt-realtime/.test(m) || /^gpt-4o.*-realtime/.test(m)) return "openai";
   if (/^gemini-.*(live|native-audio)/.test(m)) return "gemini";

@@ -89,6 +89,24 @@ export async function api(method, path, body) {
   return data;
 }
 
+// fetchBlob fetches, with the session's token, what a link or an <audio
+// src> could not (they send no token): a CSV export, a call's recording.
+export async function fetchBlob(path) {
+  const res = await fetch(path, { headers: { Authorization: "Bearer " + state.token } });
+  if (!res.ok) throw new APIError(res.status, await res.json().catch(() => null));
+  return res.blob();
+}
+
+// download fetches a file with the session's token and saves it as name.
+export async function download(path, name) {
+  const url = URL.createObjectURL(await fetchBlob(path));
+  const a = h("a", { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
 export function query(params) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== "" && v !== null && v !== undefined) q.set(k, v);
@@ -313,13 +331,19 @@ export function json(v) {
 
 // ---- filtered lists ------------------------------------------------------
 
+// agentOptions are a select's options of agents, after a first "none"
+// option when it is named.
+export function agentOptions(agents, none) {
+  return (none ? [["", none]] : []).concat(agents.map((a) => [String(a.id), a.name]));
+}
+
 export async function filterSelects() {
   const pid = state.project.id;
   const [channels, agents] = await Promise.all([api("GET", `/api/projects/${pid}/channels`), api("GET", `/api/projects/${pid}/agents`)]);
   return {
     channels, agents,
     channel: { name: "channel_id", label: "Channel", type: "select", options: [["", "All channels"]].concat(channels.map((c) => [String(c.id), c.name || `Channel ${c.id}`])) },
-    agent: { name: "agent_id", label: "Agent", type: "select", options: [["", "All agents"]].concat(agents.map((a) => [String(a.id), a.name])) },
+    agent: { name: "agent_id", label: "Agent", type: "select", options: agentOptions(agents, "All agents") },
   };
 }
 

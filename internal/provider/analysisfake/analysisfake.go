@@ -5,7 +5,7 @@
 // generationConfig.responseMimeType and responseJsonSchema). Like the real
 // services it checks the key header and the request's shape, answers
 // errors in their {"error": {...}} format, and answers JSON that matches
-// the schema it was sent. Knobs make it fail, or answer slowly. Serve it
+// the schema it was sent. Knobs make it fail, or hold its answers. Serve it
 // with httptest.NewServer and point OPENAI_BASE_URL / GEMINI_BASE_URL at it.
 package analysisfake
 
@@ -38,7 +38,6 @@ type Fake struct {
 	requests []Request
 	failN    int // the next failN requests fail with failWith
 	failWith int
-	delay    time.Duration
 	hold     chan struct{} // open: requests wait until Release closes it
 	answer   func(schema map[string]any, input string) any
 }
@@ -72,14 +71,6 @@ func New(openAIKey, geminiKey string) *Fake { return &Fake{openAIKey: openAIKey,
 func (f *Fake) Fail(n, status int) {
 	f.mu.Lock()
 	f.failN, f.failWith = n, status
-	f.mu.Unlock()
-}
-
-// Delay makes each answer wait d (a slow provider); a request whose client
-// goes away meanwhile is not answered.
-func (f *Fake) Delay(d time.Duration) {
-	f.mu.Lock()
-	f.delay = d
 	f.mu.Unlock()
 }
 
@@ -131,7 +122,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	i := len(f.requests)
 	f.requests = append(f.requests, Request{Path: r.URL.Path, Body: body})
-	fail, delay, answer, hold := 0, f.delay, f.answer, f.hold
+	fail, answer, hold := 0, f.answer, f.hold
 	if f.failN != 0 {
 		fail = f.failWith
 		if f.failN > 0 {
@@ -145,13 +136,6 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if hold != nil {
 		select {
 		case <-hold:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
 		case <-r.Context().Done():
 			return
 		}
