@@ -7,11 +7,22 @@ import (
 	"time"
 )
 
-// User is an account that signs in to the management API.
+// User is an account that signs in to the management API. An account
+// belongs to its holder and to the instance's administrators (Admin): no
+// project role reaches its password or its memberships.
 type User struct {
 	ID        int64     `json:"id"`
 	Email     string    `json:"email"`
+	Admin     bool      `json:"admin"`
+	Disabled  bool      `json:"disabled"`
 	CreatedAt time.Time `json:"created_at"`
+}
+
+// UserChange is what an instance administrator changes of an account; nil
+// leaves a field as it is.
+type UserChange struct {
+	Admin    *bool `json:"admin"`
+	Disabled *bool `json:"disabled"`
 }
 
 // Project groups agents, channels and numbers; users reach it through a role.

@@ -2,7 +2,9 @@
 //
 //	agentline [serve] [flags]                 run the server (the default)
 //	agentline migrate [flags]                 apply database migrations and list them
-//	agentline user create --email [--password]  create a user (password from stdin or AGENTLINE_USER_PASSWORD)
+//	agentline user create --email [--password] [--admin]  create a user (password from stdin or AGENTLINE_USER_PASSWORD)
+//	agentline user list                       list the accounts
+//	agentline user reset-password --email     print a one-time link that sets the account's password
 //	agentline call --to +1NUMBER              simulate a phone call against a running server
 //	agentline version                         print the version
 package main
@@ -70,20 +72,17 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 			fmt.Fprintln(stdout, errUserUsage) // asked for: no failure
 			return nil
 		}
-		if len(args) == 0 || args[0] != "create" {
-			return errUserUsage
-		}
-		return userCreate(ctx, args[1:], getenv, stdin, stdout)
+		return userCommand(ctx, args, getenv, stdin, stdout)
 	case "call":
 		return call(ctx, args, getenv, stdout)
 	case "version":
 		fmt.Fprintln(stdout, "agentline", versionString())
 		return nil
 	case "help":
-		fmt.Fprint(stdout, "usage: agentline [serve|migrate|user create|call|version|help] [flags]\nflags:\n"+config.Usage())
+		fmt.Fprint(stdout, "usage: agentline [serve|migrate|user create|user list|user reset-password|call|version|help] [flags]\nflags:\n"+config.Usage())
 		return nil
 	}
-	return fmt.Errorf("unknown command %q: use serve, migrate, user create, call or version", cmd)
+	return fmt.Errorf("unknown command %q: use serve, migrate, user (create, list, reset-password), call or version", cmd)
 }
 
 // asksHelp reports whether args start with a request for help, in any

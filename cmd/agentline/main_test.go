@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -84,8 +85,19 @@ func TestMigratePrintsMigrations(t *testing.T) {
 func TestUserCreate(t *testing.T) {
 	env := map[string]string{"AGENTLINE_DATABASE_URL": storetest.URL(t, store.SQLite)}
 	out, err := runCmd(t, env, "user", "create", "--email", "Ann@Example.com", "--password", "long enough")
-	if err != nil || !strings.HasPrefix(out, "created user 1 <ann@example.com>") {
+	if err != nil || !strings.HasPrefix(out, "created instance administrator 1 <ann@example.com>") {
+		t.Fatalf("user create (the first account) = %q %v", out, err)
+	}
+	if out, err = runCmd(t, env, "user", "create", "--email", "ben@example.com", "--password", "long enough"); err != nil || !strings.HasPrefix(out, "created user 2 <ben@example.com>") {
 		t.Fatalf("user create = %q %v", out, err)
+	}
+	if out, err = runCmd(t, env, "user", "create", "--email", "cy@example.com", "--password", "long enough", "--admin"); err != nil || !strings.HasPrefix(out, "created instance administrator 3 <cy@example.com>") {
+		t.Fatalf("user create --admin = %q %v", out, err)
+	}
+	out, err = runCmd(t, env, "user", "list")
+	if err != nil || !regexp.MustCompile(`(?m)^1\s+ann@example.com\s+true\s+false`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^2\s+ben@example.com\s+false\s+false`).MatchString(out) {
+		t.Fatalf("user list = %q %v", out, err)
 	}
 	for _, tc := range []struct {
 		args []string
@@ -98,6 +110,8 @@ func TestUserCreate(t *testing.T) {
 		{[]string{"user", "create", "--email", "bob@example.com", "--password", "long enough", "--what"}, "what"},
 		{[]string{"user", "delete"}, "usage"},
 		{[]string{"user"}, "usage"},
+		{[]string{"user", "reset-password"}, "usage"},
+		{[]string{"user", "reset-password", "--email", "nobody@example.com"}, "not found"},
 	} {
 		if _, err := runCmd(t, env, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v = %v, want an error with %q", tc.args, err, tc.want)
@@ -244,5 +258,31 @@ func TestServeIsTheDefault(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop")
+	}
+}
+
+// Without mail, an operator resets a password from the command line: the
+// link it prints works once, on a server over the same database, and ends
+// the account's sessions.
+func TestUserResetPassword(t *testing.T) {
+	url := storetest.URL(t, store.SQLite)
+	env := map[string]string{"AGENTLINE_DATABASE_URL": url, "AGENTLINE_PUBLIC_URL": "https://agentline.example.com"}
+	if _, err := runCmd(t, env, "user", "create", "--email", "ann@example.com", "--password", "long enough"); err != nil {
+		t.Fatal(err)
+	}
+	s := apptest.Start(t, apptest.Config(t, url, nil))
+	old := s.Login(t, "ann@example.com", "long enough")
+	out, err := runCmd(t, env, "user", "reset-password", "--email", "Ann@Example.com")
+	link := regexp.MustCompile(`https://agentline\.example\.com/#/reset/(alr_[A-Za-z0-9_-]{43})\n`).FindStringSubmatch(out)
+	if err != nil || link == nil {
+		t.Fatalf("reset-password = %q %v", out, err)
+	}
+	s.Must(t, 200, "POST", "/api/auth/reset-password", "", map[string]string{"token": link[1], "password": "the new one"}, nil)
+	if r := s.Do(t, "GET", "/api/me", old, nil); r.Status != 401 {
+		t.Fatalf("the old session = %s", r)
+	}
+	s.Login(t, "ann@example.com", "the new one")
+	if r := s.Do(t, "POST", "/api/auth/reset-password", "", map[string]string{"token": link[1], "password": "and again"}); r.Status != 404 {
+		t.Fatalf("the link used twice = %s", r)
 	}
 }

@@ -21,7 +21,7 @@ type Store interface {
 	DeleteProject(ctx context.Context, projectID int64) error
 
 	Members(ctx context.Context, projectID int64) ([]agentline.Member, error)
-	SetMember(ctx context.Context, projectID int64, email string, role agentline.Role) (agentline.Member, bool, error)
+	SetMemberRole(ctx context.Context, projectID, userID int64, role agentline.Role) (agentline.Member, error)
 	RemoveMember(ctx context.Context, projectID, userID int64) error
 	Invites(ctx context.Context, projectID int64) ([]agentline.Invite, error)
 	DeleteInvite(ctx context.Context, projectID, inviteID int64) error
@@ -55,7 +55,8 @@ func (h *Handler) Routes() []httpx.Route {
 		r("DELETE", "/api/projects/{project_id}", h.deleteProject),
 
 		r("GET", "/api/projects/{project_id}/members", h.listMembers),
-		r("POST", "/api/projects/{project_id}/members", h.setMember),
+		r("POST", "/api/projects/{project_id}/members", h.inviteMember),
+		r("PATCH", "/api/projects/{project_id}/members/{user_id}", h.setMemberRole),
 		r("DELETE", "/api/projects/{project_id}/members/{user_id}", h.removeMember),
 
 		r("GET", "/api/projects/{project_id}/agents", h.listAgents),

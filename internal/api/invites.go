@@ -7,17 +7,22 @@ import (
 	"github.com/agentline/agentline/internal/httpx"
 )
 
-// Invite and reset links are made, listed and withdrawn by owners
-// (PROJECT:DELETE, like members); accepting one is public: the link's
-// token is the credential.
+// Invitations are made, listed and withdrawn by owners (PROJECT:DELETE,
+// like members). Reading and accepting one is public: the token is the
+// credential; accepting for an existing account also takes that
+// account's session.
 
 func (h *Handler) inviteRoutes() []httpx.Route {
 	r := h.auth.Route
+	public := func(method, pattern string, fn httpx.HandlerFunc) httpx.Route {
+		return httpx.Route{Method: method, Pattern: pattern, Auth: httpx.Public, Name: httpx.NameOf(fn), Handler: fn}
+	}
 	return []httpx.Route{
 		r("GET", "/api/projects/{project_id}/invites", h.listInvites),
 		r("POST", "/api/projects/{project_id}/invites", h.createInvite),
 		r("DELETE", "/api/invites/{invite_id}", h.deleteInvite),
-		{Method: "POST", Pattern: "/api/invites/accept", Auth: httpx.Public, Name: httpx.NameOf(h.acceptInvite), Handler: httpx.HandlerFunc(h.acceptInvite)},
+		public("POST", "/api/invites/details", h.inviteDetails),
+		public("POST", "/api/invites/accept", h.acceptInvite),
 	}
 }
 
@@ -35,6 +40,12 @@ func (h *Handler) listInvites(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) createInvite(w http.ResponseWriter, r *http.Request) error {
+	return h.invite(w, r, http.StatusCreated)
+}
+
+// invite makes an invitation from the body's email and role and answers
+// it with status: the one way anyone is added to a project.
+func (h *Handler) invite(w http.ResponseWriter, r *http.Request, status int) error {
 	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermDelete)
 	if err != nil {
 		return err
@@ -47,11 +58,15 @@ func (h *Handler) createInvite(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	inv, err := h.auth.CreateInvite(r.Context(), projectID, in.Kind, in.Email, in.Role)
+	if in.Kind != "" && in.Kind != agentline.InviteJoin {
+		return agentline.Invalid("kind", "invitations have no kind but \"invite\": a password is reset only by its holder "+
+			"(\"Forgot password?\" on the sign-in page, when this agentline sends mail) or by an instance administrator")
+	}
+	inv, err := h.auth.CreateInvite(r.Context(), projectID, in.Email, in.Role)
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusCreated, inv)
+	httpx.WriteJSON(w, status, inv)
 	return nil
 }
 
@@ -67,21 +82,60 @@ func (h *Handler) deleteInvite(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Token    string `json:"token"`
-		Password string `json:"password"`
-	}
+type tokenBody struct {
+	Token    string `json:"token"`
+	Password string `json:"password"`
+}
+
+func decodeToken(r *http.Request) (tokenBody, error) {
+	var in tokenBody
 	if err := httpx.Decode(r, &in); err != nil {
-		return err
+		return in, err
 	}
 	if in.Token == "" {
-		return agentline.Invalid("token", "token is required")
+		return in, agentline.Invalid("token", "token is required")
 	}
-	inv, err := h.auth.AcceptInvite(r.Context(), in.Token, in.Password)
+	return in, nil
+}
+
+// inviteDetails tells the invitation's page who invites to what.
+func (h *Handler) inviteDetails(w http.ResponseWriter, r *http.Request) error {
+	in, err := decodeToken(r)
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, inv)
+	d, err := h.auth.InviteDetails(r.Context(), in.Token)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, d)
+	return nil
+}
+
+// acceptInvite accepts signed in (Authorization: Bearer, for the invited
+// email's account: 200 with the invitation), or signed out with a new
+// password (202, the same answer whether or not the email has an
+// account; see auth.AcceptInviteNewAccount).
+func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) error {
+	in, err := decodeToken(r)
+	if err != nil {
+		return err
+	}
+	if r.Header.Get("Authorization") != "" {
+		if r, err = h.auth.SignedIn(r); err != nil {
+			return err
+		}
+		inv, err := h.auth.AcceptInvite(r.Context(), in.Token)
+		if err != nil {
+			return err
+		}
+		httpx.WriteJSON(w, http.StatusOK, inv)
+		return nil
+	}
+	answer, err := h.auth.AcceptInviteNewAccount(r.Context(), in.Token, in.Password)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusAccepted, answer)
 	return nil
 }

@@ -2,14 +2,16 @@ package api
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
 )
 
-// Listing members needs PROJECT:VIEW; adding, changing and removing them needs
-// PROJECT:DELETE, which only owners have.
+// Listing members needs PROJECT:VIEW; inviting, changing roles and
+// removing members needs PROJECT:DELETE, which only owners have. Nobody is
+// added to a project without their consent: POST .../members makes an
+// invitation, exactly as POST .../invites does, and answers 202 since the
+// invitee has yet to accept.
 
 func (h *Handler) listMembers(w http.ResponseWriter, r *http.Request) error {
 	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermView)
@@ -24,38 +26,12 @@ func (h *Handler) listMembers(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) setMember(w http.ResponseWriter, r *http.Request) error {
-	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermDelete)
-	if err != nil {
-		return err
-	}
-	var in struct {
-		Email string         `json:"email"`
-		Role  agentline.Role `json:"role"`
-	}
-	if err := httpx.Decode(r, &in); err != nil {
-		return err
-	}
-	if strings.TrimSpace(in.Email) == "" {
-		return agentline.Invalid("email", "email is required")
-	}
-	if !in.Role.Valid() {
-		return agentline.Invalid("role", "role must be owner, editor or viewer")
-	}
-	m, created, err := h.store.SetMember(r.Context(), projectID, in.Email, in.Role)
-	if err != nil {
-		return err
-	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	httpx.WriteJSON(w, status, m)
-	return nil
+func (h *Handler) inviteMember(w http.ResponseWriter, r *http.Request) error {
+	return h.invite(w, r, http.StatusAccepted)
 }
 
-func (h *Handler) removeMember(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := httpx.PathID(r, "project_id")
+func (h *Handler) setMemberRole(w http.ResponseWriter, r *http.Request) error {
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermDelete)
 	if err != nil {
 		return err
 	}
@@ -63,7 +39,30 @@ func (h *Handler) removeMember(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.auth.Authorize(r.Context(), projectID, agentline.PermDelete); err != nil {
+	var in struct {
+		Role agentline.Role `json:"role"`
+	}
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	if !in.Role.Valid() {
+		return agentline.Invalid("role", "role must be owner, editor or viewer")
+	}
+	m, err := h.store.SetMemberRole(r.Context(), projectID, userID, in.Role)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, m)
+	return nil
+}
+
+func (h *Handler) removeMember(w http.ResponseWriter, r *http.Request) error {
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermDelete)
+	if err != nil {
+		return err
+	}
+	userID, err := httpx.PathID(r, "user_id")
+	if err != nil {
 		return err
 	}
 	if err := h.store.RemoveMember(r.Context(), projectID, userID); err != nil {

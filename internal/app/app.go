@@ -29,6 +29,7 @@ import (
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/jobs"
+	"github.com/agentline/agentline/internal/mail"
 	"github.com/agentline/agentline/internal/provider/sandbox"
 	"github.com/agentline/agentline/internal/ratelimit"
 	"github.com/agentline/agentline/internal/recording"
@@ -106,7 +107,12 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 		}
 		a.Secret = s
 	}
-	a.Auth = auth.New(a.Store, a.Config.SessionTTL, auth.WithPasswordCost(int(a.Config.PasswordCost)))
+	authOpts := []auth.Option{auth.WithPasswordCost(int(a.Config.PasswordCost)), auth.WithLinkTTLs(a.Config.InviteTTL, a.Config.ResetTTL)}
+	if a.Config.SMTPURL != "" {
+		// The queue is built with the routes, before anything is served.
+		authOpts = append(authOpts, auth.WithMail(func(ctx context.Context, j agentline.Job) error { return a.jobs.Enqueue(ctx, j) }))
+	}
+	a.Auth = auth.New(a.Store, a.Config.SessionTTL, authOpts...)
 	if err := a.bootstrapOwner(ctx, stdout); err != nil {
 		return err
 	}
@@ -206,7 +212,7 @@ func (a *App) bootstrapOwner(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("create owner account: %w", err)
 	}
-	a.Logger.Info("created the first account", "email", u.Email, "user_id", u.ID)
+	a.Logger.Info("created the first account, an instance administrator", "email", u.Email, "user_id", u.ID, "admin", u.Admin)
 	if generated {
 		fmt.Fprintf(stdout, "\nagentline: created the first account (shown once, keep it):\n  email:    %s\n  password: %s\n  sign in:  %s/\n\n",
 			u.Email, password, a.BaseURL())
@@ -399,6 +405,9 @@ func (a *App) jobQueue(ctx context.Context) error {
 			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey, GeminiModel: a.Config.AnalysisModelGemini})})
 	jobs.Add(r, analyst, analyst.MaxAttempts())
 	jobs.Add(r, &recording.Purger{Calls: a.recordings}, 10)
+	if err := a.mailJobs(r); err != nil {
+		return err
+	}
 	if a.recordings != nil {
 		jobs.Add(r, &recording.Uploader{Calls: a.recordings, MaxAttempts: 20}, 20)
 		jobs.AddPeriodic(r, &recording.Retention{Calls: a.recordings}, recording.RetentionInterval, agentline.SweepRecordings{})
@@ -411,6 +420,22 @@ func (a *App) jobQueue(ctx context.Context) error {
 	a.jobs = q
 	a.dispatch = webhooks.NewDispatcher(a.Store, a.Logger, time.Second)
 	a.Store.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx, Wake: a.dispatch.Wake, DeliverySpan: a.Config.WebhookRetrySpan})
+	return nil
+}
+
+// mailJobs registers the workers that email invitations and reset links,
+// when AGENTLINE_SMTP_URL is set.
+func (a *App) mailJobs(r *jobs.Registry) error {
+	if a.Config.SMTPURL == "" {
+		return nil
+	}
+	sender, err := mail.New(mail.Config{URL: a.Config.SMTPURL, From: a.Config.MailFrom})
+	if err != nil {
+		return err
+	}
+	m := &auth.Mailer{Store: a.Store, Sender: sender, BaseURL: a.BaseURL(), Service: a.Auth}
+	jobs.Add(r, m.Invitations(), auth.MailAttempts)
+	jobs.Add(r, m.Resets(), auth.MailAttempts)
 	return nil
 }
 

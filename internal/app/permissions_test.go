@@ -17,7 +17,7 @@ func permissionFixture(t *testing.T, s *apptest.Server) apptest.Fixture {
 	t.Helper()
 	f := apptest.Fixture{Tokens: map[string]string{}, IDs: map[string]int64{}}
 	users := map[string]agentline.User{}
-	for _, name := range []string{"owner", "editor", "viewer", "outsider", "newcomer"} {
+	for _, name := range []string{"owner", "editor", "viewer", "outsider", "newcomer", "leaver"} {
 		users[name], f.Tokens[name] = s.NewUser(t, name+"@example.com")
 	}
 	var p, q agentline.Project
@@ -25,12 +25,13 @@ func permissionFixture(t *testing.T, s *apptest.Server) apptest.Fixture {
 	s.Must(t, http.StatusCreated, "POST", "/api/projects", f.Tokens["owner"], map[string]string{"name": "Shop"}, &p)
 	s.Must(t, http.StatusCreated, "POST", "/api/projects/"+itoa(p.ID)+"/agents", f.Tokens["owner"], map[string]string{"name": "Ada"}, &a)
 	for _, r := range []string{"editor", "viewer"} {
-		s.Must(t, http.StatusCreated, "POST", "/api/projects/"+itoa(p.ID)+"/members", f.Tokens["owner"], map[string]string{"email": r + "@example.com", "role": r}, nil)
+		s.Join(t, f.Tokens["owner"], p.ID, f.Tokens[r], r+"@example.com", agentline.Role(r))
 	}
+	s.Join(t, f.Tokens["owner"], p.ID, f.Tokens["leaver"], "leaver@example.com", agentline.RoleViewer)
 	s.Must(t, http.StatusCreated, "POST", "/api/projects", f.Tokens["outsider"], map[string]string{"name": "Elsewhere"}, &q)
 	s.Must(t, http.StatusCreated, "POST", "/api/projects/"+itoa(q.ID)+"/agents", f.Tokens["outsider"], map[string]string{"name": "Eve"}, &b)
 	f.IDs["project_id"], f.IDs["agent_id"] = p.ID, a.ID
-	f.IDs["user_id"], f.IDs["owner_id"] = users["newcomer"].ID, users["owner"].ID
+	f.IDs["user_id"], f.IDs["owner_id"], f.IDs["leaver_id"] = users["newcomer"].ID, users["owner"].ID, users["leaver"].ID
 	f.IDs["other_project_id"], f.IDs["other_agent_id"] = q.ID, b.ID
 	return f
 }
@@ -83,16 +84,22 @@ func TestPermissionMatrix(t *testing.T) {
 		add(every("GET", "/api/projects/{project_id}", nil, readers)...)
 		add(every("PATCH", "/api/projects/{project_id}", map[string]string{"name": "Shop"}, writers)...)
 		add(every("GET", "/api/projects/{project_id}/members", nil, readers)...)
+		// Adding a member invites them (202); they join by accepting.
 		add(every("POST", "/api/projects/{project_id}/members", map[string]string{"email": "newcomer@example.com", "role": "viewer"},
-			map[string]int{"viewer": 403, "editor": 403, "outsider": 404, "owner": 201})...)
+			map[string]int{"viewer": 403, "editor": 403, "outsider": 404, "owner": 202})...)
+		add(every("PATCH", "/api/projects/{project_id}/members/{user_id}", map[string]string{"role": "owner"},
+			map[string]int{"viewer": 403, "editor": 403, "outsider": 404})...)
 		add(
 			// The last owner can be neither removed nor demoted.
 			apptest.Scenario{Method: "DELETE", URL: "/api/projects/{project_id}/members/{owner_id}", As: "owner", Status: 409, Code: agentline.EConflict},
-			apptest.Scenario{Method: "POST", URL: "/api/projects/{project_id}/members", As: "owner", Body: map[string]string{"email": "owner@example.com", "role": "editor"}, Status: 409, Code: agentline.EConflict},
+			apptest.Scenario{Method: "PATCH", URL: "/api/projects/{project_id}/members/{owner_id}", As: "owner", Body: map[string]string{"role": "editor"}, Status: 409, Code: agentline.EConflict},
+			apptest.Scenario{Method: "PATCH", URL: "/api/projects/{project_id}/members/{leaver_id}", As: "owner", Body: map[string]string{"role": "viewer"}, Status: 200},
 		)
-		add(every("DELETE", "/api/projects/{project_id}/members/{user_id}", nil, refusedDeletes)...)
-		add(apptest.Scenario{Method: "DELETE", URL: "/api/projects/{project_id}/members/{user_id}", As: "owner", Status: 204})
-		add(apptest.Scenario{Method: "DELETE", URL: "/api/projects/{project_id}/members/{user_id}", As: "owner", Status: 404, Code: agentline.ENotFound})
+		add(every("DELETE", "/api/projects/{project_id}/members/{leaver_id}", nil, refusedDeletes)...)
+		add(apptest.Scenario{Method: "DELETE", URL: "/api/projects/{project_id}/members/{leaver_id}", As: "owner", Status: 204})
+		add(apptest.Scenario{Method: "DELETE", URL: "/api/projects/{project_id}/members/{leaver_id}", As: "owner", Status: 404, Code: agentline.ENotFound})
+		// A newcomer who never accepted is no member to change or remove.
+		add(apptest.Scenario{Method: "PATCH", URL: "/api/projects/{project_id}/members/{user_id}", As: "owner", Body: map[string]string{"role": "owner"}, Status: 404, Code: agentline.ENotFound})
 
 		add(every("GET", "/api/projects/{project_id}/agents", nil, readers)...)
 		add(every("POST", "/api/projects/{project_id}/agents", map[string]string{"name": "Bo"}, creators)...)
@@ -106,6 +113,7 @@ func TestPermissionMatrix(t *testing.T) {
 			{Method: "DELETE", URL: "/api/projects/{other_project_id}"},
 			{Method: "GET", URL: "/api/projects/{other_project_id}/members"},
 			{Method: "POST", URL: "/api/projects/{other_project_id}/members", Body: map[string]string{"email": "owner@example.com", "role": "owner"}},
+			{Method: "PATCH", URL: "/api/projects/{other_project_id}/members/{owner_id}", Body: map[string]string{"role": "owner"}},
 			{Method: "GET", URL: "/api/projects/{other_project_id}/agents"},
 			{Method: "POST", URL: "/api/projects/{other_project_id}/agents", Body: map[string]string{"name": "x"}},
 			{Method: "GET", URL: "/api/agents/{other_agent_id}"},

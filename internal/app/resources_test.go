@@ -109,7 +109,7 @@ func TestAgentsOverHTTP(t *testing.T) {
 func TestProjectsAndMembersOverHTTP(t *testing.T) {
 	s := startSQLite(t)
 	_, tok := s.NewUser(t, "ann@example.com")
-	s.NewUser(t, "bob@example.com")
+	_, bobTok := s.NewUser(t, "bob@example.com")
 	var p agentline.Project
 	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": " Shop ", "branding": map[string]string{"display_name": "Shop Inc"}}, &p)
 	if p.Name != "Shop" || p.Branding.DisplayName != "Shop Inc" || p.Role != agentline.RoleOwner || p.CreatedAt.IsZero() || p.CreatedAt.Location().String() != "UTC" {
@@ -139,20 +139,28 @@ func TestProjectsAndMembersOverHTTP(t *testing.T) {
 		{"PATCH", path, map[string]any{"branding": map[string]any{"colour": "red"}}, "colour"},
 		{"POST", path + "/members", map[string]string{"email": "bob@example.com", "role": "admin"}, "role"},
 		{"POST", path + "/members", map[string]string{"role": "viewer"}, "email"},
-		{"POST", path + "/members", map[string]string{"email": "nobody@example.com", "role": "viewer"}, "email"},
+		{"POST", path + "/members", map[string]string{"email": "not an email", "role": "viewer"}, "email"},
 	} {
 		r := s.Do(t, tc.method, tc.path, tok, tc.body)
 		if r.Status != 400 || !strings.Contains(string(r.Body), `"field":"`+tc.field+`"`) {
 			t.Errorf("%s %s %v = %s, want 400 on %s", tc.method, tc.path, tc.body, r, tc.field)
 		}
 	}
+	// Adding a member invites them; they are a member once they accept.
 	var m agentline.Member
-	s.Must(t, http.StatusCreated, "POST", path+"/members", tok, map[string]string{"email": "BOB@example.com", "role": "viewer"}, &m)
-	s.Must(t, http.StatusOK, "POST", path+"/members", tok, map[string]string{"email": "bob@example.com", "role": "owner"}, &m)
+	var inv agentline.Invite
+	s.Must(t, http.StatusAccepted, "POST", path+"/members", tok, map[string]string{"email": "BOB@example.com", "role": "viewer"}, &inv)
+	var members []agentline.Member
+	s.Must(t, 200, "GET", path+"/members", tok, nil, &members)
+	if len(members) != 1 || inv.Email != "bob@example.com" || inv.Token == "" {
+		t.Fatalf("after inviting: members %+v, invitation %+v", members, inv)
+	}
+	s.Must(t, http.StatusOK, "POST", "/api/invites/accept", bobTok, map[string]string{"token": inv.Token}, nil)
+	s.Must(t, 200, "GET", path+"/members", tok, nil, &members)
+	s.Must(t, http.StatusOK, "PATCH", path+"/members/"+itoa(members[1].UserID), tok, map[string]string{"role": "owner"}, &m)
 	if m.Role != agentline.RoleOwner || m.Email != "bob@example.com" {
 		t.Fatalf("member = %+v", m)
 	}
-	var members []agentline.Member
 	s.Must(t, 200, "GET", path+"/members", tok, nil, &members)
 	if len(members) != 2 || members[0].Email != "ann@example.com" || members[0].Role != agentline.RoleOwner {
 		t.Fatalf("members = %+v", members)

@@ -24,6 +24,8 @@ import (
 // caller's project and one in another tenant's project.
 type tenants struct {
 	ownerID, ownProject, ownAgent, ownMember int64
+	memberID                                 int64
+	memberEmail, memberTok                   string
 	otherUser, otherProject, otherAgent      int64
 	own, other                               domainObjects
 }
@@ -129,11 +131,10 @@ func newTenants(t *testing.T, s *apptest.Server, base tenants) tenants {
 	tok := s.Token(t, base.ownerID)
 	var p agentline.Project
 	var a agentline.Agent
-	var m agentline.Member
 	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "mine"}, &p)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "mine"}, &a)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/members", tok, map[string]string{"email": "member@example.com", "role": "viewer"}, &m)
-	f.ownProject, f.ownAgent, f.ownMember = p.ID, a.ID, m.UserID
+	s.Join(t, tok, p.ID, base.memberTok, base.memberEmail, agentline.RoleViewer)
+	f.ownProject, f.ownAgent, f.ownMember = p.ID, a.ID, base.memberID
 	f.own = newObjects(t, s, tok, p.ID, a.ID)
 	return f
 }
@@ -187,13 +188,14 @@ func TestEveryRouteSurvivesBadInput(t *testing.T) {
 			"TWILIO_ACCOUNT_SID": carrier.AccountSID(), "TWILIO_AUTH_TOKEN": carrier.AuthToken(), "TWILIO_API_BASE_URL": carrier.URL(),
 		}))
 		owner, _ := s.NewUser(t, "owner@example.com")
-		s.NewUser(t, "member@example.com")
+		member, memberTok := s.NewUser(t, "member@example.com")
 		outsider, outTok := s.NewUser(t, "outsider@example.com")
 		var q agentline.Project
 		var b agentline.Agent
 		s.Must(t, 201, "POST", "/api/projects", outTok, map[string]string{"name": "other"}, &q)
 		s.Must(t, 201, "POST", "/api/projects/"+itoa(q.ID)+"/agents", outTok, map[string]string{"name": "other"}, &b)
-		base := tenants{ownerID: owner.ID, otherUser: outsider.ID, otherProject: q.ID, otherAgent: b.ID}
+		base := tenants{ownerID: owner.ID, otherUser: outsider.ID, otherProject: q.ID, otherAgent: b.ID,
+			memberID: member.ID, memberEmail: member.Email, memberTok: memberTok}
 		base.other = newObjects(t, s, outTok, q.ID, b.ID)
 
 		routes := s.App.Routes()

@@ -36,7 +36,9 @@ func (a *App) mount(ctx context.Context) error {
 		Sandbox:          a.Config.Sandbox,
 	}
 	a.routes = append(a.routes, a.ownRoutes()...)
-	a.routes = append(a.routes, auth.NewHandler(a.Auth, features).Routes()...)
+	authHandler := auth.NewHandler(a.Auth, features)
+	a.routes = append(a.routes, authHandler.Routes()...)
+	a.routes = append(a.routes, authHandler.AdminRoutes()...)
 	a.routes = append(a.routes, api.New(a.Store, a.Auth).Routes()...)
 	a.Tools = tools.New(a.Store, tools.Options{
 		AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks, Registerer: a.Registry, Logger: a.Logger,

@@ -25,21 +25,33 @@ import (
 type Store interface {
 	CreateUser(ctx context.Context, email, passwordHash string) (agentline.User, error)
 	UserByEmail(ctx context.Context, email string) (agentline.User, string, error)
+	User(ctx context.Context, id int64) (agentline.User, error)
+	Users(ctx context.Context) ([]agentline.User, error)
+	UpdateUser(ctx context.Context, id int64, ch agentline.UserChange) (agentline.User, error)
 	CreateAuthSession(ctx context.Context, userID int64, tokenHash string, expiresAt time.Time) error
 	UserByTokenHash(ctx context.Context, tokenHash string) (agentline.User, error)
 	DeleteAuthSession(ctx context.Context, tokenHash string) error
 	MemberRole(ctx context.Context, projectID, userID int64) (agentline.Role, error)
 	ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error)
 	InviteStore
+	ResetStore
 }
 
 // Service signs users in and authorizes their requests.
 type Service struct {
-	store    Store
-	ttl      time.Duration
-	throttle *throttle
-	now      func() time.Time
-	cost     int
+	store Store
+	ttl   time.Duration
+	// passwords counts wrong passwords on every route that checks one;
+	// resets counts reset emails asked for.
+	passwords *throttle
+	resets    *throttle
+	now       func() time.Time
+	cost      int
+	inviteTTL time.Duration
+	resetTTL  time.Duration
+	// enqueue queues a job outside any store write (a reset email); nil
+	// when mail is off, and then links are handed over instead of mailed.
+	enqueue func(context.Context, agentline.Job) error
 	// dummyHash is compared against when the email is unknown, so that a
 	// failed login takes as long whichever part was wrong. It is made on
 	// first use, at the service's cost.
@@ -57,9 +69,23 @@ func WithPasswordCost(cost int) Option { return func(s *Service) { s.cost = cost
 // WithClock replaces time.Now, for tests of expiry and throttling.
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
 
+// WithLinkTTLs sets how long invitations and password reset links work
+// (AGENTLINE_INVITE_TTL, AGENTLINE_RESET_TTL).
+func WithLinkTTLs(invite, reset time.Duration) Option {
+	return func(s *Service) { s.inviteTTL, s.resetTTL = invite, reset }
+}
+
+// WithMail turns mail on: invitations and reset links go by email only,
+// through jobs that enqueue queues (the durable job queue's Enqueue).
+func WithMail(enqueue func(context.Context, agentline.Job) error) Option {
+	return func(s *Service) { s.enqueue = enqueue }
+}
+
 // New returns a Service whose sign-ins last ttl.
 func New(store Store, ttl time.Duration, opts ...Option) *Service {
-	s := &Service{store: store, ttl: ttl, throttle: newThrottle(), now: time.Now, cost: bcrypt.DefaultCost}
+	s := &Service{store: store, ttl: ttl, passwords: newThrottle(maxFailsPerEmail, maxFailsPerIP),
+		resets: newThrottle(maxResetsPerEmail, maxResetsPerIP), now: time.Now, cost: bcrypt.DefaultCost,
+		inviteTTL: 7 * 24 * time.Hour, resetTTL: time.Hour}
 	for _, o := range opts {
 		o(s)
 	}
@@ -114,28 +140,23 @@ type Login struct {
 var errBadLogin = agentline.Errorf(agentline.EUnauthorized, "email or password is wrong")
 
 // Login checks the password and starts a session. Every failure says the
-// same thing; repeated failures for one email or one client IP are refused
-// with rate_limited until the window passes.
+// same thing whether or not the email has an account; wrong passwords are
+// counted per email and per client on every route that checks one
+// (checkPassword), and refused with rate_limited past the limit.
 func (s *Service) Login(ctx context.Context, email, password, clientIP string) (Login, error) {
-	keys := []string{"email:" + strings.ToLower(strings.TrimSpace(email)), "ip:" + clientIP}
-	if wait := s.throttle.blocked(keys, s.now()); wait > 0 {
-		return Login{}, &agentline.Error{Code: agentline.ERateLimited, RetryAfter: int(wait.Seconds()) + 1,
-			Message: "too many failed sign-ins; try again later"}
-	}
 	u, hash, err := s.store.UserByEmail(ctx, email)
 	if err != nil && !errors.Is(err, agentline.ErrNotFound) {
 		return Login{}, err
 	}
 	if err != nil {
-		bcrypt.CompareHashAndPassword(s.dummy(), []byte(password))
-		s.throttle.fail(keys, s.now())
-		return Login{}, errBadLogin
+		hash = "" // compared against the dummy hash: the same work
 	}
-	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil {
-		s.throttle.fail(keys, s.now())
-		return Login{}, errBadLogin
+	if err := s.checkPassword(email, clientIP, hash, password); err != nil {
+		return Login{}, err
 	}
-	s.throttle.reset(keys[0])
+	if u.Disabled {
+		return Login{}, agentline.Errorf(agentline.EForbidden, "this account is disabled; ask an administrator of this agentline")
+	}
 	token, err := NewToken("als_")
 	if err != nil {
 		return Login{}, err

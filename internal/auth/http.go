@@ -14,6 +14,9 @@ type Features struct {
 	OpenAIConfigured bool `json:"openai_configured"`
 	GeminiConfigured bool `json:"gemini_configured"`
 	Sandbox          bool `json:"sandbox"`
+	// MailEnabled: invitations and reset links travel by email, and the
+	// sign-in page offers "Forgot password?".
+	MailEnabled bool `json:"mail_enabled"`
 }
 
 // Handler serves sign-in, sign-out and /api/me.
@@ -34,6 +37,8 @@ func (h *Handler) Routes() []httpx.Route {
 		h.svc.Route("POST", "/api/auth/logout", h.logout),
 		h.svc.Route("GET", "/api/me", h.me),
 		h.svc.Route("POST", "/api/me/password", h.changePassword),
+		{Method: "POST", Pattern: "/api/auth/forgot-password", Auth: httpx.Public, Name: httpx.NameOf(h.forgotPassword), Handler: httpx.HandlerFunc(h.forgotPassword)},
+		{Method: "POST", Pattern: "/api/auth/reset-password", Auth: httpx.Public, Name: httpx.NameOf(h.resetPassword), Handler: httpx.HandlerFunc(h.resetPassword)},
 	}
 }
 
@@ -83,19 +88,60 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) error {
 	if in.Current == "" {
 		return agentline.Invalid("current_password", "current_password is required")
 	}
-	if err := h.svc.ChangePassword(r.Context(), bearer(r), in.Current, in.New); err != nil {
+	if err := h.svc.ChangePassword(r.Context(), bearer(r), ClientIP(r), in.Current, in.New); err != nil {
 		return err
 	}
 	httpx.NoContent(w)
 	return nil
 }
 
+// forgotPassword mails a reset link to the account with the email, if
+// there is one: the answer is the same either way.
+func (h *Handler) forgotPassword(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Email string `json:"email"`
+	}
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	if err := h.svc.RequestReset(r.Context(), in.Email, ClientIP(r)); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusAccepted, map[string]string{
+		"message": "If an account uses this email, a link to set a new password is on its way to it.",
+	})
+	return nil
+}
+
+// resetPassword sets a new password with a reset link's token.
+func (h *Handler) resetPassword(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Token    string `json:"token"`
+		Password string `json:"password"`
+	}
+	if err := httpx.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.Token == "" {
+		return agentline.Invalid("token", "token is required")
+	}
+	u, err := h.svc.ResetPassword(r.Context(), in.Token, in.Password)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"email": u.Email,
+		"message": "Your password is set, and every session of your account has ended: sign in with it."})
+	return nil
+}
+
 func (h *Handler) me(w http.ResponseWriter, r *http.Request) error {
 	u, _ := UserFrom(r.Context())
+	f := h.features
+	f.MailEnabled = h.svc.MailEnabled()
 	httpx.WriteJSON(w, http.StatusOK, struct {
 		User     agentline.User `json:"user"`
 		Features Features       `json:"features"`
-	}{u, h.features})
+	}{u, f})
 	return nil
 }
 
@@ -109,14 +155,24 @@ func (s *Service) Route(method, pattern string, fn httpx.HandlerFunc) httpx.Rout
 // user in the request's context.
 func (s *Service) Require(fn httpx.HandlerFunc) http.Handler {
 	return httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		u, err := s.Authenticate(r.Context(), bearer(r))
+		r, err := s.SignedIn(r)
 		if err != nil {
 			return err
 		}
-		ctx := WithUser(r.Context(), u)
-		ctx = httpx.WithLogger(ctx, httpx.Logger(ctx).With("user_id", u.ID))
-		return fn(w, r.WithContext(ctx))
+		return fn(w, r)
 	})
+}
+
+// SignedIn authenticates r's session token and returns r with the user in
+// its context, for a public route that also serves the signed-in.
+func (s *Service) SignedIn(r *http.Request) (*http.Request, error) {
+	u, err := s.Authenticate(r.Context(), bearer(r))
+	if err != nil {
+		return r, err
+	}
+	ctx := WithUser(r.Context(), u)
+	ctx = httpx.WithLogger(ctx, httpx.Logger(ctx).With("user_id", u.ID))
+	return r.WithContext(ctx), nil
 }
 
 // AuthorizePath is AuthorizeOwned for the object whose id is in the path

@@ -6,28 +6,42 @@ import (
 	"time"
 )
 
-// Limits of failed sign-ins within throttleWindow before more are refused.
+// Limits within throttleWindow before more are refused: of wrong
+// passwords (on every route that checks one), and of password reset
+// emails asked for.
 const (
-	throttleWindow   = 15 * time.Minute
-	maxFailsPerEmail = 5
-	maxFailsPerIP    = 20
-	maxTrackedKeys   = 100_000
+	throttleWindow    = 15 * time.Minute
+	maxFailsPerEmail  = 5
+	maxFailsPerIP     = 20
+	maxResetsPerEmail = 3
+	maxResetsPerIP    = 10
+	maxTrackedKeys    = 100_000
 )
 
-// throttle counts failed sign-ins per key in a sliding window. It lives in
-// memory: each instance slows down guessing on its own.
+// throttle counts events (failed password checks, reset requests) per key
+// in a sliding window; a key is "email:..." or "ip:...", each with its own
+// limit. It lives in memory: each instance slows down guessing on its own.
 type throttle struct {
-	mu    sync.Mutex
-	fails map[string][]time.Time
+	mu       sync.Mutex
+	fails    map[string][]time.Time
+	perEmail int
+	perIP    int
 }
 
-func newThrottle() *throttle { return &throttle{fails: map[string][]time.Time{}} }
+func newThrottle(perEmail, perIP int) *throttle {
+	return &throttle{fails: map[string][]time.Time{}, perEmail: perEmail, perIP: perIP}
+}
 
-func limitFor(key string) int {
+// throttleKeys are the keys of a request for email from clientIP.
+func throttleKeys(email, clientIP string) []string {
+	return []string{"email:" + strings.ToLower(strings.TrimSpace(email)), "ip:" + clientIP}
+}
+
+func (t *throttle) limitFor(key string) int {
 	if strings.HasPrefix(key, "ip:") {
-		return maxFailsPerIP
+		return t.perIP
 	}
-	return maxFailsPerEmail
+	return t.perEmail
 }
 
 // blocked returns how long until any of keys may try again, or 0.
@@ -37,8 +51,8 @@ func (t *throttle) blocked(keys []string, now time.Time) time.Duration {
 	var wait time.Duration
 	for _, k := range keys {
 		f := t.prune(k, now)
-		if len(f) >= limitFor(k) {
-			if w := f[len(f)-limitFor(k)].Add(throttleWindow).Sub(now); w > wait {
+		if len(f) >= t.limitFor(k) {
+			if w := f[len(f)-t.limitFor(k)].Add(throttleWindow).Sub(now); w > wait {
 				wait = w
 			}
 		}

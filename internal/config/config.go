@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentline/agentline/internal/mail"
 	"github.com/agentline/agentline/internal/recording"
 )
 
@@ -27,6 +28,11 @@ type Config struct {
 
 	AdminEmail    string // AGENTLINE_ADMIN_EMAIL
 	AdminPassword string // AGENTLINE_ADMIN_PASSWORD
+
+	SMTPURL   string        // AGENTLINE_SMTP_URL; empty: no mail
+	MailFrom  string        // AGENTLINE_MAIL_FROM
+	InviteTTL time.Duration // AGENTLINE_INVITE_TTL
+	ResetTTL  time.Duration // AGENTLINE_RESET_TTL
 
 	MaxBodyBytes         int64         // AGENTLINE_MAX_BODY_BYTES
 	SessionTTL           time.Duration // AGENTLINE_SESSION_TTL
@@ -122,6 +128,10 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_SECRET", flag: "secret", usage: "signs stream tokens; generated and stored on first start when empty", str: &c.Secret},
 		{env: "AGENTLINE_ADMIN_EMAIL", flag: "admin-email", usage: "email of the owner account created on first start", str: &c.AdminEmail},
 		{env: "AGENTLINE_ADMIN_PASSWORD", flag: "admin-password", usage: "password of the owner account created on first start", str: &c.AdminPassword},
+		{env: "AGENTLINE_SMTP_URL", flag: "smtp-url", usage: "smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465: invitations and password reset links go by email", str: &c.SMTPURL},
+		{env: "AGENTLINE_MAIL_FROM", flag: "mail-from", usage: "sender of agentline's emails, such as \"agentline <noreply@example.com>\"", str: &c.MailFrom},
+		{env: "AGENTLINE_INVITE_TTL", flag: "invite-ttl", def: "168h", usage: "how long an invitation to a project can be accepted", duration: &c.InviteTTL},
+		{env: "AGENTLINE_RESET_TTL", flag: "reset-ttl", def: "1h", usage: "how long a password reset link works", duration: &c.ResetTTL},
 		{env: "AGENTLINE_MAX_BODY_BYTES", flag: "max-body-bytes", def: "1048576", usage: "largest request body accepted", integer: &c.MaxBodyBytes},
 		{env: "AGENTLINE_SESSION_TTL", flag: "session-ttl", def: "168h", usage: "how long a console sign-in lasts", duration: &c.SessionTTL},
 		{env: "AGENTLINE_PASSWORD_COST", flag: "password-cost", def: "10", usage: "bcrypt cost of password hashes (4 to 31; each step doubles the work)", integer: &c.PasswordCost},
@@ -292,6 +302,13 @@ func (c *Config) Validate() error {
 	if c.AnalysisModelOpenAI == "" || c.AnalysisModelGemini == "" {
 		bad("AGENTLINE_ANALYSIS_MODEL_OPENAI and AGENTLINE_ANALYSIS_MODEL_GEMINI must not be empty")
 	}
+	if c.SMTPURL != "" {
+		if err := (mail.Config{URL: c.SMTPURL, From: c.MailFrom}).Check(); err != nil {
+			errs = append(errs, err)
+		}
+	} else if c.MailFrom != "" {
+		bad("AGENTLINE_MAIL_FROM is set but AGENTLINE_SMTP_URL is not: set both to send invitations and reset links by email")
+	}
 	if c.FormSubmitsPerMinute < 1 {
 		bad("AGENTLINE_FORM_SUBMITS_PER_MINUTE must be at least 1")
 	}
@@ -357,6 +374,8 @@ func (c *Config) durationErrors() []error {
 		{"AGENTLINE_MODEL_READY_TIMEOUT", "10s", c.ModelReadyTimeout},
 		{"TWILIO_TIMEOUT", "15s", c.TwilioTimeout},
 		{"AGENTLINE_SHUTDOWN_TIMEOUT", "30s", c.ShutdownTimeout},
+		{"AGENTLINE_INVITE_TTL", "168h", c.InviteTTL},
+		{"AGENTLINE_RESET_TTL", "1h", c.ResetTTL},
 	} {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, such as %s", d.name, d.example))
@@ -383,6 +402,9 @@ func (c *Config) missing() []missingSetting {
 		need(c.TwilioAuthToken, "TWILIO_AUTH_TOKEN", why)
 		need(c.BotHost, "BOT_HOST", why)
 		need(c.OpenAIAPIKey, "OPENAI_API_KEY", why+" (calls run on the OpenAI-compatible realtime provider)")
+	}
+	if c.SMTPURL != "" {
+		need(c.PublicURL, "AGENTLINE_PUBLIC_URL", "AGENTLINE_SMTP_URL is set (mailed links point at the console)")
 	}
 	if c.AdminPassword == "" && c.AdminEmail != "" {
 		need(c.AdminPassword, "AGENTLINE_ADMIN_PASSWORD", "AGENTLINE_ADMIN_EMAIL is set")

@@ -337,7 +337,7 @@ func TestLeadPermissions(t *testing.T) {
 	stranger, stok := f.s.NewUser(t, "stranger@example.com")
 	_ = stranger
 	viewer, vtok := f.s.NewUser(t, "viewer@example.com")
-	f.s.Must(t, 201, "POST", "/api/projects/"+itoa(f.project.ID)+"/members", f.tok, map[string]any{"email": viewer.Email, "role": "viewer"}, nil)
+	f.s.Join(t, f.tok, f.project.ID, vtok, viewer.Email, agentline.RoleViewer)
 	lead := "/api/leads/" + itoa(sub.LeadID)
 	for _, tc := range []struct {
 		method, path, tok string

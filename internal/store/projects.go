@@ -137,9 +137,33 @@ func (db *DB) Members(ctx context.Context, projectID int64) ([]agentline.Member,
 	return out, rows.Err()
 }
 
+// SetMemberRole changes the role of a member of the project. People join
+// only by accepting an invitation (AcceptInvite); this never adds anyone.
+// Demoting the last owner is a conflict.
+func (db *DB) SetMemberRole(ctx context.Context, projectID, userID int64, role agentline.Role) (agentline.Member, error) {
+	m := agentline.Member{ProjectID: projectID, UserID: userID, Role: role}
+	err := db.tx(ctx, func(c conn) error {
+		var old agentline.Role
+		err := c.queryRow(ctx, `SELECT m.role, m.created_at, u.email FROM project_members m JOIN users u ON u.id = m.user_id
+			WHERE m.project_id = ? AND m.user_id = ?`, projectID, userID).Scan(&old, utc(&m.CreatedAt), &m.Email)
+		if err != nil {
+			return notFound(err, "member")
+		}
+		if old == agentline.RoleOwner && role != agentline.RoleOwner {
+			if err := lastOwnerCheck(ctx, c, projectID); err != nil {
+				return err
+			}
+		}
+		_, err = c.exec(ctx, `UPDATE project_members SET role = ? WHERE project_id = ? AND user_id = ?`, role, projectID, userID)
+		return err
+	})
+	return m, err
+}
+
 // SetMember adds the user with this email to the project with the role, or
-// changes their role. It reports whether the member is new. Demoting the last
-// owner is a conflict.
+// changes their role, and reports whether the member is new. It is for
+// tests and tooling: no route calls it, since people join a project only
+// by accepting an invitation. Demoting the last owner is a conflict.
 func (db *DB) SetMember(ctx context.Context, projectID int64, email string, role agentline.Role) (agentline.Member, bool, error) {
 	m := agentline.Member{ProjectID: projectID, Role: role}
 	var created bool

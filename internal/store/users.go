@@ -13,12 +13,28 @@ import (
 // are unique case-insensitively.
 func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
-// CreateUser stores a new user; an email already taken is a conflict.
+const userColumns = `u.id, u.email, u.is_admin, u.disabled_at IS NOT NULL, u.created_at`
+
+func scanUser(row interface{ Scan(...any) error }, extra ...any) (agentline.User, error) {
+	var u agentline.User
+	err := row.Scan(append([]any{&u.ID, &u.Email, &u.Admin, &u.Disabled, utc(&u.CreatedAt)}, extra...)...)
+	return u, err
+}
+
+// CreateUser stores a new user; an email already taken is a conflict. The
+// very first account is an instance administrator, whichever way it is
+// made, decided in the insert itself so that two racing first accounts
+// cannot both be.
 func (db *DB) CreateUser(ctx context.Context, email, passwordHash string) (agentline.User, error) {
-	u := agentline.User{Email: NormalizeEmail(email), CreatedAt: db.now()}
-	err := db.writer().queryRow(ctx,
-		`INSERT INTO users (email, password_hash, created_at) VALUES (?, ?, ?) RETURNING id`,
-		u.Email, passwordHash, u.CreatedAt).Scan(&u.ID)
+	return createUser(ctx, db.writer(), db.now(), email, passwordHash)
+}
+
+func createUser(ctx context.Context, c conn, now time.Time, email, passwordHash string) (agentline.User, error) {
+	u := agentline.User{Email: NormalizeEmail(email), CreatedAt: now}
+	err := c.queryRow(ctx,
+		`INSERT INTO users (email, password_hash, is_admin, created_at)
+		 VALUES (?, ?, NOT EXISTS (SELECT 1 FROM users), ?) RETURNING id, is_admin`,
+		u.Email, passwordHash, u.CreatedAt).Scan(&u.ID, &u.Admin)
 	if isUniqueViolation(err) {
 		return u, agentline.Errorf(agentline.EConflict, "a user with email %s already exists", u.Email)
 	}
@@ -37,12 +53,94 @@ func (db *DB) CountUsers(ctx context.Context) (int, error) {
 
 // UserByEmail returns the user and their password hash.
 func (db *DB) UserByEmail(ctx context.Context, email string) (agentline.User, string, error) {
-	var u agentline.User
 	var hash string
-	err := db.reader().queryRow(ctx,
-		`SELECT id, email, password_hash, created_at FROM users WHERE email = ?`, NormalizeEmail(email)).
-		Scan(&u.ID, &u.Email, &hash, utc(&u.CreatedAt))
+	u, err := scanUser(db.reader().queryRow(ctx,
+		`SELECT `+userColumns+`, u.password_hash FROM users u WHERE u.email = ?`, NormalizeEmail(email)), &hash)
 	return u, hash, notFound(err, "user")
+}
+
+// User returns the user with id.
+func (db *DB) User(ctx context.Context, id int64) (agentline.User, error) {
+	u, err := scanUser(db.reader().queryRow(ctx, `SELECT `+userColumns+` FROM users u WHERE u.id = ?`, id))
+	return u, notFound(err, "user")
+}
+
+// Users lists every account of the instance, for its administrators.
+func (db *DB) Users(ctx context.Context) ([]agentline.User, error) {
+	return queryAll(ctx, db.reader(), func(row interface{ Scan(...any) error }) (agentline.User, error) { return scanUser(row) },
+		`SELECT `+userColumns+` FROM users u ORDER BY u.id`)
+}
+
+// UpdateUser applies ch to the user. The last enabled administrator can be
+// neither disabled nor unmade (a conflict), so the instance always keeps
+// one. Disabling ends the account's sessions and its reset links.
+func (db *DB) UpdateUser(ctx context.Context, id int64, ch agentline.UserChange) (agentline.User, error) {
+	var u agentline.User
+	err := db.tx(ctx, func(c conn) error {
+		var err error
+		if u, err = scanUser(c.queryRow(ctx, `SELECT `+userColumns+` FROM users u WHERE u.id = ?`, id)); err != nil {
+			return notFound(err, "user")
+		}
+		losesAdmin := u.Admin && !u.Disabled &&
+			((ch.Admin != nil && !*ch.Admin) || (ch.Disabled != nil && *ch.Disabled))
+		if losesAdmin {
+			if err := lastAdminCheck(ctx, c); err != nil {
+				return err
+			}
+		}
+		if ch.Admin != nil {
+			u.Admin = *ch.Admin
+		}
+		if ch.Disabled != nil && *ch.Disabled != u.Disabled {
+			u.Disabled = *ch.Disabled
+			if u.Disabled {
+				if err := endAccess(ctx, c, db.now(), id, ""); err != nil {
+					return err
+				}
+			}
+		}
+		if u.Disabled {
+			_, err = c.exec(ctx, `UPDATE users SET is_admin = ?, disabled_at = COALESCE(disabled_at, ?) WHERE id = ?`, u.Admin, db.now(), id)
+		} else {
+			_, err = c.exec(ctx, `UPDATE users SET is_admin = ?, disabled_at = NULL WHERE id = ?`, u.Admin, id)
+		}
+		return err
+	})
+	return u, err
+}
+
+func lastAdminCheck(ctx context.Context, c conn) error {
+	var admins int
+	if err := c.queryRow(ctx, `SELECT count(*) FROM users WHERE is_admin AND disabled_at IS NULL`).Scan(&admins); err != nil {
+		return err
+	}
+	if admins <= 1 {
+		return agentline.Errorf(agentline.EConflict, "this is the last instance administrator: make another account administrator first")
+	}
+	return nil
+}
+
+// endAccess signs the user out of every session but keep's (a token hash,
+// or "" for all) and uses up every outstanding reset link of theirs.
+func endAccess(ctx context.Context, c conn, now time.Time, userID int64, keep string) error {
+	if _, err := c.exec(ctx, `DELETE FROM auth_sessions WHERE user_id = ? AND token_hash <> ?`, userID, keep); err != nil {
+		return err
+	}
+	_, err := c.exec(ctx, `UPDATE password_resets SET used_at = ? WHERE user_id = ? AND used_at IS NULL`, now, userID)
+	return err
+}
+
+// SetPassword stores a user's new password hash, ends their other
+// sign-ins (every session but the one whose token hash is keep) and uses
+// up their outstanding reset links.
+func (db *DB) SetPassword(ctx context.Context, userID int64, passwordHash, keep string) error {
+	return db.tx(ctx, func(c conn) error {
+		res, err := c.exec(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, passwordHash, userID)
+		if err := mustAffect(res, err, "user"); err != nil {
+			return err
+		}
+		return endAccess(ctx, c, db.now(), userID, keep)
+	})
 }
 
 // CreateAuthSession stores a sign-in under the hash of its token.
@@ -57,13 +155,11 @@ func (db *DB) CreateAuthSession(ctx context.Context, userID int64, tokenHash str
 }
 
 // UserByTokenHash returns the user signed in with the token of this hash, if
-// that sign-in has not expired.
+// that sign-in has not expired and the account is not disabled.
 func (db *DB) UserByTokenHash(ctx context.Context, tokenHash string) (agentline.User, error) {
-	var u agentline.User
-	err := db.reader().queryRow(ctx,
-		`SELECT u.id, u.email, u.created_at FROM auth_sessions s JOIN users u ON u.id = s.user_id
-		 WHERE s.token_hash = ? AND s.expires_at > ?`, tokenHash, db.now()).
-		Scan(&u.ID, &u.Email, utc(&u.CreatedAt))
+	u, err := scanUser(db.reader().queryRow(ctx,
+		`SELECT `+userColumns+` FROM auth_sessions s JOIN users u ON u.id = s.user_id
+		 WHERE s.token_hash = ? AND s.expires_at > ? AND u.disabled_at IS NULL`, tokenHash, db.now()))
 	return u, notFound(err, "session")
 }
 

@@ -51,6 +51,10 @@ func Config(t testing.TB, databaseURL string, env map[string]string) config.Conf
 		// Recordings of a test's calls stay in the test's own directory
 		// (on PostgreSQL the default would be the working directory).
 		"AGENTLINE_RECORDINGS_DIR": t.TempDir(),
+		// The first account, an instance administrator, with a known
+		// password (Server.Admin signs it in).
+		"AGENTLINE_ADMIN_EMAIL":    AdminEmail,
+		"AGENTLINE_ADMIN_PASSWORD": AdminPassword,
 	}
 	for k, v := range env {
 		vars[k] = v
@@ -265,6 +269,13 @@ func (s *Server) Login(t testing.TB, email, password string) string {
 	return out.Token
 }
 
+// The first account of a test instance, unless env names another: an
+// instance administrator.
+const (
+	AdminEmail    = "admin@localhost"
+	AdminPassword = "the admin's password"
+)
+
 // Password is the password of every user NewUser makes.
 const Password = "correct horse battery"
 
@@ -276,6 +287,21 @@ func (s *Server) NewUser(t testing.TB, email string) (agentline.User, string) {
 		t.Fatalf("create user %s: %v", email, err)
 	}
 	return u, s.Login(t, email, Password)
+}
+
+// Join adds the account of memberTok (whose email is email) to the
+// project with role the one way there is: the owner (ownerTok) invites,
+// the invitee accepts signed in. It needs a server without mail, whose
+// invitations answer with their token.
+func (s *Server) Join(t testing.TB, ownerTok string, projectID int64, memberTok, email string, role agentline.Role) {
+	t.Helper()
+	var inv agentline.Invite
+	s.Must(t, http.StatusCreated, "POST", fmt.Sprintf("/api/projects/%d/invites", projectID), ownerTok,
+		map[string]string{"email": email, "role": string(role)}, &inv)
+	if inv.Token == "" {
+		t.Fatalf("the invitation for %s has no token (is mail on?)", email)
+	}
+	s.Must(t, http.StatusOK, "POST", "/api/invites/accept", memberTok, map[string]string{"token": inv.Token}, nil)
 }
 
 // Token starts a session for the user directly in the store, without a
