@@ -37,6 +37,7 @@ func (h *Handler) Routes() []httpx.Route {
 		h.svc.Route("POST", "/api/auth/logout", h.logout),
 		h.svc.Route("GET", "/api/me", h.me),
 		h.svc.Route("POST", "/api/me/password", h.changePassword),
+		{Method: "GET", Pattern: "/api/auth/methods", Auth: httpx.Public, Name: httpx.NameOf(h.methods), Handler: httpx.HandlerFunc(h.methods)},
 		{Method: "POST", Pattern: "/api/auth/forgot-password", Auth: httpx.Public, Name: httpx.NameOf(h.forgotPassword), Handler: httpx.HandlerFunc(h.forgotPassword)},
 		{Method: "POST", Pattern: "/api/auth/reset-password", Auth: httpx.Public, Name: httpx.NameOf(h.resetPassword), Handler: httpx.HandlerFunc(h.resetPassword)},
 	}
@@ -92,6 +93,13 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpx.NoContent(w)
+	return nil
+}
+
+// methods tells the sign-in page what it may offer before anyone signs
+// in: whether a forgotten password can be reset by email.
+func (h *Handler) methods(w http.ResponseWriter, r *http.Request) error {
+	httpx.WriteJSON(w, http.StatusOK, map[string]bool{"password_reset_by_email": h.svc.MailEnabled()})
 	return nil
 }
 

@@ -12,6 +12,7 @@ import {
 import { agentSettings, agentTools, catalog, formFieldsBuilder } from "./editors.js";
 import { conversationsPage, conversationPage, analyticsPage } from "./conversations.js";
 import { webhookRoutes } from "./webhooks.js";
+import { membersPage, invitePage, resetPage, forgotCard, adminPage } from "./people.js";
 
 let renderGen = 0;
 
@@ -39,8 +40,9 @@ function header(section) {
     .map(([id, text]) => h("a", { href: "#/" + id, "aria-current": section === id ? "page" : null }, text)));
   const out = h("button", { type: "button", onclick: signOut }, "Sign out");
   const account = h("a", { href: "#/account", "aria-current": section === "account" ? "page" : null, title: "Your account" }, state.me.user.email);
+  const admin = state.me.user.admin ? h("a", { href: "#/admin", "aria-current": section === "admin" ? "page" : null }, "Accounts") : null;
   // flat drops the missing project switch (append would print "null").
-  top.append(...flat([state.projects.length ? select : null, nav, h("span", { class: "user" }, account, out)]));
+  top.append(...flat([state.projects.length ? select : null, nav, h("span", { class: "user" }, ...flat([admin, account, out]))]));
 }
 
 // banners says, on every page, when the agents have no real model to talk
@@ -77,6 +79,7 @@ const routes = [
   [/^#\/projects$/, "projects", projectsPage],
   [/^#\/account$/, "account", accountPage],
   [/^#\/members$/, "members", membersPage],
+  [/^#\/admin$/, "admin", adminPage],
   [/^#\/agents$/, "agents", agentsPage],
   [/^#\/agents\/(\d+)(?:\/(settings|test|tools|knowledge|phone))?$/, "agents", agentPage],
   [/^#\/channels$/, "channels", channelsPage],
@@ -101,7 +104,9 @@ async function render(focus) {
     if (gen !== renderGen) return false;
     main.removeAttribute("aria-busy");
     document.title = title + " · agentline";
-    main.replaceChildren(h("h1", {}, title), ...flat(nodes));
+    const said = state.openedMessage ? notice(state.openedMessage) : null;
+    state.openedMessage = "";
+    main.replaceChildren(h("h1", {}, title), ...flat([said, ...nodes]));
     if (focus) {
       // A new page starts at its top, with the focus on it for screen
       // readers and the keyboard's next Tab.
@@ -112,11 +117,16 @@ async function render(focus) {
     return true;
   };
   const ctx = { show, live: () => gen === renderGen };
-  // An invite or reset link's page is public: it works signed out.
-  const invite = location.hash.match(/^#\/invite\/([A-Za-z0-9_-]+)$/);
-  if (invite) {
+  // Invitation and reset links' pages are public: they work signed out;
+  // an invitation also knows who is signed in.
+  const link = location.hash.match(/^#\/(invite|reset)\/([A-Za-z0-9_-]+)$/);
+  if (link) {
+    if (state.token && !state.me) {
+      state.me = await api("GET", "/api/me").catch(() => null);
+      if (state.me) await loadProjects();
+    }
     header();
-    return invitePage(ctx, invite[1]);
+    return link[1] === "invite" ? invitePage(ctx, link[2]) : resetPage(ctx, link[2]);
   }
   if (!state.token) {
     header();
@@ -151,11 +161,30 @@ async function render(focus) {
 
 window.addEventListener("hashchange", () => render(true));
 
-function signedOut(message) {
+function signedOut(message, email) {
   state.token = null;
   state.me = null;
   sessionStorage.removeItem(TOKEN);
   state.signOutMessage = message;
+  state.signInEmail = email || "";
+  if (/^#\/(invite|reset)\//.test(location.hash)) location.replace("#/agents");
+  render(true);
+}
+
+// signedIn keeps a new session token; the next render loads who it is.
+function signedIn(token) {
+  state.token = token;
+  state.me = null;
+  sessionStorage.setItem(TOKEN, token);
+}
+
+// opened goes to a project just joined, saying message there.
+async function opened(message, projectID) {
+  state.me = await api("GET", "/api/me");
+  await loadProjects();
+  setProject(projectID);
+  state.openedMessage = message;
+  location.replace("#/agents");
   render(true);
 }
 
@@ -178,12 +207,13 @@ function signInPage({ show }) {
     { name: "password", label: "Password", type: "password", autocomplete: "current-password", required: true },
   ], "Sign in", async (v) => {
     const login = await api("POST", "/api/auth/login", v);
-    state.token = login.token;
-    sessionStorage.setItem(TOKEN, login.token);
+    signedIn(login.token);
     if (!location.hash || location.hash === "#/") location.hash = "#/agents";
     render(true);
   });
-  show("Sign in to agentline", message ? notice(message) : null, h("div", { class: "card signin" }, f));
+  const forgot = h("div", {});
+  show("Sign in to agentline", message ? notice(message) : null, h("div", { class: "card signin" }, f), forgot);
+  api("GET", "/api/auth/methods").then((m) => { if (m.password_reset_by_email) forgot.replaceChildren(forgotCard()); }, () => {});
   const email = f.querySelector("input");
   email.value = state.signInEmail || "";
   state.signInEmail = "";
@@ -212,121 +242,6 @@ async function projectsPage({ show }) {
       location.hash = "#/agents";
       render(true);
     })));
-}
-
-async function membersPage({ show }) {
-  const pid = state.project.id;
-  const members = await api("GET", `/api/projects/${pid}/members`);
-  const roles = [["owner", "Owner"], ["editor", "Editor"], ["viewer", "Viewer"]];
-  const owner = state.project.role === "owner";
-  const page = () => render();
-  const rows = members.map((m) => {
-    const role = h("select", { "aria-label": "Role of " + m.email }, roles.map(([v, l]) => h("option", { value: v }, l)));
-    role.value = m.role;
-    const err = h("span", { class: "field-error", role: "alert" });
-    role.addEventListener("change", async () => {
-      try {
-        await api("POST", `/api/projects/${pid}/members`, { email: m.email, role: role.value });
-        page();
-      } catch (e) {
-        err.textContent = e.message;
-        role.value = m.role;
-      }
-    });
-    const remove = h("button", { type: "button", class: "danger" }, "Remove");
-    remove.addEventListener("click", async () => {
-      if (!(await confirmAction(`Remove ${m.email} from ${state.project.name}?`, "Remove"))) return;
-      try {
-        await api("DELETE", `/api/projects/${pid}/members/${m.user_id}`);
-        page();
-      } catch (e) {
-        err.textContent = e.message;
-      }
-    });
-    return h("tr", {}, h("td", {}, m.email), h("td", {}, role, err), h("td", { class: "actions" }, remove));
-  });
-  show("Members of " + state.project.name,
-    h("p", { class: "muted" }, "Owners manage members and may delete; editors create and change; viewers only read."),
-    table(["Email", "Role", ""], rows, "No members."),
-    owner ? await invitesCard(pid, members, roles) : null,
-    h("div", { class: "card" }, h("h2", {}, "Add a member"), form([
-      { name: "email", label: "Email of an existing account", type: "email", required: true },
-      { name: "role", label: "Role", type: "select", options: roles, value: "editor" },
-    ], "Add member", async (v) => {
-      await api("POST", `/api/projects/${pid}/members`, v);
-      page();
-    })));
-}
-
-// ---- people: invites, reset links, the account, the project -------------
-
-// linkBox shows a link made just now, whole and once, with a Copy button.
-function linkBox(what, inv) {
-  const url = location.origin + inv.url;
-  const code = h("code", { class: "secret", id: "invite-link" }, url);
-  return h("div", { class: "notice", role: "status" },
-    h("p", {}, `${what} for ${inv.email} (expires ${when(inv.expires_at)}). It is shown only now: copy it and send it to them.`),
-    h("p", {}, code, " ", copyButton(() => url, code, "Copy link")));
-}
-
-// invitesCard lets an owner invite by email with a role, see the links
-// not used yet and withdraw them, and make a member a password reset link.
-async function invitesCard(pid, members, roles) {
-  const pending = await api("GET", `/api/projects/${pid}/invites`);
-  const shown = h("div", {});
-  const make = async (body, what) => {
-    const inv = await api("POST", `/api/projects/${pid}/invites`, body);
-    await render();
-    const box = document.getElementById("invite-shown");
-    if (box) box.replaceChildren(linkBox(what, inv));
-  };
-  shown.id = "invite-shown";
-  const rows = pending.map((i) => {
-    const withdraw = h("button", { type: "button", class: "danger" }, "Withdraw");
-    withdraw.addEventListener("click", async () => {
-      if (!(await confirmAction(`Withdraw the ${i.kind === "reset" ? "reset link" : "invite"} for ${i.email}?`, "Withdraw"))) return;
-      await api("DELETE", `/api/invites/${i.id}`).catch(alertError);
-      render();
-    });
-    return h("tr", {}, h("td", {}, i.email), h("td", {}, i.kind === "reset" ? "password reset" : i.role),
-      h("td", {}, when(i.expires_at)), h("td", { class: "actions" }, withdraw));
-  });
-  const reset = form([
-    { name: "email", label: "Member", type: "select", options: members.map((m) => [m.email, m.email]) },
-  ], "Make reset link", (v) => make({ kind: "reset", email: v.email }, "A password reset link"), { label: "Reset a password" });
-  return h("div", { class: "card" }, h("h2", {}, "Invite people"),
-    h("p", { class: "muted" }, "An invite link makes its email a member with the role; it works once, for 7 days."),
-    form([
-      { name: "email", label: "Email to invite", type: "email", required: true },
-      { name: "role", label: "Role", type: "select", options: roles, value: "editor" },
-    ], "Make invite link", (v) => make(v, "An invite link"), { label: "Invite" }),
-    shown,
-    h("h3", {}, "Links not used yet"),
-    table(["Email", "Role", "Expires", ""], rows, "No links waiting."),
-    h("h3", {}, "Password reset"),
-    h("p", { class: "muted" }, "A reset link lets a member set a new password; their sessions end."),
-    reset);
-}
-
-// invitePage is where an invite or reset link leads: the invitee sets a
-// password (or gives their account's), and then signs in.
-function invitePage({ show }, token) {
-  const f = form([
-    { name: "password", label: "Password", type: "password", autocomplete: "new-password", required: true,
-      hint: "At least 8 characters. If you already have an account with the invited email, its password." },
-  ], "Accept", async (v) => {
-    const inv = await api("POST", "/api/invites/accept", { token, password: v.password });
-    const joined = inv.kind === "reset" ? "Your password is set." : `You are now ${inv.role === "owner" ? "an" : "a"} ${inv.role} of the project.`;
-    if (state.token) {
-      location.replace("#/projects");
-      return;
-    }
-    state.signOutMessage = `${joined} Sign in as ${inv.email}.`;
-    state.signInEmail = inv.email;
-    location.replace("#/agents");
-  }, { label: "Accept the link" });
-  show("Join agentline", h("div", { class: "card signin" },
-    h("p", {}, "This link joins you to a project, or sets a new password. It works once."), f));
 }
 
 // accountPage changes the signed-in user's password.
@@ -945,5 +860,7 @@ function answer(x) {
 }
 
 hooks.signedOut = signedOut;
+hooks.signedIn = signedIn;
+hooks.opened = opened;
 hooks.render = render;
 render(true);

@@ -3,7 +3,7 @@
 // conversations.js) import them; app.js sets hooks.signedOut and
 // hooks.render, which the API client and the editors call back.
 
-export const hooks = { signedOut: () => {}, render: () => {} };
+export const hooks = { signedOut: () => {}, signedIn: () => {}, opened: () => {}, render: () => {} };
 
 export const TOKEN = "agentline.token";
 export const PROJECT = "agentline.project";
