@@ -12,9 +12,10 @@ import (
 
 // People in a real browser: the owner changes their password (a wrong
 // current one first), invites someone as a viewer and copies the link
-// shown once; in a second browser context (its own storage, as another
-// person's browser) the invitee opens the link, sets a password and signs
-// in as a viewer; the owner makes a reset link for the invitee, renames
+// shown once, which stays until dismissed; in a second browser context
+// (its own storage, as another person's browser) the invitee opens the
+// link, which names project, role and inviter, creates an account and
+// signs in as a viewer, who sees no owner's controls; the owner renames
 // the project, and deletes another one (cancelled first).
 func TestConsolePeople(t *testing.T) {
 	ctx := newBrowser(t)
@@ -48,18 +49,24 @@ func TestConsolePeople(t *testing.T) {
 	c.shot(shots, "console-account.png")
 	s.Login(t, "owner@example.com", "a brand new password")
 
-	// An invite link, shown once.
+	// An invitation link, shown once (no mail here).
 	c.press("Members")
 	c.heading("Members of Acme")
 	c.fill("Invite", "Email to invite", "vera@example.com")
 	c.fill("Invite", "Role", "viewer")
-	c.press("Make invite link")
+	c.press("Invite")
 	c.poll("the invite link", `!!document.getElementById("invite-link")`)
 	link := c.text("#invite-link")
 	if !strings.HasPrefix(link, s.URL+"/#/invite/ali_") {
 		t.Fatalf("invite link %q", link)
 	}
-	c.poll("the pending invite", `document.querySelector("main").textContent.includes("vera@example.com")`)
+	c.poll("the pending invite", `[...document.querySelectorAll("main td")].some(td => td.textContent === "vera@example.com")`)
+	// The link stays on screen when the page is drawn anew, until dismissed.
+	c.press("Agents")
+	c.heading("Agents")
+	c.press("Members")
+	c.heading("Members of Acme")
+	c.poll("the link kept", `!!document.getElementById("invite-link")`)
 	c.accessible("members with an invite")
 	c.shot(shots, "console-invite.png")
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 800)); err != nil {
@@ -69,27 +76,31 @@ func TestConsolePeople(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1000, 800)); err != nil {
 		t.Fatal(err)
 	}
+	c.press("Dismiss")
+	c.poll("the link dismissed", `!document.getElementById("invite-link")`)
 
-	// The invitee, in a browser context of their own.
+	// The invitee, in a browser context of their own: the page names the
+	// project, the role and who invited.
 	vctx, cancel := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
 	defer cancel()
 	v := newConsole(t, vctx, s.URL)
 	if err := chromedp.Do(vctx, chromedp.EmulateViewport(1000, 800), chromedp.Navigate(link)); err != nil {
 		t.Fatal(err)
 	}
-	v.heading("Join agentline")
-	v.fill("Accept the link", "Password", "short")
-	v.press("Accept")
-	v.poll("the password error", field("Accept the link", "Password")+`.getAttribute("aria-invalid") === "true"`)
-	v.fill("Accept the link", "Password", "vera's own password")
-	v.shot(shots, "console-invite-accept.png")
-	v.press("Accept")
-	v.heading("Sign in to agentline")
-	if msg := v.text("main .notice"); !strings.Contains(msg, "viewer") || !strings.Contains(msg, "vera@example.com") {
-		t.Errorf("after accepting: %q", msg)
+	v.heading("Invitation to Acme")
+	if offer := v.text("main p"); offer != "owner@example.com invited vera@example.com to join the project Acme as a viewer. The invitation works once, until "+offer[strings.Index(offer, "until ")+6:] {
+		t.Errorf("the offer reads %q", offer)
 	}
-	v.fill("Sign in", "Password", "vera's own password")
-	v.press("Sign in")
+	v.fill("Create account and join", "Choose a password", "short")
+	v.press("Create account and join")
+	v.poll("the password error", field("Create account and join", "Choose a password")+`.getAttribute("aria-invalid") === "true"`)
+	v.fill("Create account and join", "Choose a password", "vera's own password")
+	v.accessible("invitation")
+	v.shot(shots, "console-invite-accept.png")
+	v.press("Create account and join")
+	v.poll("sign in next", `!!document.querySelector("main .notice")?.textContent.includes("Sign in as vera@example.com to open Acme")`)
+	v.fill("Sign in and open the project", "Password", "vera's own password")
+	v.press("Sign in and open the project")
 	v.heading("Agents")
 	v.press("Projects")
 	v.heading("Projects")
@@ -97,21 +108,18 @@ func TestConsolePeople(t *testing.T) {
 	if eval[bool](t, vctx, `[...document.querySelectorAll("button")].some(b => b.textContent === "Delete project")`) {
 		t.Error("a viewer is offered Delete project")
 	}
+	// A viewer sees the members, and no owner's controls.
+	v.press("Members")
+	v.heading("Members of Acme")
+	if eval[bool](t, vctx, `!!document.querySelector("main select, main form") || [...document.querySelectorAll("main button")].some(b => b.textContent === "Remove")`) {
+		t.Error("a viewer is offered role pickers, Remove or the invitation form")
+	}
+	v.shot(shots, "console-members-viewer.png")
 	v.noErrors("invitee")
 	// The link worked once.
 	if r := s.Do(t, "POST", "/api/invites/accept", "", map[string]string{"token": link[strings.LastIndex(link, "/")+1:], "password": "another password"}); r.Status != 404 {
 		t.Errorf("the link a second time = %s", r)
 	}
-
-	// A reset link for the invitee, on the page loaded anew.
-	c.press("Agents")
-	c.heading("Agents")
-	c.press("Members")
-	c.heading("Members of Acme")
-	c.poll("the member", `document.querySelector("main").textContent.includes("vera@example.com")`)
-	c.fill("Reset a password", "Member", "vera@example.com")
-	c.press("Make reset link")
-	c.poll("the reset link", `!!document.getElementById("invite-link") && document.querySelector("#invite-shown").textContent.includes("password reset link")`)
 
 	// Rename, then delete another project (cancelled first).
 	c.press("Projects")

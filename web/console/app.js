@@ -144,7 +144,7 @@ async function render(focus) {
       location.replace("#/conversations");
       return;
     }
-    if (!state.project && hash !== "#/projects" && hash !== "#/account") hash = "#/projects";
+    if (!state.project && !["#/projects", "#/account", "#/admin"].includes(hash)) hash = "#/projects";
     const route = routes.find(([re]) => re.test(hash));
     if (!route) {
       location.replace("#/agents");
@@ -167,7 +167,10 @@ function signedOut(message, email) {
   sessionStorage.removeItem(TOKEN);
   state.signOutMessage = message;
   state.signInEmail = email || "";
-  if (/^#\/(invite|reset)\//.test(location.hash)) location.replace("#/agents");
+  if (/^#\/(invite|reset)\//.test(location.hash)) {
+    location.replace("#/agents"); // its hashchange renders
+    return;
+  }
   render(true);
 }
 
@@ -184,8 +187,7 @@ async function opened(message, projectID) {
   await loadProjects();
   setProject(projectID);
   state.openedMessage = message;
-  location.replace("#/agents");
-  render(true);
+  location.replace("#/agents"); // its hashchange renders
 }
 
 async function signOut() {

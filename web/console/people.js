@@ -8,7 +8,7 @@ import { h, api, state, form, table, notice, confirmAction, copyButton, when, al
 
 const render = (focus) => hooks.render(focus);
 const roles = [["owner", "Owner"], ["editor", "Editor"], ["viewer", "Viewer"]];
-const article = (role) => (role === "owner" ? "an" : "a");
+const article = (role) => (/^[aeiou]/.test(role) ? "an" : "a");
 
 // A link made just now stays on screen until it is dismissed, even if the
 // page renders again (issue 27: secrets shown once must not vanish).
@@ -22,14 +22,14 @@ function keepShown(node) {
 function shownBox() {
   if (!shown.box) return null;
   const close = h("button", { type: "button", onclick: () => keepShown(null) }, "Dismiss");
-  return h("div", { id: "link-shown" }, shown.box, close);
+  return h("div", { id: "link-shown", class: "notice", role: "status" }, shown.box, h("p", {}, close));
 }
 
 // linkBox shows a link whole, once, with a Copy button.
 function linkBox(what, link) {
   const url = location.origin + link.url;
   const code = h("code", { class: "secret", id: "invite-link" }, url);
-  return h("div", { class: "notice", role: "status" },
+  return h("div", {},
     h("p", {}, `${what} for ${link.email} (works once, until ${when(link.expires_at)}). It is shown only now: copy it and hand it to them.`),
     h("p", {}, code, " ", copyButton(() => url, code, "Copy link")));
 }
@@ -91,7 +91,7 @@ async function invitesCard(pid) {
     ], "Invite", async (v) => {
       const inv = await api("POST", `/api/projects/${pid}/invites`, v);
       keepShown(inv.delivery === "email"
-        ? h("p", { class: "notice", role: "status" }, `Invitation emailed to ${inv.email}.`)
+        ? h("p", {}, `Invitation emailed to ${inv.email}.`)
         : linkBox("An invitation link", inv));
     }, { label: "Invite" }),
     shownBox(),
@@ -201,7 +201,7 @@ export async function adminPage({ show }) {
       act("Reset link", "", async () => {
         const link = await api("POST", `/api/admin/users/${u.id}/password-reset`);
         keepShown(link.delivery === "email"
-          ? h("p", { class: "notice", role: "status" }, `A reset link was emailed to ${link.email}.`)
+          ? h("p", {}, `A reset link was emailed to ${link.email}.`)
           : linkBox("A password reset link", link));
       }))));
   show("Accounts",
