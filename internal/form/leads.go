@@ -1,7 +1,6 @@
 package form
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"net/http"
@@ -122,10 +121,7 @@ func (h *Handler) exportLeads(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	sort.Strings(fields)
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="leads-project-%d.csv"`, projectID))
-	w.Header().Set("Cache-Control", "no-store")
-	cw := csv.NewWriter(w)
+	cw := httpx.NewCSV(w, fmt.Sprintf("leads-project-%d.csv", projectID))
 	cw.Write(append([]string{"id", "created_at", "channel_id", "mode", "session_id"}, fields...))
 	row := make([]string, 5+len(fields))
 	for _, l := range all {
@@ -138,24 +134,21 @@ func (h *Handler) exportLeads(w http.ResponseWriter, r *http.Request) error {
 			row[4] = *l.SessionID
 		}
 		for i, name := range fields {
-			row[5+i] = cell(l.Answers[name])
+			row[5+i] = answerText(l.Answers[name])
 		}
 		if err := cw.Write(row); err != nil {
 			return nil // the client went away; nothing more to answer
 		}
 	}
-	cw.Flush()
-	if err := cw.Error(); err != nil && !errors.Is(err, http.ErrHandlerTimeout) {
+	if err := cw.Flush(); err != nil && !errors.Is(err, http.ErrHandlerTimeout) {
 		httpx.Logger(r.Context()).Warn("leads export cut short", "project_id", projectID, "err", err)
 	}
 	return nil
 }
 
-// cell renders one answer for a spreadsheet. A text starting with = + - @
-// (or a tab or carriage return) would run as a formula when the file is
-// opened; a leading ' makes it plain text.
-func cell(v any) string {
-	var s string
+// answerText renders one answer as a cell's text; httpx.CSV neutralizes
+// what a spreadsheet would run as a formula.
+func answerText(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return ""
@@ -165,12 +158,8 @@ func cell(v any) string {
 		}
 		return "no"
 	case string:
-		s = v
+		return v
 	default:
-		s = fmt.Sprint(v)
+		return fmt.Sprint(v)
 	}
-	if s != "" && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@' || s[0] == '\t' || s[0] == '\r') {
-		return "'" + s
-	}
-	return s
 }

@@ -2,7 +2,7 @@ package widget
 
 import (
 	"context"
-	"encoding/csv"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/listing"
 )
 
@@ -167,10 +168,7 @@ func (h *Handler) analyticsCSV(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="analytics-project-%d.csv"`, projectID))
-	w.Header().Set("Cache-Control", "no-store")
-	cw := csv.NewWriter(w)
+	cw := httpx.NewCSV(w, fmt.Sprintf("analytics-project-%d.csv", projectID))
 	cw.Write([]string{"day", "kind", "channel_id", "number_id", "agent_id", "status", "end_reason",
 		"conversations", "minutes", "tool_calls", "tool_errors", "leads", "evaluated", "successes", "success_rate"})
 	id := func(p *int64) string {
@@ -188,7 +186,9 @@ func (h *Handler) analyticsCSV(w http.ResponseWriter, r *http.Request) error {
 	for _, l := range leads {
 		cw.Write([]string{l.Day, "lead", n(l.ChannelID, 10), "", "", "", "", "0", "0", "0", "0", n(l.Leads, 10), "0", "0", ""})
 	}
-	cw.Flush()
+	if err := cw.Flush(); err != nil && !errors.Is(err, http.ErrHandlerTimeout) {
+		httpx.Logger(r.Context()).Warn("analytics export cut short", "project_id", projectID, "err", err)
+	}
 	return nil
 }
 

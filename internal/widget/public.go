@@ -13,8 +13,23 @@ import (
 	"github.com/agentline/agentline/internal/ratelimit"
 )
 
-// publicFunc is a /widget/v1 handler; key is the request's checked key.
-type publicFunc func(w http.ResponseWriter, r *http.Request, key agentline.WidgetKey) error
+// publicFunc is a /widget/v1 handler; ch is the channel of the request's
+// checked key. Console test sessions call the session handlers with their
+// virtual channel instead (testsession.go).
+type publicFunc func(w http.ResponseWriter, r *http.Request, ch channelRef) error
+
+// channelRef is the channel a widget API operation runs on: the channel of
+// a checked key, or, when testAgent is set, the virtual channel of a
+// console test of that agent (channel TestChannelID of the key's project).
+// It is an explicit parameter, not a context value, so that every
+// operation sees which channel it serves; a value, so that the public path
+// allocates nothing for it.
+type channelRef struct {
+	key agentline.WidgetKey
+	// testAgent is the agent of a console test's virtual channel; 0 on a
+	// real channel.
+	testAgent int64
+}
 
 // exposedHeaders are the answer headers a browser script may read.
 const exposedHeaders = "RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, X-Request-Id"
@@ -58,7 +73,7 @@ func (h *Handler) public(fn publicFunc) http.Handler {
 		}
 		h.touch.used(r.Context(), key.ID, h.now())
 		ctx := httpx.WithLogger(r.Context(), httpx.Logger(r.Context()).With("channel_id", key.ChannelID, "project_id", key.ProjectID))
-		return fn(w, r.WithContext(ctx), key)
+		return fn(w, r.WithContext(ctx), channelRef{key: key})
 	})
 }
 
@@ -122,8 +137,8 @@ type configAgent struct {
 	Language string             `json:"language"`
 }
 
-func (h *Handler) config(w http.ResponseWriter, r *http.Request, key agentline.WidgetKey) error {
-	view, err := h.configs.get(r.Context(), key)
+func (h *Handler) config(w http.ResponseWriter, r *http.Request, ch channelRef) error {
+	view, err := h.configs.get(r.Context(), ch.key)
 	if err != nil {
 		return err
 	}
@@ -166,7 +181,10 @@ func (h *Handler) buildConfig(ctx context.Context, key agentline.WidgetKey) (*ch
 }
 
 // configCache keeps each channel's config answer, ready to write, and what
-// sessions read with it, for ttl.
+// sessions read with it, for ttl. It is keyed by channel id, which is unique
+// across projects for real channels only: the virtual channel of console
+// tests (TestChannelID in every project, for every agent) never goes
+// through it (see Handler.viewOf).
 type configCache struct {
 	build   func(context.Context, agentline.WidgetKey) (*channelView, error)
 	ttl     time.Duration

@@ -30,7 +30,7 @@ type sessionAnswer struct {
 }
 
 // createSession serves POST /widget/v1/session; public checked the key.
-func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, key agentline.WidgetKey) error {
+func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, ch channelRef) error {
 	var in struct {
 		AgentID   int64  `json:"agent_id"`
 		SessionID string `json:"session_id"`
@@ -38,7 +38,7 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, key agen
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	started, err := h.startSession(r.Context(), key, sessionRequest{AgentID: in.AgentID, SessionID: in.SessionID, Origin: r.Header.Get("Origin")})
+	started, err := h.startSession(r.Context(), ch, sessionRequest{AgentID: in.AgentID, SessionID: in.SessionID, Origin: r.Header.Get("Origin")})
 	if err != nil {
 		return err
 	}
@@ -56,26 +56,27 @@ func (st startedSession) answer() sessionAnswer {
 	return out
 }
 
-// sessionOfChannel loads a session of the key's channel; a session of any
-// other channel is not found.
-func (h *Handler) sessionOfChannel(ctx context.Context, key agentline.WidgetKey, id string) (agentline.WidgetSession, error) {
+// sessionOfChannel loads a session of channel ch; a session of any other
+// channel is not found, and so is, on a console test's virtual channel, a
+// test session of another agent.
+func (h *Handler) sessionOfChannel(ctx context.Context, ch channelRef, id string) (agentline.WidgetSession, error) {
 	if id == "" {
 		return agentline.WidgetSession{}, agentline.Invalid("session_id", "session_id is required")
 	}
 	if len(id) > 100 {
 		return agentline.WidgetSession{}, agentline.NotFound("session")
 	}
-	s, err := h.store.WidgetSession(ctx, key.ProjectID, id)
+	s, err := h.store.WidgetSession(ctx, ch.key.ProjectID, id)
 	if err != nil {
 		return s, err
 	}
-	if s.ChannelID != key.ChannelID {
+	if s.ChannelID != ch.key.ChannelID || (ch.testAgent != 0 && s.AgentID != ch.testAgent) {
 		return agentline.WidgetSession{}, agentline.NotFound("session")
 	}
 	return s, nil
 }
 
-func (h *Handler) executeTool(w http.ResponseWriter, r *http.Request, key agentline.WidgetKey) error {
+func (h *Handler) executeTool(w http.ResponseWriter, r *http.Request, ch channelRef) error {
 	var in struct {
 		SessionID string          `json:"session_id"`
 		CallID    string          `json:"call_id"`
@@ -98,11 +99,11 @@ func (h *Handler) executeTool(w http.ResponseWriter, r *http.Request, key agentl
 	if err != nil {
 		return err
 	}
-	s, err := h.sessionOfChannel(r.Context(), key, in.SessionID)
+	s, err := h.sessionOfChannel(r.Context(), ch, in.SessionID)
 	if err != nil {
 		return err
 	}
-	agent, err := h.store.Agent(r.Context(), key.ProjectID, s.AgentID)
+	agent, err := h.store.Agent(r.Context(), ch.key.ProjectID, s.AgentID)
 	if err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func (h *Handler) executeTool(w http.ResponseWriter, r *http.Request, key agentl
 	res.CallID = in.CallID
 	data, _ := json.Marshal(map[string]any{"call_id": call.CallID, "name": call.Name, "arguments": call.Arguments,
 		"output": res.Output, "is_error": res.IsError, "source": "server", "duration_ms": time.Since(began).Milliseconds()})
-	if err := h.store.AddSessionEvents(r.Context(), key.ProjectID, s.ID, []agentline.SessionEvent{
+	if err := h.store.AddSessionEvents(r.Context(), ch.key.ProjectID, s.ID, []agentline.SessionEvent{
 		{Type: agentline.EventToolCall, At: h.now().UTC(), Data: data}}); err != nil {
 		httpx.Logger(r.Context()).Warn("record tool call", "session_id", s.ID, "err", err)
 	}
@@ -159,7 +160,7 @@ const (
 	maxEventData      = 16 << 10
 )
 
-func (h *Handler) reportEvents(w http.ResponseWriter, r *http.Request, key agentline.WidgetKey) error {
+func (h *Handler) reportEvents(w http.ResponseWriter, r *http.Request, ch channelRef) error {
 	var in struct {
 		SessionID string `json:"session_id"`
 		Events    []struct {
@@ -187,12 +188,12 @@ func (h *Handler) reportEvents(w http.ResponseWriter, r *http.Request, key agent
 		}
 		events = append(events, ev)
 	}
-	s, err := h.sessionOfChannel(r.Context(), key, in.SessionID)
+	s, err := h.sessionOfChannel(r.Context(), ch, in.SessionID)
 	if err != nil {
 		return err
 	}
 	if len(events) > 0 {
-		if err := h.store.AddSessionEvents(r.Context(), key.ProjectID, s.ID, events); err != nil {
+		if err := h.store.AddSessionEvents(r.Context(), ch.key.ProjectID, s.ID, events); err != nil {
 			return err
 		}
 	}

@@ -35,18 +35,18 @@ type startedSession struct {
 // a key with an empty allowed_origins list, so its length is the client's.
 const maxStoredOrigin = 300
 
-// startSession starts a conversation on the key's channel. The provider
-// token is minted before anything is stored, so a provider that refuses
-// (or is not configured) leaves no session behind, and a pending session
-// stays pending for the visitor to try again.
-func (h *Handler) startSession(ctx context.Context, key agentline.WidgetKey, in sessionRequest) (startedSession, error) {
+// startSession starts a conversation on channel ch. The provider token is
+// minted before anything is stored, so a provider that refuses (or is not
+// configured) leaves no session behind, and a pending session stays
+// pending for the visitor to try again.
+func (h *Handler) startSession(ctx context.Context, ch channelRef, in sessionRequest) (startedSession, error) {
 	if in.AgentID <= 0 {
 		return startedSession{}, agentline.Invalid("agent_id", "agent_id is required: the id of the channel's agent from GET /widget/v1/config")
 	}
 	if h.draining.Load() {
 		return startedSession{}, errDraining
 	}
-	agent, pending, view, err := h.sessionAgent(ctx, key, in)
+	agent, pending, view, err := h.sessionAgent(ctx, ch, in)
 	if err != nil {
 		return startedSession{}, err
 	}
@@ -62,7 +62,7 @@ func (h *Handler) startSession(ctx context.Context, key agentline.WidgetKey, in 
 	if len(origin) > maxStoredOrigin {
 		origin = origin[:maxStoredOrigin]
 	}
-	s := agentline.WidgetSession{ProjectID: key.ProjectID, ChannelID: key.ChannelID, AgentID: agent.ID,
+	s := agentline.WidgetSession{ProjectID: ch.key.ProjectID, ChannelID: ch.key.ChannelID, AgentID: agent.ID,
 		Origin: origin, Provider: agent.Provider, Model: agent.Model}
 	if pending != nil {
 		s.ID = pending.ID
@@ -80,25 +80,23 @@ func (h *Handler) startSession(ctx context.Context, key agentline.WidgetKey, in 
 	return startedSession{Session: s, Token: tok}, nil
 }
 
-// sessionAgent checks that the request may talk to its agent on the key's
-// channel. It returns the agent, whose instructions carry a form lead's
-// answers when the session continues a form, the pending session to
-// continue, if any, and the channel's cached view. A form channel's
-// conversations must continue one: the form is their gate. The channel
-// and agent come from the config cache (the config request the widget
-// made just before read them), so a new session reads no database.
-func (h *Handler) sessionAgent(ctx context.Context, key agentline.WidgetKey, in sessionRequest) (agentline.Agent, *agentline.WidgetSession, *channelView, error) {
-	view, err := h.configs.get(ctx, key)
+// sessionAgent checks that the request may talk to its agent on channel
+// ch. It returns the agent, whose instructions carry a form lead's answers
+// when the session continues a form, the pending session to continue, if
+// any, and the channel's view. A form channel's conversations must
+// continue one: the form is their gate.
+func (h *Handler) sessionAgent(ctx context.Context, ch channelRef, in sessionRequest) (agentline.Agent, *agentline.WidgetSession, *channelView, error) {
+	view, err := h.viewOf(ctx, ch)
 	if err != nil {
 		return agentline.Agent{}, nil, nil, fmt.Errorf("channel of key: %w", err)
 	}
-	ch := view.channel
-	if ch.AgentID == nil || *ch.AgentID != in.AgentID {
+	c := view.channel
+	if c.AgentID == nil || *c.AgentID != in.AgentID {
 		return agentline.Agent{}, nil, nil, agentline.Errorf(agentline.EForbidden, "agent %d is not the agent of this key's channel", in.AgentID)
 	}
 	var pending *agentline.WidgetSession
 	if in.SessionID != "" {
-		s, err := h.sessionOfChannel(ctx, key, in.SessionID)
+		s, err := h.sessionOfChannel(ctx, ch, in.SessionID)
 		if err != nil {
 			return agentline.Agent{}, nil, nil, err
 		}
@@ -112,7 +110,7 @@ func (h *Handler) sessionAgent(ctx context.Context, key agentline.WidgetKey, in 
 		}
 		pending = &s
 	}
-	if ch.Type == agentline.ChannelForm && pending == nil {
+	if c.Type == agentline.ChannelForm && pending == nil {
 		return agentline.Agent{}, nil, nil, agentline.Invalid("session_id", "a form channel's conversations start with the form: submit it, then send the session_id it answers")
 	}
 	if view.agent == nil {
@@ -122,13 +120,33 @@ func (h *Handler) sessionAgent(ctx context.Context, key agentline.WidgetKey, in 
 	if pending == nil {
 		return agent, nil, view, nil
 	}
-	lead, err := h.store.LeadBySession(ctx, key.ProjectID, pending.ID)
+	lead, err := h.store.LeadBySession(ctx, ch.key.ProjectID, pending.ID)
 	if err == nil {
-		agent.Instructions = strings.TrimSpace(agent.Instructions + "\n\n" + lead.Context(ch.Settings.Form))
+		agent.Instructions = strings.TrimSpace(agent.Instructions + "\n\n" + lead.Context(c.Settings.Form))
 	} else if !errors.Is(err, agentline.ErrNotFound) {
 		return agentline.Agent{}, nil, nil, fmt.Errorf("lead of session %s: %w", pending.ID, err)
 	}
 	return agent, pending, view, nil
+}
+
+// viewOf returns what sessions read about channel ch. A real
+// channel's comes from the config cache (the config request the widget made
+// just before read it), so a new session reads no database. A console
+// test's virtual channel is built for each request from the agent and
+// never cached: its channel id, TestChannelID, is the same for every
+// agent of every project, so a cached view would hand one agent's channel
+// to another's test.
+func (h *Handler) viewOf(ctx context.Context, ch channelRef) (*channelView, error) {
+	if ch.testAgent == 0 {
+		return h.configs.get(ctx, ch.key)
+	}
+	a, err := h.store.Agent(ctx, ch.key.ProjectID, ch.testAgent)
+	if err != nil {
+		return nil, fmt.Errorf("agent %d: %w", ch.testAgent, err)
+	}
+	c := agentline.Channel{ID: TestChannelID, ProjectID: ch.key.ProjectID, AgentID: &a.ID,
+		Type: agentline.ChannelVoiceWidget, Name: "Console test"}
+	return &channelView{channel: c, agent: &a}, nil
 }
 
 // channelView is what the public API reads about a key's channel, cached

@@ -293,7 +293,7 @@ func TestStartSession(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newStartFixture(t, !tt.noProviderKeys)
 			key, in := tt.prepare(t, f)
-			got, err := f.h.startSession(context.Background(), key, in)
+			got, err := f.h.startSession(context.Background(), channelRef{key: key}, in)
 			if code := agentline.ErrorCode(err); code != tt.wantCode {
 				t.Fatalf("err = %v (code %q), want code %q", err, code, tt.wantCode)
 			}
@@ -320,7 +320,7 @@ func TestStartSessionToolsError(t *testing.T) {
 	f := newStartFixture(t, true)
 	boom := errors.New("tool registry down")
 	f.h.tools = failingTools{boom}
-	_, err := f.h.startSession(context.Background(), f.voiceKey, sessionRequest{AgentID: f.agent.ID})
+	_, err := f.h.startSession(context.Background(), channelRef{key: f.voiceKey}, sessionRequest{AgentID: f.agent.ID})
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want it to wrap %v", err, boom)
 	}
@@ -363,4 +363,38 @@ func (f failingTools) Definitions(context.Context, agentline.Agent) ([]agentline
 
 func (f failingTools) Execute(context.Context, agentline.Agent, agentline.ToolCall) (agentline.ToolResult, error) {
 	return agentline.ToolResult{}, f.err
+}
+
+// Console tests run on a virtual channel per agent, built per request: a
+// test of one agent, then of another project's agent and of a second agent
+// of the first project within the config cache's lifetime each start with
+// their own agent, and a virtual channel never reaches another project's
+// agent.
+func TestStartSessionConsoleTests(t *testing.T) {
+	f := newStartFixture(t, true)
+	ctx := context.Background()
+	test := func(projectID, agentID int64) channelRef {
+		return channelRef{key: agentline.WidgetKey{ProjectID: projectID, ChannelID: TestChannelID}, testAgent: agentID}
+	}
+	second := agentline.Agent{ProjectID: f.agent.ProjectID, Name: "Bea", Model: "gpt-realtime"}
+	if err := second.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	second, err := f.db.CreateAgent(ctx, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []agentline.Agent{f.agent, f.other, second, f.agent} {
+		got, err := f.h.startSession(ctx, test(a.ProjectID, a.ID), sessionRequest{AgentID: a.ID, Origin: TestOrigin})
+		if err != nil {
+			t.Fatalf("test of agent %d: %v", a.ID, err)
+		}
+		if s := got.Session; s.AgentID != a.ID || s.ProjectID != a.ProjectID || s.ChannelID != TestChannelID {
+			t.Fatalf("test of agent %d stored %+v", a.ID, s)
+		}
+	}
+	_, err = f.h.startSession(ctx, test(f.agent.ProjectID, f.other.ID), sessionRequest{AgentID: f.other.ID})
+	if code := agentline.ErrorCode(err); code != agentline.ENotFound {
+		t.Fatalf("another project's agent on a test channel: %v (code %q), want not_found", err, code)
+	}
 }

@@ -5,12 +5,12 @@ package widget
 // them (PROJECT:CREATE on the agent), and they run through the very
 // operations a widget's sessions do (startSession, executeTool,
 // reportEvents) on a virtual channel: channel id 0, which no real channel
-// has, with the agent as its agent. A test session is stored like any
-// other with channel_id 0 and origin "console", which is how the sessions
-// list tells it apart.
+// has, with the agent as its agent, passed to them as a channelRef. A test
+// session is stored like any other with channel_id 0 and origin "console",
+// which is how the sessions list tells it apart; its tool calls and events
+// reach it only through its own agent's routes.
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/agentline/agentline"
@@ -36,27 +36,24 @@ func (h *Handler) TestSessionRoutes() []httpx.Route {
 	}
 }
 
-// consoleTest is the virtual channel of one test session request.
-type consoleTest struct{ projectID, agentID int64 }
-
-type consoleTestKey struct{}
-
-// testKey authorizes PROJECT:CREATE on the path's agent and returns the
-// context and the virtual key its test sessions run under.
-func (h *Handler) testKey(r *http.Request) (context.Context, agentline.WidgetKey, int64, error) {
+// testChannel authorizes PROJECT:CREATE on the path's agent and returns
+// the virtual channel its test sessions run on. The channel goes to the
+// operations as a parameter: they build its view per request, since
+// TestChannelID is the same for every agent (see Handler.viewOf).
+func (h *Handler) testChannel(r *http.Request) (channelRef, error) {
 	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermCreate)
 	if err != nil {
-		return nil, agentline.WidgetKey{}, 0, err
+		return channelRef{}, err
 	}
-	ctx := context.WithValue(r.Context(), consoleTestKey{}, consoleTest{projectID: projectID, agentID: agentID})
-	return ctx, agentline.WidgetKey{ProjectID: projectID, ChannelID: TestChannelID}, agentID, nil
+	return channelRef{key: agentline.WidgetKey{ProjectID: projectID, ChannelID: TestChannelID}, testAgent: agentID}, nil
 }
 
 func (h *Handler) createTestSession(w http.ResponseWriter, r *http.Request) error {
-	ctx, key, agentID, err := h.testKey(r)
+	ch, err := h.testChannel(r)
 	if err != nil {
 		return err
 	}
+	agentID := ch.testAgent
 	// The body is what the SDK posts to /widget/v1/session; the path names
 	// the agent, and a test always starts fresh.
 	var in struct {
@@ -72,7 +69,7 @@ func (h *Handler) createTestSession(w http.ResponseWriter, r *http.Request) erro
 	if in.SessionID != "" {
 		return agentline.Invalid("session_id", "a test session starts fresh: leave session_id out")
 	}
-	started, err := h.startSession(ctx, key, sessionRequest{AgentID: agentID, Origin: TestOrigin})
+	started, err := h.startSession(r.Context(), ch, sessionRequest{AgentID: agentID, Origin: TestOrigin})
 	if err != nil {
 		return err
 	}
@@ -81,33 +78,20 @@ func (h *Handler) createTestSession(w http.ResponseWriter, r *http.Request) erro
 }
 
 // executeTestTool is POST /widget/v1/tools/execute for a test session of
-// the agent's project.
+// the path's agent.
 func (h *Handler) executeTestTool(w http.ResponseWriter, r *http.Request) error {
-	ctx, key, _, err := h.testKey(r)
+	ch, err := h.testChannel(r)
 	if err != nil {
 		return err
 	}
-	return h.executeTool(w, r.WithContext(ctx), key)
+	return h.executeTool(w, r, ch)
 }
 
 // reportTestEvents is POST /widget/v1/analytics for a test session.
 func (h *Handler) reportTestEvents(w http.ResponseWriter, r *http.Request) error {
-	ctx, key, _, err := h.testKey(r)
+	ch, err := h.testChannel(r)
 	if err != nil {
 		return err
 	}
-	return h.reportEvents(w, r.WithContext(ctx), key)
-}
-
-// testChannels answers the store's Channel for the virtual channel of a
-// console test request; every other channel comes from the store.
-type testChannels struct{ Store }
-
-func (s testChannels) Channel(ctx context.Context, projectID, channelID int64) (agentline.Channel, error) {
-	if t, ok := ctx.Value(consoleTestKey{}).(consoleTest); ok && channelID == TestChannelID && projectID == t.projectID {
-		agentID := t.agentID
-		return agentline.Channel{ID: TestChannelID, ProjectID: projectID, AgentID: &agentID,
-			Type: agentline.ChannelVoiceWidget, Name: "Console test"}, nil
-	}
-	return s.Store.Channel(ctx, projectID, channelID)
+	return h.reportEvents(w, r, ch)
 }

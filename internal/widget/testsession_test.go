@@ -63,6 +63,8 @@ func TestConsoleTestSession(t *testing.T) {
 			map[string]any{"session_id": s.SessionID, "call_id": "c2", "name": "lookup_order"}, 404, agentline.ENotFound},
 		{"a test route cannot reach a channel's session", "POST", base + "/tools/execute", e.owner, "",
 			map[string]any{"session_id": e.widgetSession(), "call_id": "c3", "name": "lookup_order"}, 404, agentline.ENotFound},
+		{"another agent's test route cannot reach the session", "POST", fmt.Sprintf("/api/agents/%d/test-session/tools/execute", e.gemini.ID), e.owner, "",
+			map[string]any{"session_id": s.SessionID, "call_id": "c5", "name": "lookup_order"}, 404, agentline.ENotFound},
 		{"viewer runs no tool", "POST", base + "/tools/execute", e.viewer, "",
 			map[string]any{"session_id": s.SessionID, "call_id": "c4", "name": "lookup_order"}, 403, agentline.EForbidden},
 	} {
@@ -79,4 +81,21 @@ func (e *env) widgetSession() string {
 	var s sessionAnswer
 	e.do("POST", "/widget/v1/session", "", e.key, map[string]any{"agent_id": e.agent.ID}, 201, &s)
 	return s.SessionID
+}
+
+// Console test sessions of different agents never share a channel: two
+// agents of two projects, and two agents of one project, each tested
+// within the config cache's lifetime (3 s), all start, and each session
+// is with its own agent.
+func TestConsoleTestSessionsOfTwoAgents(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	for _, pair := range [][2]agentline.Agent{{e.agent, e.otherAgent}, {e.otherAgent, e.gemini}} {
+		for _, a := range pair {
+			var s sessionAnswer
+			e.do("POST", fmt.Sprintf("/api/agents/%d/test-session", a.ID), e.owner, "", map[string]any{}, 201, &s)
+			if s.AgentID != a.ID {
+				t.Fatalf("test session of agent %d is with agent %d", a.ID, s.AgentID)
+			}
+		}
+	}
 }

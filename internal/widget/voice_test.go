@@ -16,7 +16,7 @@ func TestStartSessionMapsVoice(t *testing.T) {
 	if _, err := f.db.UpdateAgent(ctx, f.agent); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.h.startSession(ctx, f.voiceKey, sessionRequest{AgentID: f.agent.ID}); err != nil {
+	if _, err := f.h.startSession(ctx, channelRef{key: f.voiceKey}, sessionRequest{AgentID: f.agent.ID}); err != nil {
 		t.Fatal(err)
 	}
 	reqs := f.fake.Requests()

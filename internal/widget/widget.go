@@ -101,8 +101,6 @@ func New(o Options) *Handler {
 	if o.CacheTTL <= 0 {
 		o.CacheTTL = 3 * time.Second
 	}
-	// Console test sessions run on a virtual channel (testsession.go).
-	o.Store = testChannels{o.Store}
 	h := &Handler{store: o.Store, auth: o.Auth, provider: o.Provider, limiter: o.Limiter, tools: o.Tools, now: time.Now,
 		publicURL: strings.TrimRight(o.PublicURL, "/")}
 	h.keys = newKeyCache(o.Store.WidgetKeyByHash, o.CacheTTL)
