@@ -41,7 +41,7 @@ func (a *App) mount(ctx context.Context) error {
 	a.Tools = tools.New(a.Store, tools.Options{
 		AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks, Registerer: a.Registry, Logger: a.Logger,
 	})
-	a.routes = append(a.routes, tools.NewHandler(a.Store, a.Auth).Routes()...)
+	a.routes = append(a.routes, tools.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks).Routes()...)
 	limiter, err := a.rateLimiter(ctx)
 	if err != nil {
 		return err
