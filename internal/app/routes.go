@@ -52,7 +52,7 @@ func (a *App) mount(ctx context.Context) error {
 			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
 			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey,
 		}, nil),
-		Tools: a.Tools, PublicURL: a.Config.PublicURL,
+		Tools: a.Tools, PublicURL: a.Config.PublicURL, AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks,
 	})
 	a.routes = append(a.routes, a.widget.Routes()...)
 	a.routes = append(a.routes, a.widget.TestSessionRoutes()...)

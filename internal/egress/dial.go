@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"errors"
 	"net/netip"
 	"syscall"
 )
@@ -17,4 +18,15 @@ func Control(_, address string, _ syscall.RawConn) error {
 		return &BlockedError{What: "an address that cannot be checked"}
 	}
 	return Check(ap.Addr())
+}
+
+// Refusal is how a request the policy stopped is recorded (a delivery's
+// attempt, a log line): "blocked: " and the reason; "" when err is not the
+// policy's refusal.
+func Refusal(err error) string {
+	var b *BlockedError
+	if !errors.As(err, &b) {
+		return ""
+	}
+	return "blocked: " + b.Error() + "; agentline sends nothing to internal addresses"
 }
