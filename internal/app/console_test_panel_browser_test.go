@@ -48,7 +48,7 @@ func TestConsoleFirstRunTestPanel(t *testing.T) {
 	if href := eval[string](t, ctx, `[...document.querySelectorAll(".checklist li")].find(li => li.textContent.includes("A webhook endpoint")).querySelector("a").getAttribute("href")`); href != "#/webhooks" {
 		t.Errorf("the webhook item links to %q", href)
 	}
-	s.Must(t, 201, "POST", "/api/projects/1/webhooks", s.Login(t, "owner@example.com", apptest.Password), map[string]any{"url": "https://127.0.0.1:9/hook"}, nil)
+	storeEndpoint(t, s, 1, "https://127.0.0.1:9/hook")
 	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestConversationDeliveriesAndCatalog(t *testing.T) {
 	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Shop"}, &p)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
 	// An address the SSRF guard refuses: the deliveries exist, none leaves.
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/webhooks", tok, map[string]any{"url": "https://127.0.0.1:9/hook"}, nil)
+	storeEndpoint(t, s, p.ID, "https://127.0.0.1:9/hook")
 	c, err := s.App.Store.ReserveCall(ctx, agentline.Call{ProjectID: p.ID, AgentID: a.ID, CallSID: "CA1", Direction: agentline.CallOutbound,
 		From: "+14155550100", To: "+14155550199", Status: agentline.CallQueued}, 10)
 	if err != nil {

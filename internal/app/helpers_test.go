@@ -9,8 +9,11 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app"
+	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/config"
+	"github.com/agentline/agentline/internal/webhooks"
 )
 
 func itoa(id int64) string { return strconv.FormatInt(id, 10) }
@@ -39,4 +42,22 @@ func webhookTool(t testing.TB, reply string, calls int) (url string, hooked <-ch
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL, bodies
+}
+
+// storeEndpoint stores an enabled webhook endpoint for every event of the
+// project straight into the store, past the API's save-time address check:
+// an endpoint at an address the connect-time guard refuses, as one saved
+// before the policy (or a name that came to point inside) would be.
+func storeEndpoint(t testing.TB, s *apptest.Server, projectID int64, url string) agentline.WebhookEndpoint {
+	t.Helper()
+	secret, err := webhooks.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.App.Store.CreateWebhook(context.Background(), agentline.WebhookEndpoint{
+		ProjectID: projectID, URL: url, Events: []string{"*"}, Enabled: true, Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

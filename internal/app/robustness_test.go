@@ -113,8 +113,7 @@ func newObjects(t *testing.T, s *apptest.Server, token string, projectID, agentI
 // refuses at once) with one test delivery.
 func newWebhook(t *testing.T, s *apptest.Server, token string, projectID int64) (webhookID, deliveryID int64) {
 	t.Helper()
-	var wh struct{ ID int64 }
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(projectID)+"/webhooks", token, map[string]any{"url": "https://127.0.0.1:9/hook"}, &wh)
+	wh := storeEndpoint(t, s, projectID, "https://127.0.0.1:9/hook")
 	var d struct{ ID int64 }
 	s.Must(t, 202, "POST", "/api/webhooks/"+itoa(wh.ID)+"/test", token, nil, &d)
 	return wh.ID, d.ID

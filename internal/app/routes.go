@@ -43,7 +43,7 @@ func (a *App) mount(ctx context.Context) error {
 	a.Tools = tools.New(a.Store, tools.Options{
 		AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks, Registerer: a.Registry, Logger: a.Logger,
 	})
-	a.routes = append(a.routes, tools.NewHandler(a.Store, a.Auth).Routes()...)
+	a.routes = append(a.routes, tools.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks).Routes()...)
 	limiter, err := a.rateLimiter(ctx)
 	if err != nil {
 		return err
@@ -54,7 +54,7 @@ func (a *App) mount(ctx context.Context) error {
 			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
 			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey,
 		}, nil),
-		Tools: a.Tools, PublicURL: a.Config.PublicURL,
+		Tools: a.Tools, PublicURL: a.Config.PublicURL, AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks,
 	})
 	a.routes = append(a.routes, a.widget.Routes()...)
 	a.routes = append(a.routes, a.widget.TestSessionRoutes()...)

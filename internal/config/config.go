@@ -137,7 +137,7 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_PASSWORD_COST", flag: "password-cost", def: "10", usage: "bcrypt cost of password hashes (4 to 31; each step doubles the work)", integer: &c.PasswordCost},
 		{env: "AGENTLINE_SHUTDOWN_TIMEOUT", flag: "shutdown-timeout", def: "30s", usage: "how long shutdown waits for requests in flight", duration: &c.ShutdownTimeout},
 		{env: "AGENTLINE_DRAIN_TIMEOUT", flag: "drain-timeout", def: "30s", usage: "on SIGTERM, how long live phone calls may go on (new calls and sessions refused, /readyz 503) before they are ended; 0s ends them at once", duration: &c.DrainTimeout},
-		{env: "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS", flag: "allow-private-webhooks", def: "false", usage: "let webhook tools reach loopback and private addresses", boolean: &c.AllowPrivateWebhooks},
+		{env: "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS", flag: "allow-private-webhooks", def: "false", usage: "let webhook tools, notify_url and event webhooks use loopback and private addresses", boolean: &c.AllowPrivateWebhooks},
 		{env: "AGENTLINE_LOG_LEVEL", flag: "log-level", def: "info", usage: "debug, info, warn or error", str: &c.LogLevel},
 		{env: "AGENTLINE_SANDBOX", flag: "sandbox", def: "false", usage: "serve a pretend OpenAI-compatible provider and point OpenAI-kind agents at it, to try the widget with no API key (never in production)", boolean: &c.Sandbox},
 		{env: "TELEPHONY_ENABLED", flag: "telephony-enabled", def: "false", usage: "enable the phone channel", boolean: &c.TelephonyEnabled},

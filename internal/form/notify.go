@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/egress"
 )
 
 // DefaultBackoff is the wait before each retry of a notify_url delivery:
@@ -140,6 +142,9 @@ func (n *Notifier) attempt(ctx context.Context, d NotifyLead, attempt int) error
 	req.Header.Set("Idempotency-Key", "lead-"+strconv.FormatInt(d.LeadID, 10))
 	req.Header.Set("X-Agentline-Attempt", strconv.Itoa(attempt))
 	resp, err := n.client.Do(req)
+	if r := egress.Refusal(err); r != "" {
+		return errors.New(r) // the reason alone: the URL's query may hold a token
+	}
 	if err != nil {
 		return err
 	}

@@ -3,15 +3,21 @@ package form_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/egress"
+	"github.com/agentline/agentline/internal/egress/egresstest"
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/tools"
 	"github.com/riverqueue/river"
@@ -97,4 +103,52 @@ func (h *holder) count() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.delivered
+}
+
+// Every range of the address policy is refused when a lead is sent to its
+// notify_url, whether the URL names the address or a name that resolves to
+// it; the refusal is logged as blocked and nothing connects. The notifier
+// sends with the tool facility's client, as the app wires it.
+func TestNotifyRefusesEveryRange(t *testing.T) {
+	rc := newReceiver(0)
+	srv := httptestServer(t, rc)
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	cases := egresstest.Refused()
+	answers := map[string]netip.Addr{}
+	for i, c := range cases {
+		answers[fmt.Sprintf("h%d.example.com", i)] = netip.MustParseAddr(c.Addr)
+		// Nothing is dialed that the policy would let through: no packet
+		// leaves loopback even if the table were wrong.
+		if err := egress.Check(netip.MustParseAddr(c.Addr)); err == nil {
+			t.Fatalf("the policy allows %s (%s)", c.Addr, c.Name)
+		}
+	}
+	client := tools.New(nil, tools.Options{Resolver: egresstest.Resolver(t, answers)}).Client()
+	// send makes a lead's one and only attempt and returns the log.
+	send := func(url string, leadID int64) (string, error) {
+		var logs apptest.Buffer
+		n := form.NewNotifier(form.NotifierOptions{Client: client, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Backoff: []time.Duration{}})
+		err := n.Work(context.Background(), job(url, leadID, 1, 1))
+		return logs.String(), err
+	}
+	// The client is guarded: loopback is refused before anything else is
+	// tried, or the table's addresses would be dialed for real.
+	if logs, err := send(srv.URL, 1); err == nil || !strings.Contains(logs, "blocked: 127.0.0.1 is a loopback address") {
+		t.Fatalf("loopback: %v\n%s", err, logs)
+	}
+	for i, c := range cases {
+		for _, u := range []string{
+			"http://" + net.JoinHostPort(c.Addr, strconv.Itoa(port)) + "/leads",
+			fmt.Sprintf("http://h%d.example.com:%d/leads", i, port),
+		} {
+			logs, err := send(u, int64(i+2))
+			var cancel *rivertype.JobCancelError
+			if !errors.As(err, &cancel) || !strings.Contains(logs, `reason="blocked: `) {
+				t.Errorf("%s (%s) at %s: %v\n%s", c.Name, c.Addr, u, err, logs)
+			}
+		}
+	}
+	if a, _ := rc.snapshot(); len(a) != 0 {
+		t.Errorf("the receiver got %d requests", len(a))
+	}
 }

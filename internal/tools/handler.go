@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/egress"
 	"github.com/agentline/agentline/internal/httpx"
 )
 
@@ -32,12 +32,17 @@ type HandlerStore interface {
 
 // Handler serves the management routes of webhook tools and knowledge.
 type Handler struct {
-	store HandlerStore
-	auth  *auth.Service
+	store        HandlerStore
+	auth         *auth.Service
+	allowPrivate bool
 }
 
 // NewHandler returns the handler of the tool and knowledge routes.
-func NewHandler(s HandlerStore, a *auth.Service) *Handler { return &Handler{store: s, auth: a} }
+// allowPrivate lets a tool's URL name an internal address
+// (AGENTLINE_ALLOW_PRIVATE_WEBHOOKS; see internal/egress).
+func NewHandler(s HandlerStore, a *auth.Service, allowPrivate bool) *Handler {
+	return &Handler{store: s, auth: a, allowPrivate: allowPrivate}
+}
 
 // Routes lists the routes of this package, all behind a session token.
 func (h *Handler) Routes() []httpx.Route {
@@ -110,8 +115,8 @@ const (
 
 // apply sets the given fields on t and validates the result. A header sent
 // back in its masked form keeps the stored value, so a console can send the
-// set it was shown.
-func (in toolInput) apply(t *agentline.WebhookTool) error {
+// set it was shown. allowPrivate is the Handler's.
+func (in toolInput) apply(t *agentline.WebhookTool, allowPrivate bool) error {
 	if in.Name != nil {
 		t.Name = strings.TrimSpace(*in.Name)
 	}
@@ -141,7 +146,7 @@ func (in toolInput) apply(t *agentline.WebhookTool) error {
 		}
 		t.Headers = next
 	}
-	return validateTool(t)
+	return validateTool(t, allowPrivate)
 }
 
 func lookupHeader(h map[string]string, name string) (string, bool) {
@@ -153,7 +158,7 @@ func lookupHeader(h map[string]string, name string) (string, bool) {
 	return "", false
 }
 
-func validateTool(t *agentline.WebhookTool) error {
+func validateTool(t *agentline.WebhookTool, allowPrivate bool) error {
 	if !toolName.MatchString(t.Name) {
 		return agentline.Invalid("name", "name must be 1 to 64 letters, digits, _ or -")
 	}
@@ -176,15 +181,14 @@ func validateTool(t *agentline.WebhookTool) error {
 	if err := json.Compact(&compact, t.Parameters); err == nil {
 		t.Parameters = json.RawMessage(compact.Bytes())
 	}
-	u, err := url.Parse(t.URL)
-	if t.URL == "" {
+	switch {
+	case t.URL == "":
 		return agentline.Invalid("url", "url is required")
+	case len(t.URL) > 2048:
+		return agentline.Invalid("url", "url is at most 2048 characters")
 	}
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(t.URL) > 2048 {
-		return agentline.Invalid("url", "url must be an http(s) URL of at most 2048 characters")
-	}
-	if u.User != nil {
-		return agentline.Invalid("url", "url must not carry a user name or password; send credentials in headers")
+	if err := egress.CheckURL("url", t.URL, allowPrivate); err != nil {
+		return err
 	}
 	switch t.Method {
 	case "":
@@ -243,7 +247,7 @@ func (h *Handler) createTool(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t := agentline.WebhookTool{ProjectID: projectID, AgentID: agentID}
-	if err := in.apply(&t); err != nil {
+	if err := in.apply(&t, h.allowPrivate); err != nil {
 		return err
 	}
 	if t, err = h.store.CreateTool(r.Context(), t); err != nil {
@@ -279,7 +283,7 @@ func (h *Handler) updateTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := in.apply(&t); err != nil {
+	if err := in.apply(&t, h.allowPrivate); err != nil {
 		return err
 	}
 	if t, err = h.store.UpdateTool(r.Context(), t); err != nil {

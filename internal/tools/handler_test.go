@@ -60,6 +60,8 @@ func testToolRoutes(t *testing.T, e *env) {
 		{"ftp url", e.owner, "POST", base, with("t5", "url", "ftp://example.com/x"), 400, "url"},
 		{"no url", e.owner, "POST", base, with("t6", "url", ""), 400, "url"},
 		{"url with password", e.owner, "POST", base, with("t7", "url", "https://u:p@example.com/"), 400, "url"},
+		{"loopback url", e.owner, "POST", base, with("t21", "url", "http://127.0.0.1:8080/hook"), 400, "url"},
+		{"metadata url", e.owner, "PATCH", fmt.Sprintf("/api/tools/%d", created.ID), map[string]any{"url": "http://[::ffff:169.254.169.254]/"}, 400, "url"},
 		{"PUT method", e.owner, "POST", base, with("t8", "method", "PUT"), 400, "method"},
 		{"timeout too long", e.owner, "POST", base, with("t9", "timeout_ms", 30001), 400, "timeout_ms"},
 		{"negative timeout", e.owner, "POST", base, with("t10", "timeout_ms", -1), 400, "timeout_ms"},

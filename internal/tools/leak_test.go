@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/egress/egresstest"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/store/storetest"
@@ -33,7 +34,7 @@ func TestUnreachableWebhookKeepsNetworkErrorsInTheLog(t *testing.T) {
 	closed.Close()
 	var log bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&log, nil))
-	f := New(e.db, Options{Resolver: fakeDNS(t, map[string]netip.Addr{}), AllowPrivateWebhooks: true, Logger: logger})
+	f := New(e.db, Options{Resolver: egresstest.Resolver(t, map[string]netip.Addr{}), AllowPrivateWebhooks: true, Logger: logger})
 	e.addTool(t, e.agent, agentline.WebhookTool{Name: "nodns", URL: "http://no-such-host.example/hook", TimeoutMS: 5000})
 	e.addTool(t, e.agent, agentline.WebhookTool{Name: "refused", URL: "http://" + closedAddr + "/hook", TimeoutMS: 5000})
 

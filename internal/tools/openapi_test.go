@@ -17,7 +17,7 @@ func TestRoutesAreInOpenAPI(t *testing.T) {
 	if err := yaml.Unmarshal(agentline.OpenAPI, &doc); err != nil {
 		t.Fatalf("docs/openapi.yaml: %v", err)
 	}
-	for _, r := range NewHandler(nil, nil).Routes() {
+	for _, r := range NewHandler(nil, nil, false).Routes() {
 		if _, ok := doc.Paths[r.Pattern][strings.ToLower(r.Method)]; !ok {
 			t.Errorf("%s %s is not in docs/openapi.yaml", r.Method, r.Pattern)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/egress"
 	"github.com/agentline/agentline/internal/httpx"
 )
 
@@ -47,8 +48,9 @@ type Store interface {
 
 // Options configure a Facility.
 type Options struct {
-	// AllowPrivateWebhooks turns the SSRF guard off, letting webhook tools
-	// reach loopback and private addresses (AGENTLINE_ALLOW_PRIVATE_WEBHOOKS).
+	// AllowPrivateWebhooks turns the SSRF guard (internal/egress's policy)
+	// off, letting webhook tools, and whoever else sends with Client, reach
+	// loopback and private addresses (AGENTLINE_ALLOW_PRIVATE_WEBHOOKS).
 	AllowPrivateWebhooks bool
 	// Registerer receives the tool metrics; nil registers nowhere.
 	Registerer prometheus.Registerer
@@ -69,7 +71,7 @@ type Facility struct {
 
 // New returns a Facility over store.
 func New(store Store, opts Options) *Facility {
-	control := guardControl
+	control := egress.Control
 	if opts.AllowPrivateWebhooks {
 		control = nil
 	}

@@ -9,83 +9,22 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/egress"
 )
 
 // maxRedirects is how many redirects a webhook call follows.
 const maxRedirects = 3
 
-// blockedPrefixes are ranges a webhook may not reach besides those the
-// netip predicates name: "this network", carrier-grade NAT, IETF protocol
-// assignments, benchmarking, reserved, and NAT64 (which can embed any of
-// them).
-var blockedPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"),
-	netip.MustParsePrefix("64:ff9b:1::/48"),
-}
-
-// blockedAddr reports why ip may not be reached by a webhook, or "".
-func blockedAddr(ip netip.Addr) string {
-	ip = ip.Unmap()
-	switch {
-	case !ip.IsValid():
-		return "invalid address"
-	case ip.IsLoopback():
-		return "loopback address"
-	case ip.IsPrivate():
-		return "private address"
-	case ip.IsLinkLocalUnicast():
-		return "link-local address (cloud metadata lives there)"
-	case ip.IsUnspecified():
-		return "unspecified address"
-	case ip.IsMulticast(), ip.IsLinkLocalMulticast(), ip.IsInterfaceLocalMulticast():
-		return "multicast address"
-	}
-	for _, p := range blockedPrefixes {
-		if p.Contains(ip) {
-			return "reserved or internal address"
-		}
-	}
-	return ""
-}
-
-// errBlocked marks a connection refused by the SSRF guard.
-type errBlocked struct {
-	addr   string
-	reason string
-}
-
-func (e *errBlocked) Error() string { return fmt.Sprintf("%s is a %s", e.addr, e.reason) }
-
-// guardControl runs on every socket right before it connects, with the
-// address actually dialed: a name that resolved to a public address for one
-// lookup and to an internal one for the next (DNS rebinding) is still caught.
-func guardControl(network, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return &errBlocked{addr: address, reason: "address that cannot be checked"}
-	}
-	if reason := blockedAddr(ap.Addr()); reason != "" {
-		return &errBlocked{addr: ap.Addr().String(), reason: reason}
-	}
-	return nil
-}
-
 // newWebhookClient returns the HTTP client of webhook calls: no proxy (a
 // proxy would be dialed instead of the target, escaping the guard), a few
 // redirects at most, each target checked by the guard when it is dialed.
-// control is guardControl, or nil for no guard.
+// control is egress.Control, or nil for no guard.
 func newWebhookClient(control func(network, address string, c syscall.RawConn) error, resolver *net.Resolver) *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Resolver: resolver, Control: control}
 	transport := &http.Transport{
@@ -217,12 +156,12 @@ func queryValues(v any) []string {
 // transportError tells apart a call that timed out, one the guard refused,
 // one that failed to connect, and the caller giving up (agentline's error).
 func transportError(parent, call context.Context, err error, timeout time.Duration) error {
-	var blocked *errBlocked
+	var blocked *egress.BlockedError
 	switch {
 	case parent.Err() != nil:
 		return fmt.Errorf("tool call: %w", parent.Err())
 	case errors.As(err, &blocked):
-		return &toolError{Code: "blocked_address", Message: "the tool's URL leads to an address webhooks may not reach: " + blocked.reason}
+		return &toolError{Code: "blocked_address", Message: "the tool's URL leads to an address webhooks may not reach: " + blocked.What}
 	case errors.Is(call.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
 		return &toolError{Code: "timeout", Message: fmt.Sprintf("the tool's endpoint did not answer within %s", timeout)}
 	}

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -18,9 +20,10 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/egress"
+	"github.com/agentline/agentline/internal/egress/egresstest"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/store/storetest"
 )
@@ -223,7 +226,7 @@ func guardExcept(allowed netip.Addr) func(string, string, syscall.RawConn) error
 		if ap, err := netip.ParseAddrPort(address); err == nil && ap.Addr() == allowed {
 			return nil
 		}
-		return guardControl(network, address, c)
+		return egress.Control(network, address, c)
 	}
 }
 
@@ -287,20 +290,6 @@ func TestSSRFGuard(t *testing.T) {
 	}
 }
 
-func TestBlockedAddr(t *testing.T) {
-	for addr, blocked := range map[string]bool{
-		"127.0.0.1": true, "127.8.9.10": true, "::1": true, "10.1.2.3": true, "172.31.255.255": true, "192.168.0.1": true,
-		"169.254.169.254": true, "fe80::1": true, "fc00::1": true, "fd12::1": true, "100.64.0.1": true, "100.127.255.255": true,
-		"0.0.0.0": true, "::": true, "224.0.0.1": true, "ff02::1": true, "255.255.255.255": true, "::ffff:10.0.0.1": true,
-		"64:ff9b::a00:1": true, "198.18.0.1": true,
-		"8.8.8.8": false, "1.1.1.1": false, "172.32.0.1": false, "100.128.0.1": false, "2606:4700:4700::1111": false, "93.184.216.34": false,
-	} {
-		if got := blockedAddr(netip.MustParseAddr(addr)) != ""; got != blocked {
-			t.Errorf("blockedAddr(%s) = %v, want %v", addr, got, blocked)
-		}
-	}
-}
-
 func counterValue(t *testing.T, f *Facility, labels ...string) float64 {
 	t.Helper()
 	var m dto.Metric
@@ -347,57 +336,13 @@ func TestExecuteLogsOneLinePerCall(t *testing.T) {
 	}
 }
 
-// fakeDNS is a DNS server on loopback that answers A queries from answers,
-// and a resolver that asks only it.
-func fakeDNS(t *testing.T, answers map[string]netip.Addr) *net.Resolver {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			var p dnsmessage.Parser
-			h, err := p.Start(buf[:n])
-			if err != nil {
-				continue
-			}
-			q, err := p.Question()
-			if err != nil {
-				continue
-			}
-			b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true})
-			b.StartQuestions()
-			b.Question(q)
-			b.StartAnswers()
-			if addr, ok := answers[strings.TrimSuffix(q.Name.String(), ".")]; ok && q.Type == dnsmessage.TypeA {
-				b.AResource(dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET}, dnsmessage.AResource{A: addr.As4()})
-			}
-			msg, err := b.Finish()
-			if err == nil {
-				pc.WriteTo(msg, from)
-			}
-		}
-	}()
-	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "udp", pc.LocalAddr().String())
-	}}
-}
-
 // Names are checked by the addresses they resolve to, whatever resolves
 // them: a public-looking name that points inside is refused.
 func TestSSRFGuardChecksResolvedNames(t *testing.T) {
 	e := newEnv(t, storetest.Open(t, store.SQLite))
 	srv, reqs, _ := hookServer(t)
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
-	resolver := fakeDNS(t, map[string]netip.Addr{
+	resolver := egresstest.Resolver(t, map[string]netip.Addr{
 		"hooks.example.com":    netip.MustParseAddr("127.0.0.1"),
 		"internal.example.com": netip.MustParseAddr("10.0.0.7"),
 		"metadata.example.com": netip.MustParseAddr("169.254.169.254"),
@@ -419,5 +364,75 @@ func TestSSRFGuardChecksResolvedNames(t *testing.T) {
 	res, err := open.Execute(context.Background(), e.agent, agentline.ToolCall{Name: "hooks"})
 	if err != nil || res.IsError || !strings.Contains(res.Output, "shipped") {
 		t.Fatalf("unguarded: %s %v", res.Output, err)
+	}
+}
+
+// onLoopbackOnly wraps a socket's control so that whatever it lets through
+// off loopback is refused and counted: were the guard broken, this test
+// would fail without sending a packet off the machine.
+func onLoopbackOnly(control func(string, string, syscall.RawConn) error, leaked *atomic.Int32) func(string, string, syscall.RawConn) error {
+	return func(network, address string, c syscall.RawConn) error {
+		if err := control(network, address, c); err != nil {
+			return err
+		}
+		if ap, err := netip.ParseAddrPort(address); err != nil || !ap.Addr().Unmap().IsLoopback() {
+			leaked.Add(1)
+			return errors.New("test: not leaving loopback")
+		}
+		return nil
+	}
+}
+
+// Every range of the policy is refused when the guarded client connects:
+// the address as the URL's host, a name that resolves to it, and a
+// redirect to that name. The same client sends notify_url and event
+// webhook deliveries (Facility.Client).
+func TestGuardRefusesEveryRange(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, store.SQLite))
+	srv, reqs, _ := hookServer(t)
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	cases := egresstest.Refused()
+	answers := map[string]netip.Addr{}
+	for i, c := range cases {
+		answers[fmt.Sprintf("h%d.example.com", i)] = netip.MustParseAddr(c.Addr)
+	}
+	// A server on 127.0.0.2, which the test lets through, redirects to
+	// the URL in its query.
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirector := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+	}))
+	redirector.Listener.Close()
+	redirector.Listener = ln
+	redirector.Start()
+	defer redirector.Close()
+
+	var leaked atomic.Int32
+	guarded := New(e.db, Options{Logger: quiet})
+	guarded.client = newWebhookClient(onLoopbackOnly(guardExcept(netip.MustParseAddr("127.0.0.2")), &leaked), egresstest.Resolver(t, answers))
+	for i, c := range cases {
+		name := fmt.Sprintf("http://h%d.example.com:%d/order", i, port)
+		urls := map[string]string{
+			"literal":  "http://" + net.JoinHostPort(c.Addr, strconv.Itoa(port)) + "/order",
+			"name":     name,
+			"redirect": "http://" + ln.Addr().String() + "/?to=" + url.QueryEscape(name),
+		}
+		for how, u := range urls {
+			tool := fmt.Sprintf("t%d_%s", i, how)
+			e.addTool(t, e.agent, agentline.WebhookTool{Name: tool, URL: u, TimeoutMS: 2000})
+			res, err := guarded.Execute(context.Background(), e.agent, agentline.ToolCall{Name: tool})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code := errorCode(t, res); code != "blocked_address" {
+				t.Errorf("%s (%s) by %s: code %q, want blocked_address; output %s", c.Name, c.Addr, how, code, res.Output)
+			}
+		}
+	}
+	if len(reqs) != 0 || leaked.Load() != 0 {
+		t.Fatalf("the loopback server was reached %d times; %d dials off loopback were let through", len(reqs), leaked.Load())
 	}
 }

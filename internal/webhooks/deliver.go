@@ -19,6 +19,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/egress"
 )
 
 // DeliveryStore is what the delivery worker needs from storage.
@@ -204,7 +205,10 @@ func (d *Deliverer) send(ctx context.Context, del agentline.WebhookDelivery, ep 
 	resp, err := d.client.Do(req)
 	a.LatencyMS = time.Since(start).Milliseconds()
 	if err != nil {
-		a.Error = err.Error()
+		// A refusal of the address policy says so, not as a network error.
+		if a.Error = egress.Refusal(err); a.Error == "" {
+			a.Error = err.Error()
+		}
 		return a
 	}
 	defer resp.Body.Close()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/egress"
 	"github.com/agentline/agentline/internal/httpx"
 )
 
@@ -47,7 +48,8 @@ type Handler struct {
 }
 
 // NewHandler returns the endpoints API. allowPrivate lets endpoints use
-// plain http (AGENTLINE_ALLOW_PRIVATE_WEBHOOKS, for tests and local work).
+// plain http and internal addresses (AGENTLINE_ALLOW_PRIVATE_WEBHOOKS, for
+// tests and local work; see internal/egress).
 func NewHandler(s Store, a *auth.Service, allowPrivate bool) *Handler {
 	return &Handler{store: s, auth: a, allowPrivate: allowPrivate, now: time.Now}
 }
@@ -217,22 +219,21 @@ func (h *Handler) apply(e *agentline.WebhookEndpoint, in endpointInput) error {
 	return nil
 }
 
+// checkURL checks an endpoint's URL: the outgoing address policy's
+// save-time check (internal/egress), and https, since deliveries carry
+// customer data (plain http only with allowPrivate, for local work).
 func (h *Handler) checkURL(raw string) error {
 	raw = strings.TrimSpace(raw)
-	u, err := url.Parse(raw)
-	if raw == "" || err != nil || u.Host == "" || u.Hostname() == "" {
+	if raw == "" {
 		return agentline.Invalid("url", "url must be an absolute URL, such as https://hooks.example.com/agentline")
 	}
 	if len(raw) > 2000 {
 		return agentline.Invalid("url", "url is at most 2000 characters")
 	}
-	if u.User != nil {
-		return agentline.Invalid("url", "url must not hold a user name or password")
+	if err := egress.CheckURL("url", raw, h.allowPrivate); err != nil {
+		return err
 	}
-	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && h.allowPrivate:
-	default:
+	if u, _ := url.Parse(raw); u.Scheme != "https" && !h.allowPrivate {
 		return agentline.Invalid("url", "url must use https")
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/egress"
 	"github.com/agentline/agentline/internal/httpx"
 )
 
@@ -108,6 +109,13 @@ func (h *Handler) apply(ctx context.Context, in channelInput, c *agentline.Chann
 	}
 	if err := c.Validate(); err != nil {
 		return err
+	}
+	// The domain checked notify_url's form; where it may lead is the
+	// outgoing address policy's to say.
+	if f := c.Settings.Form; f != nil && f.NotifyURL != "" {
+		if err := egress.CheckURL("settings.form.notify_url", f.NotifyURL, h.allowPrivate); err != nil {
+			return err
+		}
 	}
 	if c.AgentID != nil {
 		if _, err := h.store.Agent(ctx, c.ProjectID, *c.AgentID); errors.Is(err, agentline.ErrNotFound) {

@@ -75,6 +75,9 @@ type Options struct {
 	// PublicURL is AGENTLINE_PUBLIC_URL, the base URL in snippets; empty:
 	// the URL a request came to.
 	PublicURL string
+	// AllowPrivateWebhooks lets a form's notify_url name an internal
+	// address (AGENTLINE_ALLOW_PRIVATE_WEBHOOKS; see internal/egress).
+	AllowPrivateWebhooks bool
 }
 
 // Handler serves the channel and key management routes and the public
@@ -94,6 +97,8 @@ type Handler struct {
 	// publicURL is the base URL of snippets, without a trailing slash;
 	// see Options.PublicURL.
 	publicURL string
+	// allowPrivate is Options.AllowPrivateWebhooks.
+	allowPrivate bool
 }
 
 // New returns the widget channel's handler.
@@ -102,7 +107,7 @@ func New(o Options) *Handler {
 		o.CacheTTL = 3 * time.Second
 	}
 	h := &Handler{store: o.Store, auth: o.Auth, provider: o.Provider, limiter: o.Limiter, tools: o.Tools, now: time.Now,
-		publicURL: strings.TrimRight(o.PublicURL, "/")}
+		publicURL: strings.TrimRight(o.PublicURL, "/"), allowPrivate: o.AllowPrivateWebhooks}
 	h.keys = newKeyCache(o.Store.WidgetKeyByHash, o.CacheTTL)
 	h.configs = newConfigCache(h.buildConfig, o.CacheTTL)
 	h.touch = newToucher(o.Store.TouchWidgetKey, time.Minute)
