@@ -19,7 +19,7 @@ func TestInstanceAdmins(t *testing.T) {
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			s := apptest.StartFresh(t, d, nil)
-			admin := s.Login(t, apptest.AdminEmail, apptest.AdminPassword)
+			admin := s.Admin(t)
 			var me struct {
 				User     agentline.User `json:"user"`
 				Features struct {
@@ -171,3 +171,24 @@ var (
 	timePattern = regexp.MustCompile(`\d{4}-\d\d-\d\dT[0-9:.]+Z`)
 	itoaPattern = regexp.MustCompile(`"id":\d+`)
 )
+
+// The password change alone, sprayed from one client over 30 stolen
+// sessions with one guess each, is refused from the per-client limit on.
+func TestPasswordChangeSprayingIsLimitedPerClient(t *testing.T) {
+	s := apptest.StartFresh(t, "sqlite", nil)
+	limited := -1
+	for i := range 30 {
+		_, tok := s.NewUser(t, "user"+itoa(int64(i))+"@example.com")
+		r := s.Do(t, "POST", "/api/me/password", tok, map[string]string{"current_password": "Summer2026!", "new_password": "whatever it is"})
+		if r.Status == 429 && r.Header.Get("Retry-After") != "" {
+			limited = i
+			break
+		}
+		if r.Status != 400 {
+			t.Fatalf("attempt %d = %s", i, r)
+		}
+	}
+	if limited != 20 {
+		t.Fatalf("password changes refused from attempt %d, want 20", limited)
+	}
+}

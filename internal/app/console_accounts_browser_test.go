@@ -73,7 +73,7 @@ func TestConsoleAccountsWithMail(t *testing.T) {
 	a := newConsole(t, ctx, s.URL)
 	c.press("Sign out")
 	c.heading("Sign in to agentline")
-	a.signIn(apptest.AdminEmail, apptest.AdminPassword)
+	a.signIn(apptest.AdminEmail, s.AdminPassword(t))
 	a.poll("the Accounts link", `[...document.querySelectorAll("header a, #top a")].some(x => x.textContent === "Accounts")`)
 	a.press("Accounts")
 	a.heading("Accounts")

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,8 @@ func (c console) axeCheck(source, page string) {
 // Every page of the console, checked with axe-core: sign-in, the
 // projects, agents, an agent's every tab, channels, a widget and a form
 // channel (its field builder), conversations, leads, analytics (empty),
-// members, the account and an invite link's page; and editors open (the
+// members, the account, the accounts page, invitation and reset pages;
+// and editors open (the
 // analysis data builder in JSON mode, a tool's editor). The conversation
 // pages are checked in TestConsoleToolEditAndConversations.
 // Any serious or critical violation
@@ -67,7 +69,11 @@ func TestConsoleAccessibility(t *testing.T) {
 		"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test",
 		"TWILIO_ACCOUNT_SID": carrier.AccountSID(), "TWILIO_AUTH_TOKEN": carrier.AuthToken(), "TWILIO_API_BASE_URL": carrier.URL(),
 	})
-	_, tok := s.NewUser(t, "owner@example.com")
+	owner, tok := s.NewUser(t, "owner@example.com")
+	admin := true
+	if _, err := s.App.Store.UpdateUser(context.Background(), owner.ID, agentline.UserChange{Admin: &admin}); err != nil {
+		t.Fatal(err)
+	}
 	var p agentline.Project
 	var a agentline.Agent
 	var ch struct {
@@ -80,6 +86,8 @@ func TestConsoleAccessibility(t *testing.T) {
 		ID int64 `json:"id"`
 	}
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "form", "name": "contact"}, &formCh)
+	var inv agentline.Invite
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/invites", tok, map[string]any{"email": "vera@example.com", "role": "viewer"}, &inv)
 	// The agent's editor with rows in its data builder, and a tool to edit.
 	s.Must(t, 200, "PATCH", "/api/agents/"+itoa(a.ID), tok, map[string]any{"analysis": map[string]any{"summary": true, "success_criteria": "Booked",
 		"data_schema": map[string]any{"type": "object", "properties": map[string]any{"order_id": map[string]string{"type": "string"}, "topic": map[string]any{"type": "string", "enum": []string{"a", "b"}}}}}}, nil)
@@ -111,7 +119,10 @@ func TestConsoleAccessibility(t *testing.T) {
 		{"#/account", "Your account", ""},
 		{"#/channels/" + itoa(formCh.ID), "contact", `document.querySelectorAll(".builder-row").length > 0`},
 		{"#/analytics", "Analytics", `document.querySelector("main").innerText.includes("No conversations yet.")`},
-		{"#/invite/ali_unused", "Join agentline", ""},
+		{"#/admin", "Accounts", ""},
+		{"#/invite/ali_unused", "Invitation", ""},
+		{"#/reset/alr_unused", "Set a new password", ""},
+		{"#/invite/" + inv.Token, "Invitation to Acme", ""},
 	} {
 		c.open(pg.hash, 1000, 800)
 		c.heading(pg.title)

@@ -480,16 +480,24 @@ func TestConsoleWidgetJourney(t *testing.T) {
 	c.heading("Leads")
 	c.poll("no leads", `document.querySelector("main").innerText.includes("No leads match.")`)
 
-	// Members: another account gets a role.
+	// Members: another account is invited, accepts, and is listed.
 	s.App.Auth.CreateUser(context.Background(), "viewer@example.com", apptest.Password)
 	c.press("Members")
 	c.heading("Members of Acme")
-	c.fill("Add member", "Email of an existing account", "nobody@example.com")
-	c.press("Add member")
-	c.poll("the unknown account error", `document.querySelector("form[aria-label='Add member'] .field-error:not(:empty), form[aria-label='Add member'] .form-error:not(:empty)") !== null`)
-	c.fill("Add member", "Email of an existing account", "viewer@example.com")
-	c.fill("Add member", "Role", "viewer")
-	c.press("Add member")
+	c.fill("Invite", "Email to invite", "not an email")
+	c.press("Invite")
+	c.poll("the bad email error", `document.querySelector("form[aria-label='Invite'] .field-error:not(:empty), form[aria-label='Invite'] .form-error:not(:empty)") !== null`)
+	c.fill("Invite", "Email to invite", "viewer@example.com")
+	c.fill("Invite", "Role", "viewer")
+	c.press("Invite")
+	c.poll("the invitation link", `!!document.getElementById("invite-link")`)
+	link := c.text("#invite-link")
+	s.Must(t, 200, "POST", "/api/invites/accept", s.Login(t, "viewer@example.com", apptest.Password),
+		map[string]string{"token": link[strings.LastIndex(link, "/")+1:]}, nil)
+	c.press("Agents")
+	c.heading("Agents")
+	c.press("Members")
+	c.heading("Members of Acme")
 	c.poll("the new member", `document.querySelector("main table").innerText.includes("viewer@example.com")`)
 
 	// The project switcher.

@@ -146,7 +146,7 @@ func TestAccountMailFlows(t *testing.T) {
 				t.Fatalf("a reset link after a password change = %s", r)
 			}
 			// The admin's reset link goes by mail too.
-			admin := s.Login(t, apptest.AdminEmail, apptest.AdminPassword)
+			admin := s.Admin(t)
 			var link agentline.PasswordReset
 			s.Must(t, 202, "POST", "/api/admin/users/"+itoa(bob.ID)+"/password-reset", admin, nil, &link)
 			m = srv.Wait(t, 7, 10*time.Second)[6]
@@ -194,5 +194,30 @@ func TestInvitationMailSurvivesARestart(t *testing.T) {
 	m := srv.Wait(t, 1, 30*time.Second)[0]
 	if m.To[0] != "vera@example.com" || inviteLink.FindString(m.Text) == "" {
 		t.Fatalf("mail after the restart = %+v", m)
+	}
+}
+
+// "Forgot password?" is limited per email (3 in 15 minutes) and per client
+// (10), counting every request whatever the answer, with Retry-After.
+func TestResetRequestsAreLimited(t *testing.T) {
+	srv := mailtest.Start(t, mailtest.Options{})
+	s := apptest.StartFresh(t, "sqlite", mailEnv(srv))
+	ask := func(email string) *apptest.Response {
+		return s.Do(t, "POST", "/api/auth/forgot-password", "", map[string]string{"email": email})
+	}
+	for range 3 {
+		s.Must(t, 202, "POST", "/api/auth/forgot-password", "", map[string]string{"email": "ann@example.com"}, nil)
+	}
+	if r := ask("ann@example.com"); r.Status != 429 || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("a fourth request for one email = %s", r)
+	}
+	for i := range 6 {
+		s.Must(t, 202, "POST", "/api/auth/forgot-password", "", map[string]string{"email": "other" + itoa(int64(i)) + "@example.com"}, nil)
+	}
+	if r := ask("someone-else@example.com"); r.Status != 429 || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("an eleventh request from one client = %s", r)
+	}
+	if r := ask("not an email"); r.Status != 400 {
+		t.Fatalf("a malformed email = %s", r)
 	}
 }

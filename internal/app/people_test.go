@@ -180,7 +180,7 @@ func TestInvites(t *testing.T) {
 // from owner, removed from the project, or disabled.
 func TestInviteDiesWithTheInvitersRight(t *testing.T) {
 	s := apptest.StartFresh(t, store.SQLite, nil)
-	admin := s.Login(t, apptest.AdminEmail, apptest.AdminPassword)
+	admin := s.Admin(t)
 	_, owner := s.NewUser(t, "owner@example.com")
 	co, coTok := s.NewUser(t, "co@example.com")
 	var p agentline.Project

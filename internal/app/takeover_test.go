@@ -46,7 +46,7 @@ func TestTakeoverChainFails(t *testing.T) {
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			s := apptest.StartFresh(t, d, nil)
-			ownerTok := s.Login(t, apptest.AdminEmail, apptest.AdminPassword)
+			ownerTok := s.Admin(t)
 			before := stateOf(t, s, apptest.AdminEmail, ownerTok)
 			_, mal := s.NewUser(t, "mallory@example.com")
 			var p agentline.Project
@@ -112,7 +112,7 @@ var linkToken = regexp.MustCompile(`al[ir]_[A-Za-z0-9_-]{43}`)
 // (an administrator) and a plain account.
 func TestNoRouteLetsOneAccountChangeAnother(t *testing.T) {
 	s := apptest.StartFresh(t, "sqlite", nil)
-	adminTok := s.Login(t, apptest.AdminEmail, apptest.AdminPassword)
+	adminTok := s.Admin(t)
 	plain, plainTok := s.NewUser(t, "plain@example.com")
 	admin, _, _ := s.App.Store.UserByEmail(context.Background(), apptest.AdminEmail)
 	_, mal := s.NewUser(t, "mallory@example.com")

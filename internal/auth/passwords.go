@@ -101,13 +101,13 @@ func (s *Service) MailEnabled() bool { return s.enqueue != nil }
 // Requests are limited per email and per client, counted whatever the
 // answer.
 func (s *Service) RequestReset(ctx context.Context, email, clientIP string) error {
-	if !s.MailEnabled() {
-		return agentline.Errorf(agentline.ENotConfigured,
-			"this agentline sends no email (AGENTLINE_SMTP_URL is not set): an instance administrator can make you a reset link")
-	}
 	email = strings.TrimSpace(email)
 	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || a.Name != "" {
 		return agentline.Invalid("email", "%q is not an email address", email)
+	}
+	if !s.MailEnabled() {
+		return agentline.Errorf(agentline.ENotConfigured,
+			"this agentline sends no email (AGENTLINE_SMTP_URL is not set): an instance administrator can make you a reset link")
 	}
 	keys := throttleKeys(email, clientIP)
 	if wait := s.resets.blocked(keys, s.now()); wait > 0 {

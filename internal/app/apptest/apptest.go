@@ -51,10 +51,6 @@ func Config(t testing.TB, databaseURL string, env map[string]string) config.Conf
 		// Recordings of a test's calls stay in the test's own directory
 		// (on PostgreSQL the default would be the working directory).
 		"AGENTLINE_RECORDINGS_DIR": t.TempDir(),
-		// The first account, an instance administrator, with a known
-		// password (Server.Admin signs it in).
-		"AGENTLINE_ADMIN_EMAIL":    AdminEmail,
-		"AGENTLINE_ADMIN_PASSWORD": AdminPassword,
 	}
 	for k, v := range env {
 		vars[k] = v
@@ -269,12 +265,26 @@ func (s *Server) Login(t testing.TB, email, password string) string {
 	return out.Token
 }
 
-// The first account of a test instance, unless env names another: an
-// instance administrator.
-const (
-	AdminEmail    = "admin@localhost"
-	AdminPassword = "the admin's password"
-)
+// AdminEmail is the first account of a test instance whose env names no
+// other: an instance administrator.
+const AdminEmail = "admin@localhost"
+
+// AdminPassword is the first account's password, as its first start
+// printed it.
+func (s *Server) AdminPassword(t testing.TB) string {
+	t.Helper()
+	_, password, ok := FirstCredentials(s.Stdout.String())
+	if !ok {
+		t.Fatalf("the first start printed no credentials: %q", s.Stdout.String())
+	}
+	return password
+}
+
+// Admin signs the first account in and returns its session token.
+func (s *Server) Admin(t testing.TB) string {
+	t.Helper()
+	return s.Login(t, AdminEmail, s.AdminPassword(t))
+}
 
 // Password is the password of every user NewUser makes.
 const Password = "correct horse battery"
