@@ -140,11 +140,12 @@ func (a *App) telephony() (*telephony.Handler, error) {
 			return nil, err
 		}
 		carrier = t
-	} else if a.Sandbox != nil {
+	} else if a.Sandbox != nil && a.Config.TelephonyEnabled {
 		// phone calls (issue 9): with no carrier account, the sandbox sells
 		// pretend numbers from an in-process fake Twilio, so that a number
 		// can be linked and called with `agentline call`, which signs its
-		// requests with the same token.
+		// requests with the same token. With the phone channel off nothing
+		// could use it, and announcing it would mislead.
 		if token == "" {
 			token = twiliofake.SandboxAuthToken
 		}
