@@ -325,6 +325,28 @@ func TestHoneypotAndRateLimit(t *testing.T) {
 	}
 }
 
+// A submission refused for its answers (a person's typo) does not count
+// toward the per-client limit: after any number of them the visitor can
+// still send the corrected form as often as the limit allows. Stored and
+// abusive (honeypot) ones count.
+func TestRefusedAnswersDoNotCountTowardTheLimit(t *testing.T) {
+	f := newFixture(t, store.SQLite, map[string]string{"AGENTLINE_FORM_SUBMITS_PER_MINUTE": "2"})
+	c := f.formChannel(t, map[string]any{}, false)
+	for i := range 4 {
+		r := f.s.Do(t, "POST", submitPath(c), "", map[string]any{"name": "Ada", "email": "not an email"})
+		if r.Status != 400 || !strings.Contains(string(r.Body), `"field":"email"`) {
+			t.Fatalf("bad answers #%d: %s", i+1, r)
+		}
+	}
+	f.s.Must(t, 201, "POST", submitPath(c), "", map[string]any{"name": "Ada", "email": "ada@example.com"}, nil)
+	if r := f.s.Do(t, "POST", submitPath(c), "", map[string]any{"name": "Ada", "email": "ada@example.com", "_website": "x"}); r.Status != 400 {
+		t.Fatalf("honeypot: %s", r)
+	}
+	if r := f.s.Do(t, "POST", submitPath(c), "", map[string]any{"name": "Ada", "email": "ada@example.com"}); r.Status != 429 {
+		t.Fatalf("after a stored and a honeypot submission, limit 2: %s", r)
+	}
+}
+
 // Another tenant's lead answers like a missing one; a viewer may read but
 // not delete.
 func TestLeadPermissions(t *testing.T) {
