@@ -305,18 +305,27 @@ func TestSubmitValidation(t *testing.T) {
 // The honeypot refuses a filled-in hidden field, and the per-IP limit
 // refuses the submission after the allowed number with 429 Retry-After.
 func TestHoneypotAndRateLimit(t *testing.T) {
-	f := newFixture(t, store.SQLite, map[string]string{"AGENTLINE_FORM_SUBMITS_PER_MINUTE": "3"})
+	f := newFixture(t, store.SQLite, map[string]string{"AGENTLINE_FORM_SUBMITS_PER_MINUTE": "4"})
 	c := f.formChannel(t, map[string]any{}, false)
 	ok := map[string]any{"name": "Ada", "email": "ada@example.com"}
 	bot := map[string]any{"name": "Ada", "email": "ada@example.com", "_website": "http://spam.example"}
-	if r := f.s.Do(t, "POST", submitPath(c), "", bot); r.Status != 400 || !strings.Contains(string(r.Body), `"field":"_website"`) {
+	// The refusal does not tell a bot which field gave it away.
+	if r := f.s.Do(t, "POST", submitPath(c), "", bot); r.Status != 400 || r.ErrorCode() != "invalid_request" ||
+		strings.Contains(string(r.Body), "_website") || strings.Contains(string(r.Body), `"field"`) || strings.Contains(string(r.Body), "hidden") {
 		t.Fatalf("honeypot: %s", r)
+	}
+	req := f.s.Request(t, "POST", submitPath(c), "", "name=Ada&email=ada%40example.com&_website=http%3A%2F%2Fspam")
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "text/html")
+	page := f.s.Send(t, req)
+	if page.Status != 400 || strings.Contains(string(page.Body), "hidden") || strings.Contains(string(page.Body), "must be left empty") {
+		t.Fatalf("honeypot, as the page: %d %s", page.Status, page.Body)
 	}
 	f.s.Must(t, 201, "POST", submitPath(c), "", map[string]any{"name": "Ada", "email": "ada@example.com", "_website": ""}, nil)
 	f.s.Must(t, 201, "POST", submitPath(c), "", ok, nil)
 	r := f.s.Do(t, "POST", submitPath(c), "", ok)
 	if r.Status != 429 || r.ErrorCode() != "rate_limited" || r.Header.Get("Retry-After") == "" {
-		t.Fatalf("4th submit in a minute: %s %v", r, r.Header)
+		t.Fatalf("5th submit in a minute (two bots, two leads): %s %v", r, r.Header)
 	}
 	var list struct{ Leads []agentline.Lead }
 	f.s.Must(t, 200, "GET", "/api/projects/"+itoa(f.project.ID)+"/leads", f.tok, nil, &list)

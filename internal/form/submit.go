@@ -39,7 +39,7 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 	code := agentline.ErrorCode(err)
 	if !html {
 		if httpx.Status(code) < 500 { // WriteError logs the others
-			log.Warn("form submit refused", "reason", code, "detail", agentline.ErrorMessage(err))
+			log.Warn("form submit refused", "reason", code, "detail", refusal(err))
 		}
 		httpx.WriteError(w, r, err)
 		return
@@ -47,7 +47,7 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 	if httpx.Status(code) >= 500 {
 		log.Error("form submit failed", "reason", code, "err", err)
 	} else {
-		log.Warn("form submit refused", "reason", code, "detail", agentline.ErrorMessage(err))
+		log.Warn("form submit refused", "reason", code, "detail", refusal(err))
 	}
 	var e *agentline.Error
 	errors.As(err, &e)
@@ -161,7 +161,7 @@ func (h *Handler) submitForm(ctx context.Context, ch agentline.Channel, sub subm
 // not take, and returns the answers to store.
 func screen(form *agentline.FormSettings, sub submission) (map[string]any, error) {
 	if sub.honeypot != "" {
-		return nil, agentline.Invalid(HoneypotField, "the hidden field %s must be left empty", HoneypotField)
+		return nil, errHoneypot
 	}
 	fe := fieldErrors{}
 	for name, msg := range sub.problems {
@@ -172,6 +172,22 @@ func screen(form *agentline.FormSettings, sub submission) (map[string]any, error
 		return nil, fe.err()
 	}
 	return answers, nil
+}
+
+// errHoneypot refuses a submission with the hidden field filled in. Its
+// message names no field, so that a bot is not told which one gave it
+// away; the log says it (refusal).
+var errHoneypot = &agentline.Error{Code: agentline.EInvalid, Message: "this submission cannot be accepted",
+	Err: errors.New("the hidden field " + HoneypotField + " was filled in")}
+
+// refusal is what the log says of a refused submission: the message the
+// client got, and the cause it did not get, if any.
+func refusal(err error) string {
+	var e *agentline.Error
+	if errors.As(err, &e) && e.Err != nil && e.Code != agentline.EInternal {
+		return e.Message + " (" + e.Err.Error() + ")"
+	}
+	return agentline.ErrorMessage(err)
 }
 
 // answersRefused says err refuses a submission for its answers alone:
