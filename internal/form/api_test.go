@@ -390,3 +390,40 @@ func TestLeadPermissions(t *testing.T) {
 		}
 	}
 }
+
+// The form page's heading and title are for visitors: the project's name
+// shown to visitors (branding.display_name), else the project's name;
+// never the channel's internal name. The page shown again after a
+// refused submission says the same, and so does the thank-you page's title.
+func TestFormPageTitleIsForVisitors(t *testing.T) {
+	f := newFixture(t, store.SQLite, nil)
+	c := f.formChannel(t, map[string]any{}, false)
+	f.s.Must(t, 200, "PATCH", "/api/channels/"+itoa(c.ID), f.tok, map[string]any{"name": "lead form v2 (internal)"}, nil)
+	heading := func(r *apptest.Response) string {
+		b := string(r.Body)
+		i, j := strings.Index(b, "<h1>"), strings.Index(b, "</h1>")
+		if i < 0 || j < i {
+			return ""
+		}
+		return b[i+4 : j]
+	}
+	check := func(what string, r *apptest.Response, want string) {
+		t.Helper()
+		if got := heading(r); got != want || !strings.Contains(string(r.Body), "<title>"+want+"</title>") || strings.Contains(string(r.Body), "internal") {
+			t.Errorf("%s: heading %q, want %q; page:\n%s", what, got, want, r.Body)
+		}
+	}
+	check("the page", f.s.Do(t, "GET", "/api/channels/form/embed/"+itoa(c.ID), "", nil), "Acme")
+	f.s.Must(t, 200, "PATCH", "/api/projects/"+itoa(f.project.ID), f.tok, map[string]any{"branding": map[string]string{"display_name": "Acme Support"}}, nil)
+	check("the page with a display name", f.s.Do(t, "GET", "/api/channels/form/embed/"+itoa(c.ID), "", nil), "Acme Support")
+	post := func(body string) *apptest.Response {
+		req := f.s.Request(t, "POST", submitPath(c), "", body)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Accept", "text/html")
+		return f.s.Send(t, req)
+	}
+	check("the page shown again", post("name=Ada"), "Acme Support")
+	if r := post("name=Ada&email=ada%40example.com"); r.Status != 201 || !strings.Contains(string(r.Body), "<title>Acme Support</title>") || strings.Contains(string(r.Body), "internal") {
+		t.Errorf("the thank-you page: %s", r.Body)
+	}
+}

@@ -59,7 +59,7 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		if fe == nil {
 			fe = fieldErrors{e.Field: "cannot be accepted"}
 		}
-		renderPage(w, http.StatusBadRequest, ch, sub, fe, false)
+		renderPage(w, http.StatusBadRequest, ch, h.pageTitle(r.Context(), ch), sub, fe, false)
 	case code == agentline.ERateLimited:
 		setRetryAfter(w, err)
 		writeMessage(w, http.StatusTooManyRequests, "Too many forms were sent from your connection. Please wait a minute and try again.")
@@ -99,7 +99,7 @@ func (h *Handler) doSubmit(w http.ResponseWriter, r *http.Request, log *slog.Log
 		return ch, sub, err
 	}
 	if html {
-		renderPage(w, http.StatusCreated, ch, submission{}, nil, true)
+		renderPage(w, http.StatusCreated, ch, h.pageTitle(ctx, ch), submission{}, nil, true)
 		return ch, sub, nil
 	}
 	httpx.WriteJSON(w, http.StatusCreated, submitAnswer{Mode: lead.Mode, LeadID: lead.ID, AgentID: lead.AgentID, SessionID: lead.SessionID})

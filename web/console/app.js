@@ -366,7 +366,7 @@ function projectSettings() {
     p.role === "viewer" ? null : form([
       { name: "name", label: "Project name", value: p.name, required: true },
       { name: "branding.display_name", label: "Name shown to visitors", value: (p.branding && p.branding.display_name) || "",
-        hint: "The widget's title; empty shows the project name." },
+        hint: "The widget's title and the form page's heading; empty shows the project name." },
       { name: "recording_retention_days", label: "Keep call recordings (days)", type: "number", min: 0, value: p.recording_retention_days ?? 0,
         hint: "Recordings older than this are deleted; 0 keeps them. Agents record only with Record phone calls on." },
     ], "Save project", async (v) => {
