@@ -1,8 +1,16 @@
 package app_test
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"slices"
+	"sync"
 	"testing"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
@@ -68,4 +76,68 @@ func TestConsoleEditsDisplayName(t *testing.T) {
 		t.Fatalf("after clearing the display name: %+v", p)
 	}
 	c.noErrors("projects")
+}
+
+// notFounds collects the URLs the browser got a 404 for: Chromium logs
+// each as "Failed to load resource" in the page's console.
+type notFounds struct {
+	mu   sync.Mutex
+	urls []string
+}
+
+func watchNotFounds(t *testing.T, ctx context.Context) *notFounds {
+	t.Helper()
+	nf := &notFounds{}
+	err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*network.EventResponseReceived); ok && e.Response.Status == 404 {
+			nf.mu.Lock()
+			nf.urls = append(nf.urls, e.Response.URL)
+			nf.mu.Unlock()
+		}
+	})
+	if err == nil {
+		err = chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{})
+			return err
+		}))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nf
+}
+
+func (nf *notFounds) list() []string {
+	nf.mu.Lock()
+	defer nf.mu.Unlock()
+	return slices.Clone(nf.urls)
+}
+
+// A channel without a key (every new one) is shown without the browser
+// logging a 404: neither its page nor the agents page's checklist asks
+// for a key that does not exist as an error. Its page offers to make one.
+func TestConsoleChannelWithoutKeyLogsNo404(t *testing.T) {
+	ctx := newBrowser(t)
+	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
+	_, tok := s.NewUser(t, "owner@example.com")
+	var p agentline.Project
+	var a agentline.Agent
+	var ch agentline.Channel
+	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Acme"}, &p)
+	s.Must(t, 201, "POST", fmt.Sprintf("/api/projects/%d/agents", p.ID), tok, map[string]string{"name": "Ada"}, &a)
+	s.Must(t, 201, "POST", fmt.Sprintf("/api/projects/%d/channels", p.ID), tok, map[string]any{"type": "voice_widget", "name": "Site", "agent_id": a.ID}, &ch)
+	nf := watchNotFounds(t, ctx)
+	c := newConsole(t, ctx, s.URL)
+	c.open("", 1000, 900)
+	c.signIn("owner@example.com", apptest.Password)
+	c.heading("Agents")
+	c.poll("the checklist", `document.querySelector("main").textContent.includes("Site") || document.querySelectorAll("main li").length > 0`)
+	c.open(fmt.Sprintf("#/channels/%d", ch.ID), 1000, 900)
+	c.heading("Site")
+	c.poll("the key card", `(k => !!k && k.textContent.includes("No key yet"))(document.getElementById("key"))`)
+	c.shot(shotDir(t), "channel-without-key.png")
+	if got := nf.list(); len(got) > 0 {
+		t.Errorf("the browser got 404s: %v", got)
+	}
+	c.noErrors("channel page")
 }
