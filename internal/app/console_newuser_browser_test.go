@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/store"
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
 // shotDir is where this file's tests leave their screenshots:
@@ -140,4 +142,97 @@ func TestConsoleChannelWithoutKeyLogsNo404(t *testing.T) {
 		t.Errorf("the browser got 404s: %v", got)
 	}
 	c.noErrors("channel page")
+}
+
+// searchNumbers opens an agent's Phone tab and searches numbers in 415;
+// it returns the first Buy button's text.
+func searchNumbers(t *testing.T, c console, agentID int64) string {
+	t.Helper()
+	c.open(fmt.Sprintf("#/agents/%d/phone", agentID), 1000, 900)
+	c.heading("Ada")
+	c.poll("the number search", `!!document.querySelector("form[aria-label='Search numbers']")`)
+	c.fill("Search numbers", "Area code", "415")
+	c.press("Search numbers")
+	c.poll("numbers", `[...document.querySelectorAll("button")].some(b => b.textContent.startsWith("Buy +1415"))`)
+	return eval[string](t, c.ctx, `[...document.querySelectorAll("button")].find(b => b.textContent.startsWith("Buy +1415")).textContent`)
+}
+
+// Buying a number from a real carrier charges its account: the console
+// asks first, and Cancel buys nothing.
+func TestConsoleBuyAsksFirst(t *testing.T) {
+	ctx := newBrowser(t)
+	carrier := twiliofake.New(twiliofake.Options{})
+	defer carrier.Close()
+	s := apptest.StartFresh(t, store.SQLite, map[string]string{
+		"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "OPENAI_API_KEY": "sk-test",
+		"TWILIO_ACCOUNT_SID": carrier.AccountSID(), "TWILIO_AUTH_TOKEN": carrier.AuthToken(), "TWILIO_API_BASE_URL": carrier.URL(),
+	})
+	_, tok := s.NewUser(t, "owner@example.com")
+	a := phoneAgent(t, s, tok)
+	c := newConsole(t, ctx, s.URL)
+	c.open("", 1000, 900)
+	c.signIn("owner@example.com", apptest.Password)
+	c.heading("Agents")
+	buy := searchNumbers(t, c, a.ID)
+	if eval[bool](t, ctx, `document.querySelector("main").textContent.includes("pretend")`) {
+		t.Error("a real carrier's numbers are called pretend")
+	}
+	c.press(buy)
+	c.poll("the confirmation", `!!document.querySelector("dialog[open]")`)
+	if q := c.text("dialog[open] p"); !strings.Contains(q, strings.TrimPrefix(buy, "Buy ")) || !strings.Contains(q, "charge") {
+		t.Errorf("the confirmation says %q", q)
+	}
+	c.shot(shotDir(t), "buy-confirmation.png")
+	c.press("Cancel")
+	c.poll("no dialog", `!document.querySelector("dialog[open]")`)
+	if owned := carrier.Numbers(); len(owned) != 0 {
+		t.Fatalf("Cancel bought %+v", owned)
+	}
+	c.press(buy)
+	c.poll("the confirmation", `!!document.querySelector("dialog[open]")`)
+	c.press("Buy number")
+	c.poll("the number", `!!document.querySelector(".number")`)
+	if owned := carrier.Numbers(); len(owned) != 1 || "Buy "+owned[0].PhoneNumber != buy {
+		t.Fatalf("the carrier's numbers: %+v", owned)
+	}
+	c.noErrors("buying")
+}
+
+// With the sandbox's pretend carrier, the Phone tab says that its numbers
+// are pretend (nothing is charged, no phone reaches them) before and after
+// buying one.
+func TestConsoleSandboxNumbersArePretend(t *testing.T) {
+	ctx := newBrowser(t)
+	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": "localhost"})
+	_, tok := s.NewUser(t, "owner@example.com")
+	a := phoneAgent(t, s, tok)
+	c := newConsole(t, ctx, s.URL)
+	c.open("", 1000, 900)
+	c.signIn("owner@example.com", apptest.Password)
+	c.heading("Agents")
+	buy := searchNumbers(t, c, a.ID)
+	main := func() string { return c.text("main") }
+	if m := main(); !strings.Contains(m, "pretend") || !strings.Contains(m, "nothing is charged") || strings.Contains(m, "charges the carrier account") {
+		t.Errorf("the Phone tab before buying: %q", m)
+	}
+	c.shot(shotDir(t), "sandbox-phone-tab.png")
+	c.press(buy)
+	if eval[bool](t, ctx, `!!document.querySelector("dialog[open]")`) {
+		c.press("Buy number")
+	}
+	c.poll("the number", `!!document.querySelector(".number")`)
+	if m := main(); !strings.Contains(m, "pretend") || !strings.Contains(m, "agentline call --to "+strings.TrimPrefix(buy, "Buy ")) {
+		t.Errorf("the Phone tab after buying: %q", m)
+	}
+	c.shot(shotDir(t), "sandbox-phone-number.png")
+	c.noErrors("sandbox phone tab")
+}
+
+func phoneAgent(t *testing.T, s *apptest.Server, tok string) agentline.Agent {
+	t.Helper()
+	var p agentline.Project
+	var a agentline.Agent
+	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Acme"}, &p)
+	s.Must(t, 201, "POST", fmt.Sprintf("/api/projects/%d/agents", p.ID), tok, map[string]string{"name": "Ada"}, &a)
+	return a
 }

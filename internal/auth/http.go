@@ -14,6 +14,9 @@ type Features struct {
 	OpenAIConfigured bool `json:"openai_configured"`
 	GeminiConfigured bool `json:"gemini_configured"`
 	Sandbox          bool `json:"sandbox"`
+	// SandboxCarrier: phone numbers come from the sandbox's pretend
+	// carrier (no one can dial them, nothing is charged).
+	SandboxCarrier bool `json:"sandbox_carrier"`
 }
 
 // Handler serves sign-in, sign-out and /api/me.
