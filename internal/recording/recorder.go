@@ -221,8 +221,12 @@ func (r *Recorder) lineTime(now time.Time) int64 {
 
 // End says when the call ended on the wall clock: the recording ends at
 // the line time then, rather than when Close is called (storing the call's
-// end comes first). Audio handed over later is ignored.
+// end comes first). Audio handed over later is ignored. A nil Recorder
+// (a call that is not recorded) ignores it.
 func (r *Recorder) End(at time.Time) {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	if !r.closed {
 		r.endAt, r.closed = at, true
