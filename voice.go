@@ -84,3 +84,18 @@ func Voices() []VoiceChoice {
 	}
 	return out
 }
+
+// CatalogVoice checks that name is one of provider p's voices in the
+// catalog (GET /api/catalog, the console's picker), in any case, and
+// returns it spelled as the catalog does. Any other name is refused,
+// listing the provider's voices: a name the provider does not know would
+// otherwise fall back silently to a default on phone calls.
+func CatalogVoice(p Provider, model, name string) (string, error) {
+	key := strings.ToLower(strings.TrimSpace(name))
+	for _, v := range providerVoices[p] {
+		if strings.ToLower(v) == key {
+			return v, nil
+		}
+	}
+	return "", Invalid("voice", "unknown voice %q for model %s: use one of %s", name, model, strings.Join(providerVoices[p], ", "))
+}

@@ -1,6 +1,8 @@
 package agentline_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentline/agentline"
@@ -42,6 +44,35 @@ func TestCatalogIsValid(t *testing.T) {
 		}
 		if !found || seen[p] < 5 {
 			t.Errorf("provider %s: %d voices, default %s listed: %v", p, seen[p], def, found)
+		}
+	}
+}
+
+// CatalogVoice takes a provider's catalog voices in any case and refuses
+// the rest, listing the provider's voices.
+func TestCatalogVoice(t *testing.T) {
+	for _, tc := range []struct {
+		p          agentline.Provider
+		name, want string
+	}{
+		{agentline.ProviderOpenAI, "cedar", "cedar"}, {agentline.ProviderOpenAI, " Nova ", "nova"},
+		{agentline.ProviderGemini, "kore", "Kore"}, {agentline.ProviderGemini, "Puck", "Puck"},
+	} {
+		if v, err := agentline.CatalogVoice(tc.p, "m", tc.name); err != nil || v != tc.want {
+			t.Errorf("CatalogVoice(%s, %q) = %q, %v; want %q", tc.p, tc.name, v, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		p          agentline.Provider
+		name, says string
+	}{
+		{agentline.ProviderOpenAI, "darth", "marin, cedar, alloy"}, {agentline.ProviderOpenAI, "Puck", "nova"},
+		{agentline.ProviderGemini, "marin", "Puck, Charon"}, {agentline.ProviderGemini, "", "Zephyr"},
+	} {
+		_, err := agentline.CatalogVoice(tc.p, "m", tc.name)
+		var e *agentline.Error
+		if !errors.As(err, &e) || e.Field != "voice" || !strings.Contains(e.Message, tc.says) {
+			t.Errorf("CatalogVoice(%s, %q) = %v; want invalid voice saying %q", tc.p, tc.name, err, tc.says)
 		}
 	}
 }

@@ -47,7 +47,17 @@ func (in agentInput) apply(a *agentline.Agent) error {
 	set(&a.Model, in.Model)
 	set(&a.Voice, in.Voice)
 	set(&a.Language, in.Language)
-	return a.Validate()
+	if err := a.Validate(); err != nil {
+		return err
+	}
+	if in.Voice == nil {
+		// Unchanged, or the provider's default: an agent saved before
+		// voices were checked stays editable.
+		return nil
+	}
+	v, err := agentline.CatalogVoice(a.Provider, a.Model, a.Voice)
+	a.Voice = v
+	return err
 }
 
 func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) error {

@@ -146,11 +146,12 @@ func (a *App) telephony() (*telephony.Handler, error) {
 			return nil, err
 		}
 		carrier = t
-	} else if a.Sandbox != nil {
+	} else if a.sandboxCarrier() {
 		// phone calls (issue 9): with no carrier account, the sandbox sells
 		// pretend numbers from an in-process fake Twilio, so that a number
 		// can be linked and called with `agentline call`, which signs its
-		// requests with the same token.
+		// requests with the same token. With the phone channel off nothing
+		// could use it, and announcing it would mislead.
 		if token == "" {
 			token = twiliofake.SandboxAuthToken
 		}
@@ -172,6 +173,14 @@ func (a *App) telephony() (*telephony.Handler, error) {
 		MaxCallDuration: a.Config.MaxCallDuration, ModelReadyTimeout: a.Config.ModelReadyTimeout, Registerer: a.Registry, Logger: a.Logger,
 		Recordings: a.callRecordings(),
 	}), nil
+}
+
+// sandboxCarrier says the phone channel buys its numbers from the
+// sandbox's pretend Twilio: the sandbox and telephony are on, and no
+// carrier account is configured. With the phone channel off nothing could
+// use it.
+func (a *App) sandboxCarrier() bool {
+	return a.Config.Sandbox && a.Config.TelephonyEnabled && (a.Config.TwilioAccountSID == "" || a.Config.TwilioAuthToken == "")
 }
 
 // carrierSignatures checks the carrier's requests with token in every

@@ -582,6 +582,9 @@ func TestConsolePhoneJourney(t *testing.T) {
 	buy := eval[string](t, ctx, `[...document.querySelectorAll("button")].find(b => b.textContent.startsWith("Buy +1415")).textContent`)
 	number := strings.TrimPrefix(buy, "Buy ")
 	c.press(buy)
+	// The carrier charges for the number: the console asks first.
+	c.poll("the confirmation", `!!document.querySelector("dialog[open]")`)
+	c.press("Buy number")
 	c.poll("the number", `!!document.querySelector(".number")`)
 	if got := c.text(".number b"); got != number {
 		t.Errorf("number shown %q, bought %q", got, number)

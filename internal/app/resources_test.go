@@ -65,6 +65,14 @@ func TestAgentsOverHTTP(t *testing.T) {
 		if a.Greeting != "" || a.Voice != "cedar" {
 			t.Fatalf("clearing greeting = %+v", a)
 		}
+		// A catalog voice in another case is taken, spelled as the catalog does.
+		var g agentline.Agent
+		s.Must(t, 201, "POST", agents, tok, map[string]string{"name": "Gia", "model": "gemini-live-2.5-flash-preview", "voice": "kore"}, &g)
+		if g.Voice != "Kore" {
+			t.Fatalf("voice kore on Gemini stored as %q, want Kore", g.Voice)
+		}
+		s.Must(t, 200, "PATCH", "/api/agents/"+itoa(g.ID), tok, map[string]string{"voice": "Zephyr"}, &g)
+		s.Must(t, 204, "DELETE", "/api/agents/"+itoa(g.ID), tok, nil, nil)
 
 		for _, tc := range []struct {
 			method, path string
@@ -78,6 +86,12 @@ func TestAgentsOverHTTP(t *testing.T) {
 			{"POST", agents, map[string]string{"name": "x", "language": "English"}, "language", "BCP 47"},
 			{"POST", agents, map[string]string{"name": "x", "greeting": strings.Repeat("g", 2001)}, "greeting", "2000"},
 			{"POST", agents, map[string]any{"name": "x", "voice": 7}, "voice", "string"},
+			// Unknown voices are refused, naming the voices the model takes.
+			{"POST", agents, map[string]string{"name": "x", "voice": "darth"}, "voice", `"darth"`},
+			{"POST", agents, map[string]string{"name": "x", "voice": "darth"}, "voice", "marin, cedar, alloy"},
+			{"POST", agents, map[string]string{"name": "x", "model": "gemini-live-2.5-flash-preview", "voice": "marin"}, "voice", "Puck, Charon"},
+			{"PATCH", one, map[string]string{"voice": "darth"}, "voice", "marin, cedar, alloy"},
+			{"PATCH", one, map[string]string{"model": "gemini-live-2.5-flash-preview", "voice": "cedar"}, "voice", "Puck, Charon"},
 			{"POST", agents, map[string]any{"name": "x", "provider": "openai"}, "provider", "unknown field"},
 			{"PATCH", one, map[string]any{"id": 9}, "id", "unknown field"},
 			{"PATCH", one, map[string]any{"analysis": map[string]any{"data_schema": map[string]string{"type": "string"}}}, "analysis.data_schema", "properties"},

@@ -34,6 +34,7 @@ func (a *App) mount(ctx context.Context) error {
 		OpenAIConfigured: a.Config.OpenAIAPIKey != "",
 		GeminiConfigured: a.Config.GeminiAPIKey != "",
 		Sandbox:          a.Config.Sandbox,
+		SandboxCarrier:   a.sandboxCarrier(),
 	}
 	a.routes = append(a.routes, a.ownRoutes()...)
 	authHandler := auth.NewHandler(a.Auth, features)

@@ -40,3 +40,29 @@ func TestSkipCarrierSignaturesWarnsAtStart(t *testing.T) {
 		})
 	}
 }
+
+// The sandbox's pretend carrier is announced only when the phone channel
+// is on: with telephony off no number can be bought, so saying so would
+// mislead (`make run` has telephony off).
+func TestSandboxCarrierSaidOnlyWithTelephony(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		said bool
+	}{
+		{map[string]string{"AGENTLINE_SANDBOX": "true"}, false},
+		{map[string]string{"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test"}, true},
+	} {
+		t.Run("telephony="+tc.env["TELEPHONY_ENABLED"], func(t *testing.T) {
+			cfg := apptest.Config(t, storetest.URL(t, store.SQLite), tc.env)
+			var log bytes.Buffer
+			a, err := app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(&log, nil)), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			if said := strings.Contains(log.String(), "sandbox carrier on"); said != tc.said {
+				t.Fatalf("said %t, want %t; log:\n%s", said, tc.said, log.String())
+			}
+		})
+	}
+}

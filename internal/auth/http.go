@@ -17,6 +17,9 @@ type Features struct {
 	// MailEnabled: invitations and reset links travel by email, and the
 	// sign-in page offers "Forgot password?".
 	MailEnabled bool `json:"mail_enabled"`
+	// SandboxCarrier: phone numbers come from the sandbox's pretend
+	// carrier (no one can dial them, nothing is charged).
+	SandboxCarrier bool `json:"sandbox_carrier"`
 }
 
 // Handler serves sign-in, sign-out and /api/me.

@@ -305,23 +305,54 @@ func TestSubmitValidation(t *testing.T) {
 // The honeypot refuses a filled-in hidden field, and the per-IP limit
 // refuses the submission after the allowed number with 429 Retry-After.
 func TestHoneypotAndRateLimit(t *testing.T) {
-	f := newFixture(t, store.SQLite, map[string]string{"AGENTLINE_FORM_SUBMITS_PER_MINUTE": "3"})
+	f := newFixture(t, store.SQLite, map[string]string{"AGENTLINE_FORM_SUBMITS_PER_MINUTE": "4"})
 	c := f.formChannel(t, map[string]any{}, false)
 	ok := map[string]any{"name": "Ada", "email": "ada@example.com"}
 	bot := map[string]any{"name": "Ada", "email": "ada@example.com", "_website": "http://spam.example"}
-	if r := f.s.Do(t, "POST", submitPath(c), "", bot); r.Status != 400 || !strings.Contains(string(r.Body), `"field":"_website"`) {
+	// The refusal does not tell a bot which field gave it away.
+	if r := f.s.Do(t, "POST", submitPath(c), "", bot); r.Status != 400 || r.ErrorCode() != "invalid_request" ||
+		strings.Contains(string(r.Body), "_website") || strings.Contains(string(r.Body), `"field"`) || strings.Contains(string(r.Body), "hidden") {
 		t.Fatalf("honeypot: %s", r)
+	}
+	req := f.s.Request(t, "POST", submitPath(c), "", "name=Ada&email=ada%40example.com&_website=http%3A%2F%2Fspam")
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "text/html")
+	page := f.s.Send(t, req)
+	if page.Status != 400 || strings.Contains(string(page.Body), "hidden") || strings.Contains(string(page.Body), "must be left empty") {
+		t.Fatalf("honeypot, as the page: %d %s", page.Status, page.Body)
 	}
 	f.s.Must(t, 201, "POST", submitPath(c), "", map[string]any{"name": "Ada", "email": "ada@example.com", "_website": ""}, nil)
 	f.s.Must(t, 201, "POST", submitPath(c), "", ok, nil)
 	r := f.s.Do(t, "POST", submitPath(c), "", ok)
 	if r.Status != 429 || r.ErrorCode() != "rate_limited" || r.Header.Get("Retry-After") == "" {
-		t.Fatalf("4th submit in a minute: %s %v", r, r.Header)
+		t.Fatalf("5th submit in a minute (two bots, two leads): %s %v", r, r.Header)
 	}
 	var list struct{ Leads []agentline.Lead }
 	f.s.Must(t, 200, "GET", "/api/projects/"+itoa(f.project.ID)+"/leads", f.tok, nil, &list)
 	if len(list.Leads) != 2 {
 		t.Errorf("%d leads stored, want 2 (no bot, nothing over the limit)", len(list.Leads))
+	}
+}
+
+// A submission refused for its answers (a person's typo) does not count
+// toward the per-client limit: after any number of them the visitor can
+// still send the corrected form as often as the limit allows. Stored and
+// abusive (honeypot) ones count.
+func TestRefusedAnswersDoNotCountTowardTheLimit(t *testing.T) {
+	f := newFixture(t, store.SQLite, map[string]string{"AGENTLINE_FORM_SUBMITS_PER_MINUTE": "2"})
+	c := f.formChannel(t, map[string]any{}, false)
+	for i := range 4 {
+		r := f.s.Do(t, "POST", submitPath(c), "", map[string]any{"name": "Ada", "email": "not an email"})
+		if r.Status != 400 || !strings.Contains(string(r.Body), `"field":"email"`) {
+			t.Fatalf("bad answers #%d: %s", i+1, r)
+		}
+	}
+	f.s.Must(t, 201, "POST", submitPath(c), "", map[string]any{"name": "Ada", "email": "ada@example.com"}, nil)
+	if r := f.s.Do(t, "POST", submitPath(c), "", map[string]any{"name": "Ada", "email": "ada@example.com", "_website": "x"}); r.Status != 400 {
+		t.Fatalf("honeypot: %s", r)
+	}
+	if r := f.s.Do(t, "POST", submitPath(c), "", map[string]any{"name": "Ada", "email": "ada@example.com"}); r.Status != 429 {
+		t.Fatalf("after a stored and a honeypot submission, limit 2: %s", r)
 	}
 }
 
@@ -357,5 +388,42 @@ func TestLeadPermissions(t *testing.T) {
 		if r := f.s.Do(t, tc.method, tc.path, tc.tok, nil); r.Status != tc.want {
 			t.Errorf("%s %s: %s, want %d", tc.method, tc.path, r, tc.want)
 		}
+	}
+}
+
+// The form page's heading and title are for visitors: the project's name
+// shown to visitors (branding.display_name), else the project's name;
+// never the channel's internal name. The page shown again after a
+// refused submission says the same, and so does the thank-you page's title.
+func TestFormPageTitleIsForVisitors(t *testing.T) {
+	f := newFixture(t, store.SQLite, nil)
+	c := f.formChannel(t, map[string]any{}, false)
+	f.s.Must(t, 200, "PATCH", "/api/channels/"+itoa(c.ID), f.tok, map[string]any{"name": "lead form v2 (internal)"}, nil)
+	heading := func(r *apptest.Response) string {
+		b := string(r.Body)
+		i, j := strings.Index(b, "<h1>"), strings.Index(b, "</h1>")
+		if i < 0 || j < i {
+			return ""
+		}
+		return b[i+4 : j]
+	}
+	check := func(what string, r *apptest.Response, want string) {
+		t.Helper()
+		if got := heading(r); got != want || !strings.Contains(string(r.Body), "<title>"+want+"</title>") || strings.Contains(string(r.Body), "internal") {
+			t.Errorf("%s: heading %q, want %q; page:\n%s", what, got, want, r.Body)
+		}
+	}
+	check("the page", f.s.Do(t, "GET", "/api/channels/form/embed/"+itoa(c.ID), "", nil), "Acme")
+	f.s.Must(t, 200, "PATCH", "/api/projects/"+itoa(f.project.ID), f.tok, map[string]any{"branding": map[string]string{"display_name": "Acme Support"}}, nil)
+	check("the page with a display name", f.s.Do(t, "GET", "/api/channels/form/embed/"+itoa(c.ID), "", nil), "Acme Support")
+	post := func(body string) *apptest.Response {
+		req := f.s.Request(t, "POST", submitPath(c), "", body)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Accept", "text/html")
+		return f.s.Send(t, req)
+	}
+	check("the page shown again", post("name=Ada"), "Acme Support")
+	if r := post("name=Ada&email=ada%40example.com"); r.Status != 201 || !strings.Contains(string(r.Body), "<title>Acme Support</title>") || strings.Contains(string(r.Body), "internal") {
+		t.Errorf("the thank-you page: %s", r.Body)
 	}
 }

@@ -22,6 +22,7 @@ import (
 // Store is what the form channel needs from storage.
 type Store interface {
 	ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error)
+	Project(ctx context.Context, projectID int64) (agentline.Project, error)
 	Channel(ctx context.Context, projectID, channelID int64) (agentline.Channel, error)
 	CreateLeadThen(ctx context.Context, l agentline.Lead, s *agentline.WidgetSession,
 		then func(ctx context.Context, l agentline.Lead, out agentline.Outbox) error) (agentline.Lead, error)
@@ -97,6 +98,22 @@ func (h *Handler) formChannel(ctx context.Context, channelID int64) (agentline.C
 		return ch, agentline.NotFound("form")
 	}
 	return ch, nil
+}
+
+// pageTitle is the form page's heading: the project's name shown to
+// visitors, else its name. A channel's name is the console's (it may say
+// "lead form v2"), not the visitors'. When the project cannot be read the
+// page goes on with a neutral heading.
+func (h *Handler) pageTitle(ctx context.Context, ch agentline.Channel) string {
+	p, err := h.store.Project(ctx, ch.ProjectID)
+	switch {
+	case err != nil:
+		httpx.Logger(ctx).Warn("form page: project", "project_id", ch.ProjectID, "err", err)
+		return "Contact form"
+	case p.Branding.DisplayName != "":
+		return p.Branding.DisplayName
+	}
+	return p.Name
 }
 
 // preflight lets any page post the form with JSON: the endpoint is public

@@ -119,8 +119,11 @@ func TestSubmitsAreLogged(t *testing.T) {
 		status     int
 	}{
 		{`{"name":"Ada"}`, `msg="form submit refused" client_ip=192.0.2.1 reason=invalid_request detail="the form has problems: consent: must be checked; email: is required"`, 400},
-		{`{"name":"Ada","email":"ada@example.com","consent":true,"_website":"x"}`, `reason=invalid_request detail="the hidden field _website must be left empty"`, 400},
+		{`{"name":"Ada","email":"ada@example.com","consent":true,"_website":"x"}`, `reason=invalid_request detail="this submission cannot be accepted (the hidden field _website was filled in)"`, 400},
 		{`{"name":"Ada","email":"ada@example.com","consent":true}`, `msg="form lead stored" client_ip=192.0.2.1 lead_id=1`, 201},
+		// The first refusal was for its answers and did not count: the
+		// honeypot and the lead did, so one more lead fits in the limit.
+		{`{"name":"Ada","email":"ada@example.com","consent":true}`, `msg="form lead stored" client_ip=192.0.2.1 lead_id=2`, 201},
 		{`{"name":"Ada","email":"ada@example.com","consent":true}`, `reason=rate_limited`, 429},
 	}
 	for _, c := range cases {

@@ -133,9 +133,10 @@ var autocomplete = map[string]string{"name": "name", "email": "email", "phone": 
 
 // renderPage answers with the form page: empty, or with what was sent and
 // each field's problem, or the thank-you message.
-func renderPage(w http.ResponseWriter, status int, ch agentline.Channel, sub submission, fe fieldErrors, thanks bool) {
+// title is the heading (pageTitle).
+func renderPage(w http.ResponseWriter, status int, ch agentline.Channel, title string, sub submission, fe fieldErrors, thanks bool) {
 	n := httpx.Nonce()
-	d := pageData{Nonce: n, Title: ch.Name, Form: ch.Settings.Form, Honeypot: HoneypotField,
+	d := pageData{Nonce: n, Title: title, Form: ch.Settings.Form, Honeypot: HoneypotField,
 		Action: "/api/channels/form/submit/" + strconv.FormatInt(ch.ID, 10)}
 	if thanks {
 		d.ThankYou = ch.Settings.Form.ThankYouMessage
@@ -201,7 +202,7 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 		writeMessage(w, http.StatusServiceUnavailable, "The form is unavailable right now. Please try again in a minute.")
 		return
 	}
-	renderPage(w, http.StatusOK, ch, submission{}, nil, false)
+	renderPage(w, http.StatusOK, ch, h.pageTitle(r.Context(), ch), submission{}, nil, false)
 }
 
 // wantsHTML reports whether the submit came from a browser posting the

@@ -39,7 +39,7 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 	code := agentline.ErrorCode(err)
 	if !html {
 		if httpx.Status(code) < 500 { // WriteError logs the others
-			log.Warn("form submit refused", "reason", code, "detail", agentline.ErrorMessage(err))
+			log.Warn("form submit refused", "reason", code, "detail", refusal(err))
 		}
 		httpx.WriteError(w, r, err)
 		return
@@ -47,7 +47,7 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 	if httpx.Status(code) >= 500 {
 		log.Error("form submit failed", "reason", code, "err", err)
 	} else {
-		log.Warn("form submit refused", "reason", code, "detail", agentline.ErrorMessage(err))
+		log.Warn("form submit refused", "reason", code, "detail", refusal(err))
 	}
 	var e *agentline.Error
 	errors.As(err, &e)
@@ -59,7 +59,7 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		if fe == nil {
 			fe = fieldErrors{e.Field: "cannot be accepted"}
 		}
-		renderPage(w, http.StatusBadRequest, ch, sub, fe, false)
+		renderPage(w, http.StatusBadRequest, ch, h.pageTitle(r.Context(), ch), sub, fe, false)
 	case code == agentline.ERateLimited:
 		setRetryAfter(w, err)
 		writeMessage(w, http.StatusTooManyRequests, "Too many forms were sent from your connection. Please wait a minute and try again.")
@@ -78,41 +78,66 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 // doSubmit reads, checks, stores and answers a submission; an error is
 // for submit to log and answer. It returns the channel and what was sent,
 // for the page shown again.
+//
+// The per-client limit counts what is stored and what is refused as
+// abuse (the honeypot, an unknown form, a body too large or unreadable),
+// but not a submission refused only for its answers: a visitor who
+// mistyped an email several times must still be able to send the form.
 func (h *Handler) doSubmit(w http.ResponseWriter, r *http.Request, log *slog.Logger, html bool) (agentline.Channel, submission, error) {
 	ctx := r.Context()
-	var ch agentline.Channel
-	var sub submission
-	channelID, err := httpx.PathID(r, "channel_id")
+	ch, sub, answers, err := h.readForm(w, r)
+	if !answersRefused(err) {
+		if lerr := h.count(ctx, w, r); lerr != nil {
+			return ch, sub, lerr
+		}
+	}
 	if err != nil {
 		return ch, sub, err
 	}
-	if r.ContentLength > maxSubmitBytes {
-		return ch, sub, errTooLarge
-	}
-	res, err := h.limiter.Allow(ctx, "form_ip:"+auth.ClientIP(r), []ratelimit.Window{{Limit: h.perMin, Period: time.Minute}})
-	if err != nil {
-		return ch, sub, err
-	}
-	res.WriteHeaders(w.Header())
-	if !res.Allowed {
-		return ch, sub, res.Err()
-	}
-	if ch, err = h.formChannel(ctx, channelID); err != nil {
-		return ch, sub, err
-	}
-	if sub, err = readSubmission(w, r, ch.Settings.Form); err != nil {
-		return ch, sub, err
-	}
-	lead, err := h.submitForm(httpx.WithLogger(ctx, log), ch, sub, r.Header.Get("Origin"))
+	lead, err := h.storeLead(httpx.WithLogger(ctx, log), ch, answers, r.Header.Get("Origin"))
 	if err != nil {
 		return ch, sub, err
 	}
 	if html {
-		renderPage(w, http.StatusCreated, ch, submission{}, nil, true)
+		renderPage(w, http.StatusCreated, ch, h.pageTitle(ctx, ch), submission{}, nil, true)
 		return ch, sub, nil
 	}
 	httpx.WriteJSON(w, http.StatusCreated, submitAnswer{Mode: lead.Mode, LeadID: lead.ID, AgentID: lead.AgentID, SessionID: lead.SessionID})
 	return ch, sub, nil
+}
+
+// readForm finds the form of the request's channel, reads the submission
+// and checks its answers.
+func (h *Handler) readForm(w http.ResponseWriter, r *http.Request) (ch agentline.Channel, sub submission, answers map[string]any, err error) {
+	channelID, err := httpx.PathID(r, "channel_id")
+	if err != nil {
+		return ch, sub, nil, err
+	}
+	if r.ContentLength > maxSubmitBytes {
+		return ch, sub, nil, errTooLarge
+	}
+	if ch, err = h.formChannel(r.Context(), channelID); err != nil {
+		return ch, sub, nil, err
+	}
+	if sub, err = readSubmission(w, r, ch.Settings.Form); err != nil {
+		return ch, sub, nil, err
+	}
+	answers, err = screen(ch.Settings.Form, sub)
+	return ch, sub, answers, err
+}
+
+// count counts the submission toward its client's per-minute limit and
+// sets the RateLimit-* headers; over the limit it is refused.
+func (h *Handler) count(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
+	res, err := h.limiter.Allow(ctx, "form_ip:"+auth.ClientIP(r), []ratelimit.Window{{Limit: h.perMin, Period: time.Minute}})
+	if err != nil {
+		return err
+	}
+	res.WriteHeaders(w.Header())
+	if !res.Allowed {
+		return res.Err()
+	}
+	return nil
 }
 
 // maxStoredOrigin bounds the Origin kept with a live chat session.
@@ -125,9 +150,18 @@ const maxStoredOrigin = 300
 // lead goes to the form's notify_url. origin is the page's, kept with the
 // session.
 func (h *Handler) submitForm(ctx context.Context, ch agentline.Channel, sub submission, origin string) (agentline.Lead, error) {
-	form := ch.Settings.Form
+	answers, err := screen(ch.Settings.Form, sub)
+	if err != nil {
+		return agentline.Lead{}, err
+	}
+	return h.storeLead(ctx, ch, answers, origin)
+}
+
+// screen refuses a bot (the honeypot filled in) and answers the form does
+// not take, and returns the answers to store.
+func screen(form *agentline.FormSettings, sub submission) (map[string]any, error) {
 	if sub.honeypot != "" {
-		return agentline.Lead{}, agentline.Invalid(HoneypotField, "the hidden field %s must be left empty", HoneypotField)
+		return nil, errHoneypot
 	}
 	fe := fieldErrors{}
 	for name, msg := range sub.problems {
@@ -135,8 +169,37 @@ func (h *Handler) submitForm(ctx context.Context, ch agentline.Channel, sub subm
 	}
 	answers := check(form, sub, fe)
 	if len(fe) > 0 {
-		return agentline.Lead{}, fe.err()
+		return nil, fe.err()
 	}
+	return answers, nil
+}
+
+// errHoneypot refuses a submission with the hidden field filled in. Its
+// message names no field, so that a bot is not told which one gave it
+// away; the log says it (refusal).
+var errHoneypot = &agentline.Error{Code: agentline.EInvalid, Message: "this submission cannot be accepted",
+	Err: errors.New("the hidden field " + HoneypotField + " was filled in")}
+
+// refusal is what the log says of a refused submission: the message the
+// client got, and the cause it did not get, if any.
+func refusal(err error) string {
+	var e *agentline.Error
+	if errors.As(err, &e) && e.Err != nil && e.Code != agentline.EInternal {
+		return e.Message + " (" + e.Err.Error() + ")"
+	}
+	return agentline.ErrorMessage(err)
+}
+
+// answersRefused says err refuses a submission for its answers alone:
+// fieldErrors.err's error, the only one that carries Fields.
+func answersRefused(err error) bool {
+	var e *agentline.Error
+	return errors.As(err, &e) && e.Code == agentline.EInvalid && e.Fields != nil
+}
+
+// storeLead stores checked answers as a lead of ch.
+func (h *Handler) storeLead(ctx context.Context, ch agentline.Channel, answers map[string]any, origin string) (agentline.Lead, error) {
+	form := ch.Settings.Form
 	lead := agentline.Lead{ProjectID: ch.ProjectID, ChannelID: ch.ID, Mode: form.Mode, Answers: answers}
 	var session *agentline.WidgetSession
 	if form.Mode == agentline.FormLiveChat {

@@ -47,9 +47,10 @@ func NewCalls(store Store, records Records, spool string, logger *slog.Logger) (
 	return &Calls{Store: store, Records: records, Spool: spool, Logger: logger}, nil
 }
 
-// Begin starts recording one call.
-func (c *Calls) Begin() (*Recorder, error) {
-	return New(Options{Dir: c.Spool})
+// Begin starts recording one call, whose stream started at start (on
+// the wall clock: time.Now's).
+func (c *Calls) Begin(start time.Time) (*Recorder, error) {
+	return New(Options{Dir: c.Spool, Start: start})
 }
 
 // Finish closes the call's recorder, puts the WAV into the store under the

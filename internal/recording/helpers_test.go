@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 )
 
 // wavFile is a parsed recording.
@@ -88,6 +89,12 @@ func newTestRecorder(t testing.TB, opts Options) *Recorder {
 	t.Helper()
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()
+	}
+	if opts.Now == nil {
+		// A stopped wall clock: the scenarios' line time is their frames'
+		// timestamps alone, however slowly the test runs.
+		t0 := time.Now()
+		opts.Now = func() time.Time { return t0 }
 	}
 	rec, err := New(opts)
 	if err != nil {

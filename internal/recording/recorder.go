@@ -45,6 +45,17 @@ type Options struct {
 	// the recording is the same.
 	WriteEvery time.Duration
 
+	// Start is when the stream started on the wall clock (line time 0;
+	// the time of New when zero), and Now the wall clock (time.Now when
+	// nil). A carrier sends caller frames without pause, so their
+	// timestamps are the line's clock; but frames can stop (a simulator
+	// while its caller is silent, a stalled line) while the call goes on,
+	// so the line time is never taken to be earlier than the wall clock
+	// since Start: the agent's audio is placed, and the recording ends,
+	// where they happened.
+	Start time.Time
+	Now   func() time.Time
+
 	// batchHook, in tests, runs before the writer takes each batch: it can
 	// hold the writer to make it fall behind without timing.
 	batchHook func()
@@ -63,7 +74,11 @@ type Recorder struct {
 	cur     *batch // filled by the relay
 	spare   *batch // the writer's, swapped with cur
 	clock   int64  // line time in samples: the end of the latest caller frame
-	closed  bool
+	start   time.Time
+	now     func() time.Time
+	endAt   time.Time // set by End or Close
+	closed  bool      // by End or Close: no more audio
+	stopped bool      // by Close: stop is closed
 	counts  dropCounts
 	maxSamp int64
 
@@ -95,6 +110,12 @@ func New(opts Options) (*Recorder, error) {
 	if opts.WriteEvery <= 0 {
 		opts.WriteEvery = time.Second
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Start.IsZero() {
+		opts.Start = opts.Now()
+	}
 	f, err := os.CreateTemp(opts.Dir, "call-*.wav")
 	if err != nil {
 		return nil, fmt.Errorf("create recording file: %w", err)
@@ -115,6 +136,8 @@ func New(opts Options) (*Recorder, error) {
 		cur:     newBatch(opts.BufferBytes, events),
 		spare:   newBatch(opts.BufferBytes, events),
 		maxSamp: maxSamp,
+		start:   opts.Start,
+		now:     opts.Now,
 		hook:    opts.batchHook,
 		tl:      tl,
 	}
@@ -147,16 +170,18 @@ func (r *Recorder) Caller(payloadB64 []byte, timestampMs int64) {
 
 // Agent records one model audio delta (base64 mu-law) as the carrier will
 // play it: after the agent audio already queued, or now if the line is idle.
-// "Now" is the end of the latest caller frame, the only clock the recording
-// shares with the carrier.
+// "Now" is the end of the latest caller frame, the clock the recording
+// shares with the carrier, or the wall clock since the stream started when
+// that is later (no caller frames came meanwhile).
 func (r *Recorder) Agent(payloadB64 []byte) {
 	n := decodedLen(payloadB64)
+	now := r.now()
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return
 	}
-	ev := event{kind: kindAgent, at: r.clock, n: n}
+	ev := event{kind: kindAgent, at: r.lineTime(now), n: n}
 	ok := r.cur.add(ev, payloadB64)
 	if !ok {
 		// The carrier plays this audio all the same: keep its place as a gap,
@@ -173,16 +198,40 @@ func (r *Recorder) Agent(payloadB64 []byte) {
 // Clear records a barge-in: the carrier drops the agent audio it has not
 // played yet, so the agent channel stops at the current line time.
 func (r *Recorder) Clear() {
+	now := r.now()
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return
 	}
 	// A clear right after a clear drops nothing more.
-	if !r.cur.lastIs(kindClear) && !r.cur.add(event{kind: kindClear, at: r.clock}, nil) {
+	if !r.cur.lastIs(kindClear) && !r.cur.add(event{kind: kindClear, at: r.lineTime(now)}, nil) {
 		r.counts.lost++
 	}
 	r.unlockAdded()
+}
+
+// lineTime is the line time at wall time now, in samples: the end of the
+// latest caller frame, or the time since the stream started if later.
+// r.mu is held.
+func (r *Recorder) lineTime(now time.Time) int64 {
+	wall := int64(now.Sub(r.start) * SampleRate / time.Second)
+	return max(r.clock, min(wall, r.maxSamp))
+}
+
+// End says when the call ended on the wall clock: the recording ends at
+// the line time then, rather than when Close is called (storing the call's
+// end comes first). Audio handed over later is ignored. A nil Recorder
+// (a call that is not recorded) ignores it.
+func (r *Recorder) End(at time.Time) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	if !r.closed {
+		r.endAt, r.closed = at, true
+	}
+	r.mu.Unlock()
 }
 
 // unlockAdded releases the lock an addition to the batch took, waking the
@@ -224,9 +273,14 @@ func (c *dropCounts) noteAgent(ok bool, n int64) {
 // first, the file is abandoned (and removed by the writer) and ctx's error
 // returned.
 func (r *Recorder) Close(ctx context.Context) (Result, error) {
+	now := r.now()
 	r.mu.Lock()
-	already := r.closed
+	if r.endAt.IsZero() {
+		r.endAt = now
+	}
 	r.closed = true
+	already := r.stopped
+	r.stopped = true
 	r.mu.Unlock()
 	if !already {
 		close(r.stop)
@@ -287,9 +341,9 @@ func (r *Recorder) take() (*batch, bool) {
 
 func (r *Recorder) finish() {
 	r.mu.Lock()
-	counts, clock := r.counts, r.clock
+	counts, end := r.counts, r.lineTime(r.endAt)
 	r.mu.Unlock()
-	res, err := r.tl.finish(clock) // the line time includes frames the writer never got
+	res, err := r.tl.finish(end) // the line time includes frames the writer never got
 	res.DroppedCallerFrames = counts.callerFrames
 	res.DroppedAgentBytes = counts.agentBytes
 	res.Gaps = counts.gaps

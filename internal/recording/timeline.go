@@ -58,7 +58,7 @@ type timeline struct {
 	start     int64
 	base      int64
 	buf       []byte
-	clock     int64 // line time: the end of the latest caller frame
+	clock     int64 // line time: the end of the latest caller frame, or an agent event's if later
 	agentEnd  int64 // where the agent audio queued at the carrier ends
 	maxSamp   int64
 	scratch   []byte // decoded payload
@@ -82,12 +82,27 @@ func (t *timeline) apply(b *batch) {
 			t.caller(ev, b.payload(ev))
 			t.settle()
 		case kindAgent:
+			t.lineAt(ev.at)
 			t.agent(ev, b.payload(ev))
 		case kindGap:
+			t.lineAt(ev.at)
 			t.gap(ev.at, ev.n)
 		case kindClear:
+			t.lineAt(ev.at)
 			t.clear(ev.at)
 		}
+	}
+}
+
+// lineAt moves the line time on to at, the line time an agent event
+// carries. While caller frames come they set it; when they stop (the
+// caller's side sends nothing) the wall clock does, and what falls window
+// behind becomes final, so that buf stays small however long the agent
+// speaks alone.
+func (t *timeline) lineAt(at int64) {
+	if at > t.clock {
+		t.clock = at
+		t.settle()
 	}
 }
 

@@ -3,6 +3,7 @@ package widget
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 
@@ -76,12 +77,20 @@ func decodeOptionalKeyInput(r *http.Request) (*keyInput, error) {
 	return &in, nil
 }
 
+// getKey answers the channel's key record (without the key), or null
+// when the channel has none.
 func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) error {
 	channelID, projectID, err := h.authorizeChannel(r, agentline.PermView)
 	if err != nil {
 		return err
 	}
 	k, err := h.store.WidgetKey(r.Context(), projectID, channelID)
+	if errors.Is(err, agentline.ErrNotFound) {
+		// Every new channel is without a key: that is a state to show
+		// (the console offers to make one), not an error the browser logs.
+		httpx.WriteJSON(w, http.StatusOK, nil)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -282,6 +282,8 @@ function projectSettings() {
   return h("div", { class: "card" }, h("h2", {}, "This project: " + p.name),
     p.role === "viewer" ? null : form([
       { name: "name", label: "Project name", value: p.name, required: true },
+      { name: "branding.display_name", label: "Name shown to visitors", value: (p.branding && p.branding.display_name) || "",
+        hint: "The widget's title and the form page's heading; empty shows the project name." },
       { name: "recording_retention_days", label: "Keep call recordings (days)", type: "number", min: 0, value: p.recording_retention_days ?? 0,
         hint: "Recordings older than this are deleted; 0 keeps them. Agents record only with Record phone calls on." },
     ], "Save project", async (v) => {
@@ -464,8 +466,26 @@ async function agentKnowledge(ctx, a) {
 
 const finalCall = ["completed", "busy", "failed", "no-answer", "canceled"];
 
+// buyNumber buys a number for the agent. A real carrier charges for it,
+// so the console asks first; the sandbox's pretend numbers cost nothing.
+async function buyNumber(pid, a, number) {
+  if (!state.me.features.sandbox_carrier &&
+    !(await confirmAction(`Buy ${number} for ${a.name}? The carrier charges its monthly price for the number to your carrier account until you release it.`, "Buy number"))) return false;
+  await api("POST", `/api/projects/${pid}/telephony/numbers`, { phone_number: number, agent_id: a.id });
+  return true;
+}
+
+// pretendNote says what a sandbox number is, with the command that calls it.
+function pretendNote(number) {
+  return h("p", { class: "notice" }, h("b", {}, "Sandbox: "),
+    "numbers here are pretend, from agentline's built-in fake carrier: no phone can dial them and nothing is charged. ",
+    ["Call ", number ? "this one" : "one", " with ", h("code", {}, `agentline call --to ${number || "NUMBER"}`), " or with "],
+    h("b", {}, "Call this agent"), " below.");
+}
+
 async function agentPhone(ctx, a) {
   const pid = state.project.id;
+  const pretend = state.me.features.sandbox_carrier;
   const numbers = await api("GET", `/api/projects/${pid}/telephony/numbers`);
   const mine = numbers.find((n) => n.agent_id === a.id);
   if (!mine) {
@@ -478,17 +498,20 @@ async function agentPhone(ctx, a) {
       found.replaceChildren(table(["Number", "Place", ""], list.map((n) => h("tr", {},
         h("td", {}, n.phone_number), h("td", {}, [n.locality, n.region].filter(Boolean).join(", ")),
         h("td", { class: "actions" }, h("button", { type: "button", class: "primary", onclick: async (ev) => {
-          ev.target.disabled = true;
+          const b = ev.currentTarget;
+          b.disabled = true;
           try {
-            await api("POST", `/api/projects/${pid}/telephony/numbers`, { phone_number: n.phone_number, agent_id: a.id });
-            render();
+            if (await buyNumber(pid, a, n.phone_number)) render();
           } catch (e) {
             err.textContent = e.message;
-            ev.target.disabled = false;
+          } finally {
+            b.disabled = false;
           }
         } }, "Buy " + n.phone_number)))), "No numbers available there; try another area code."), err);
     });
-    return h("div", {}, h("p", {}, `${a.name} has no phone number. Buying one charges the carrier account and links the number to this agent.`),
+    return h("div", {}, pretend ? pretendNote(null) : null,
+      h("p", {}, pretend ? `${a.name} has no phone number. Buying a pretend one links it to this agent.`
+        : `${a.name} has no phone number. Buying one charges the carrier account and links the number to this agent.`),
       h("div", { class: "card" }, search, found), await browserCall(a));
   }
   const status = h("div", { "aria-live": "polite" });
@@ -511,7 +534,7 @@ async function agentPhone(ctx, a) {
   });
   return h("div", {},
     h("div", { class: "card" }, h("h2", {}, "Number"), h("p", { class: "number" }, h("b", {}, mine.phone_number), " ", h("span", { class: "status" }, mine.status)),
-      release, releaseErr),
+      pretend ? pretendNote(mine.phone_number) : null, release, releaseErr),
     h("div", { class: "card" }, h("h2", {}, "Outbound test call"), call, status), await browserCall(a));
 }
 
@@ -577,10 +600,8 @@ async function channelsPage({ show }) {
 async function channelPage(ctx, id) {
   const pid = state.project.id;
   const [c, agents] = await Promise.all([api("GET", `/api/channels/${id}`), api("GET", `/api/projects/${pid}/agents`)]);
-  const key = await api("GET", `/api/channels/${id}/key`).catch((e) => {
-    if (e.status === 404) return null;
-    throw e;
-  });
+  // null for a channel without a key (the route answers it, not a 404).
+  const key = await api("GET", `/api/channels/${id}/key`);
   // A key just made is on screen this once; a reload shows only its prefix.
   const whole = state.shownKeys.get(c.id);
   state.shownKeys.delete(c.id);

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentline/agentline"
 )
 
 // call is one scripted conversation with the sandbox, over either
@@ -24,6 +26,7 @@ type call struct {
 	cancel  context.CancelFunc
 	in      chan map[string]any
 	heard   atomic.Int64 // audio packets (RTP) or appends (WebSocket) received
+	spoke   atomic.Bool  // the script's first words have begun
 	seq     atomic.Int64
 	once    sync.Once
 
@@ -34,6 +37,25 @@ type call struct {
 	hangUp func()
 	// webrtc: the output_audio_buffer.* events exist only there.
 	webrtc bool
+	// greeting is the agent's, when the client asked for it before the
+	// script's first words (the phone path's first response.create).
+	greeting atomic.Pointer[string]
+}
+
+// sandboxHello is what the sandbox says first when no greeting was asked for.
+const sandboxHello = "Hello! This is the agentline sandbox. I can't understand speech, but I can show you how a conversation looks."
+
+// takeGreeting keeps the greeting a response.create asks for, if it does
+// and nothing has been said yet; false leaves the event to the script.
+func (c *call) takeGreeting(ev map[string]any) bool {
+	resp, _ := ev["response"].(map[string]any)
+	instructions, _ := resp["instructions"].(string)
+	g, ok := agentline.GreetingOf(instructions)
+	if !ok || c.spoke.Load() {
+		return false
+	}
+	c.greeting.Store(&g)
+	return true
 }
 
 func (c *call) close() {
@@ -97,7 +119,12 @@ func (c *call) run() {
 	if !c.wait(1) {
 		return
 	}
-	c.say("Hello! This is the agentline sandbox. I can't understand speech, but I can show you how a conversation looks.")
+	first := sandboxHello
+	if g := c.greeting.Load(); g != nil {
+		first = *g
+	}
+	c.spoke.Store(true)
+	c.say(first)
 	// What the visitor "said": the sandbox reports how much audio arrived.
 	deadline := time.Now().Add(8 * c.srv.pause)
 	for c.heard.Load() < 25 && time.Now().Before(deadline) {

@@ -145,6 +145,9 @@ func (c *call) readSocket(conn *websocket.Conn) {
 		case "conversation.item.truncate":
 			c.send(map[string]any{"type": "conversation.item.truncated", "item_id": ev["item_id"], "content_index": ev["content_index"], "audio_end_ms": ev["audio_end_ms"]})
 		case "conversation.item.create", "response.create":
+			if ev["type"] == "response.create" && c.takeGreeting(ev) {
+				continue
+			}
 			select {
 			case c.in <- ev:
 			default: // a flood of events; the script needs few

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/g711"
 )
 
@@ -237,5 +238,22 @@ func TestRealtimeWebSocketRefusals(t *testing.T) {
 	defer conn.CloseNow()
 	if _, _, err := conn.Read(ctx); websocket.CloseStatus(err) != 4000 {
 		t.Fatalf("beta header: %v", err)
+	}
+}
+
+// An agent's greeting reaches the model as the phone path's first
+// response.create; the sandbox says it instead of its own hello.
+func TestRealtimeWebSocketSpeaksTheAgentsGreeting(t *testing.T) {
+	_, srv := newSandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	conn := dialSandbox(t, ctx, wsURL(srv.URL))
+	until(t, ctx, conn, func(e wsEvent) bool { return e.Type == "session.created" })
+	sendJSON(t, ctx, conn, pcmuSession())
+	sendJSON(t, ctx, conn, map[string]any{"type": "response.create", "response": map[string]any{
+		"instructions": agentline.GreetingInstructions("Welcome to Acme! How can I help?")}})
+	evs := until(t, ctx, conn, func(e wsEvent) bool { return e.Type == "response.output_audio_transcript.done" })
+	if got := evs[len(evs)-1].Transcript; got != "Welcome to Acme! How can I help?" {
+		t.Fatalf("the first words are %q, want the agent's greeting", got)
 	}
 }

@@ -175,12 +175,15 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 	// of the carrier's own stream; before the model is dialed, so a replay
 	// of a live call's token costs no model session, on any instance.
 	// One transaction with the call going in progress.
+	// The call starts now, for its record and its recording alike, so that
+	// the two last equally long.
+	started := h.Now()
 	call, err = h.Store.AdmitStream(ctx, claims.Direction+":"+claims.Ref, time.Unix(claims.Expires, 0),
-		agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress})
+		agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress, At: started})
 	if err != nil {
 		return nil, fmt.Errorf("admit stream: %w", err)
 	}
-	return &streamCall{start: start, claims: claims, call: call, agent: agent, started: h.Now()}, nil
+	return &streamCall{start: start, claims: claims, call: call, agent: agent, started: started}, nil
 }
 
 // streamCallRecord finds the record of the call a stream token was issued

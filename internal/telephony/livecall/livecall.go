@@ -47,7 +47,8 @@ type Tools interface {
 // Recordings records the calls of agents with record_calls on
 // (recording.Calls).
 type Recordings interface {
-	Begin() (*recording.Recorder, error)
+	// Begin starts recording a call whose stream started at start.
+	Begin(start time.Time) (*recording.Recorder, error)
 	// Finish closes the recorder, stores the recording and records it.
 	Finish(ctx context.Context, projectID, callID int64, r *recording.Recorder) error
 }

@@ -45,8 +45,8 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 		return
 	}
 	entries := h.startCallLog(sc, log)
-	rec := func(res relay.Result, reason string) {
-		h.finishCall(sc, res, reason, entries.stop(), log)
+	rec := func(res relay.Result, reason string, ended time.Time) {
+		h.finishCall(sc, res, reason, ended, entries.stop(), log)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	model, _, err := relay.Dial(dctx, h.realtimeURL(sc.agent.Model), &websocket.DialOptions{
@@ -58,7 +58,7 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 		res := relay.Result{Reason: relay.EndModelDisconnect, Err: err}
 		h.apologize(sc, res, log)
 		relay.CloseEnded(conn, res.Reason)
-		rec(res, string(res.Reason))
+		rec(res, string(res.Reason), h.Now())
 		return
 	}
 	model.SetReadLimit(1 << 22)
@@ -96,6 +96,8 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 	h.metrics.active.Inc()
 	timer := time.AfterFunc(h.MaxCallDuration, func() { rc.End(errMaxDuration) })
 	res := rc.Run(ctx)
+	ended := h.Now()
+	recorder.End(ended) // the recording lasts as long as the call; nil records nothing
 	timer.Stop()
 	h.live.remove(sid)
 	h.metrics.active.Dec()
@@ -106,7 +108,7 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 	if res.Reason == relay.EndCarrierDisconnect {
 		reason = h.carrierLost(sc, log)
 	}
-	rec(res, reason)
+	rec(res, reason, ended)
 	h.finishRecording(sc, recorder, log)
 }
 
@@ -117,7 +119,7 @@ func (h *Handler) beginRecording(sc *streamCall, opts *relay.Options, log *slog.
 	if !sc.agent.RecordCalls || h.Recordings == nil {
 		return nil
 	}
-	r, err := h.Recordings.Begin()
+	r, err := h.Recordings.Begin(sc.started)
 	if err != nil {
 		log.Error("could not start recording the call; it goes on unrecorded", "err", err)
 		return nil
@@ -251,16 +253,17 @@ func (h *Handler) apologize(sc *streamCall, res relay.Result, log *slog.Logger) 
 	}
 }
 
-// finishCall records the call's end, its duration and its log.
-func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, entries []agentline.CallLogEntry, log *slog.Logger) {
+// finishCall records the call's end (at ended, when the relay returned),
+// its duration and its log.
+func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, ended time.Time, entries []agentline.CallLogEntry, log *slog.Logger) {
 	// Many calls can end at once (a shutdown), and their records queue for
 	// the database: give them time.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	d := h.Now().Sub(sc.started)
+	d := ended.Sub(sc.started)
 	secs := int(d.Round(time.Second) / time.Second)
 	h.metrics.duration.Observe(d.Seconds())
-	end := agentline.CallEvent{CallSID: sc.start.CallSID, Status: agentline.CallCompleted, DurationS: &secs, EndReason: reason, Log: entries}
+	end := agentline.CallEvent{CallSID: sc.start.CallSID, Status: agentline.CallCompleted, At: ended, DurationS: &secs, EndReason: reason, Log: entries}
 	if reason == reasonTransferred {
 		// The call goes on with the person dialed; the carrier's status
 		// callback will say when it ends, and how long it lasted.

@@ -89,7 +89,7 @@ func speakFirst(agent agentline.Agent, direction string) []byte {
 	var instructions string
 	switch {
 	case agent.Greeting != "":
-		instructions = "Greet the caller by saying: " + agent.Greeting
+		instructions = agentline.GreetingInstructions(agent.Greeting)
 	case direction == agentline.CallOutbound:
 		instructions = "You placed this call and the person has just answered. Greet them and say why you are calling, following your instructions."
 	default:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/recording"
@@ -51,7 +52,7 @@ func (l *loadRecordings) begin() *recording.Recorder {
 	if l == nil {
 		return nil
 	}
-	r, err := l.calls.Begin()
+	r, err := l.calls.Begin(time.Now())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "recorder:", err)
 		return nil
