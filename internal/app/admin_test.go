@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"testing"
@@ -176,9 +177,16 @@ var (
 // sessions with one guess each, is refused from the per-client limit on.
 func TestPasswordChangeSprayingIsLimitedPerClient(t *testing.T) {
 	s := apptest.StartFresh(t, "sqlite", nil)
-	limited := -1
+	var tokens []string
 	for i := range 30 {
-		_, tok := s.NewUser(t, "user"+itoa(int64(i))+"@example.com")
+		u, err := s.App.Auth.CreateUser(context.Background(), "user"+itoa(int64(i))+"@example.com", apptest.Password)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, s.Token(t, u.ID))
+	}
+	limited := -1
+	for i, tok := range tokens {
 		r := s.Do(t, "POST", "/api/me/password", tok, map[string]string{"current_password": "Summer2026!", "new_password": "whatever it is"})
 		if r.Status == 429 && r.Header.Get("Retry-After") != "" {
 			limited = i
