@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,7 +19,16 @@ import (
 	"github.com/agentline/agentline/internal/store/storetest"
 )
 
-func TestMain(m *testing.M) { storetest.Main(m) }
+// TestMain runs this test binary as the agentline command itself when
+// AGENTLINE_DOCS_CLI=1: the docs harness (docs_test.go) puts it on PATH as
+// `agentline`, so the docs' command lines run without a separate build.
+func TestMain(m *testing.M) {
+	if os.Getenv("AGENTLINE_DOCS_CLI") == "1" {
+		main()
+		os.Exit(0)
+	}
+	storetest.Main(m)
+}
 
 // runCmd runs the command with settings in env, standard input a
 // terminal, and returns its stdout.
