@@ -45,6 +45,13 @@ import { createClient } from '@agentline/client';
     ended: 'Conversation ended.',
     error: '',
   };
+  // The labels that differ with the text chat shown (idle) or in a text
+  // session (the others).
+  const textLabels = {
+    idle: 'Press \u201cStart talking\u201d to speak with us, or type a message.',
+    listening: 'Chatting by text. Press \u201cStart talking\u201d to talk instead.',
+    speaking: 'Agent writing\u2026',
+  };
 
   function emit(event, data) {
     for (const fn of (listeners[event] || []).slice()) {
@@ -122,17 +129,20 @@ input{flex:1;min-width:0;padding:9px 10px;border:1px solid #d1d5db;border-radius
         '<ol class="transcript" aria-label="Conversation transcript" aria-live="polite" hidden></ol>' +
         '<form class="text" hidden><input type="text" aria-label="Type a message" placeholder="Type a message" autocomplete="off" maxlength="2000"><button type="submit">Send</button></form>' +
         '<div class="controls"><button class="talk" type="button">Start talking</button>' +
-        '<button class="mute" type="button" aria-pressed="false" disabled>Mute</button></div>' +
+        '<button class="mute" type="button" aria-pressed="false" disabled>Mute</button>' +
+        '<button class="end mute" type="button" hidden>End chat</button></div>' +
         '</section>';
       const $ = (s) => root.querySelector(s);
       this.el = {
         launcher: $('.launcher'), panel: $('.panel'), title: $('h2'), close: $('.close'), status: $('.status'),
         error: $('.error'), transcript: $('.transcript'), form: $('form'), input: $('input'), talk: $('.talk'), mute: $('.mute'),
-        controls: $('.controls'),
+        controls: $('.controls'), end: $('.end'),
       };
       this.el.launcher.onclick = () => this.toggle();
       this.el.close.onclick = () => this.toggle(false);
-      this.el.talk.onclick = () => (this.session ? this.end() : this.start());
+      // In a text chat, "Start talking" goes on by voice.
+      this.el.talk.onclick = () => (this.session && !this.session.textOnly ? this.end() : this.start());
+      this.el.end.onclick = () => this.end();
       this.el.mute.onclick = () => this.setMuted(this.el.mute.getAttribute('aria-pressed') !== 'true');
       this.el.form.onsubmit = (e) => { e.preventDefault(); this.sendText(); };
       root.addEventListener('keydown', (e) => { if (e.key === 'Escape' && !opts.frame) { this.toggle(false); this.el.launcher.focus(); } });
@@ -153,6 +163,7 @@ input{flex:1;min-width:0;padding:9px 10px;border:1px solid #d1d5db;border-radius
         this.host.setAttribute('data-position', pos === 'bottom-left' ? 'bottom-left' : 'bottom-right');
         this.el.transcript.hidden = !s.show_transcript;
         this.el.form.hidden = !s.show_text_chat;
+        if (this.state === 'idle') this.setState('idle');
         const b = cfg.project && cfg.project.branding;
         const name = (b && b.display_name) || (cfg.project && cfg.project.name);
         if (name) this.el.title.textContent = name;
@@ -240,14 +251,21 @@ input{flex:1;min-width:0;padding:9px 10px;border:1px solid #d1d5db;border-radius
     }
 
     setState(state) {
+      const el = this.el, live = state === 'connecting' || state === 'listening' || state === 'speaking';
+      const text = live && !!this.session && this.session.textOnly;
       this.state = state;
-      this.el.status.textContent = stateLabels[state];
-      this.el.status.hidden = !stateLabels[state];
+      el.status.textContent = (text || (state === 'idle' && !el.form.hidden)) && textLabels[state] || stateLabels[state];
+      el.status.hidden = !stateLabels[state];
       this.host.setAttribute('data-state', state);
-      const live = state === 'connecting' || state === 'listening' || state === 'speaking';
-      this.el.talk.textContent = live ? 'End conversation' : 'Start talking';
-      this.el.talk.setAttribute('aria-label', live ? 'End conversation' : 'Start talking');
-      this.el.mute.disabled = !(state === 'listening' || state === 'speaking');
+      const label = live && !text ? 'End conversation' : 'Start talking';
+      el.talk.textContent = label;
+      el.talk.setAttribute('aria-label', label);
+      // A live chat form's submission starts one session: its text chat
+      // cannot go on by voice in another.
+      el.talk.hidden = text && !!this.lead;
+      el.mute.disabled = !(state === 'listening' || state === 'speaking');
+      el.mute.hidden = text;
+      el.end.hidden = !text;
     }
 
     fail(e) {
@@ -259,20 +277,30 @@ input{flex:1;min-width:0;padding:9px 10px;border:1px solid #d1d5db;border-radius
       emit('error', { code, message: messages[code], status: (e && e.status) || 0 });
     }
 
-    start() {
-      if (this.session) return;
+    // start starts a conversation: spoken, or by text (textOnly: no
+    // microphone, the agent writes). Started during a text chat, a spoken
+    // one continues it: the text session ends, and a new voice session
+    // gets the lines so far as its history.
+    start(textOnly) {
+      const prev = this.session;
+      if (prev && (textOnly || !prev.textOnly)) return;
       this.el.error.hidden = true;
       this.host.removeAttribute('data-error');
+      // The text chat ends first, so that its last line, even cut short, is
+      // part of the history.
+      if (prev) { this.session = null; prev.end(); } else this.said = [];
       // Audio must be unlocked inside the click that starts the call (iOS).
       const audio = document.createElement('audio');
       audio.autoplay = true;
-      this.root.appendChild(audio);
+      if (!textOnly) this.root.appendChild(audio);
+      // A text chat's answers are only in the transcript.
+      if (textOnly) this.el.transcript.hidden = false;
       const lead = this.lead || {};
       const cfg = this.config || {};
       const agentId = lead.agent_id || this.opts.agentId || (cfg.agents && cfg.agents[0] && cfg.agents[0].id);
-      const s = this.session = this.client.startSession({ agentId, sessionId: lead.session_id, audioElement: audio });
+      const s = this.session = this.client.startSession({ agentId, sessionId: prev ? undefined : lead.session_id, audioElement: audio, textOnly, history: this.said.slice() });
       const lines = {};
-      s.on('state', (st) => { if (st !== 'ended') this.setState(st); });
+      s.on('state', (st) => { if (st !== 'ended' && this.session === s) this.setState(st); });
       s.on('transcript', (t) => {
         let li = lines[t.id];
         if (!li) {
@@ -282,22 +310,30 @@ input{flex:1;min-width:0;padding:9px 10px;border:1px solid #d1d5db;border-radius
         }
         li.textContent = t.text;
         this.el.transcript.scrollTop = this.el.transcript.scrollHeight;
-        if (t.final) emit('transcript', { role: t.role, text: t.text });
+        if (t.final) {
+          this.said.push({ role: t.role, text: t.text });
+          emit('transcript', { role: t.role, text: t.text });
+        }
       });
       s.on('error', (e) => this.fail(e));
       s.on('end', (e) => {
         audio.remove();
-        if (this.session === s) this.session = null;
+        if (s.id) emit('session_ended', { session_id: s.id });
+        if (this.session !== s) return; // a text chat going on by voice
+        this.session = null;
         this.setMuted(false);
         if (e.reason !== 'error') this.setState('ended');
-        if (s.id) emit('session_ended', { session_id: s.id });
       });
       s.ready.then(() => emit('session_started', { session_id: s.id }), () => {});
     }
 
+    // sendText sends the typed message; before any conversation, it
+    // starts a text chat with it.
     sendText() {
       const text = this.el.input.value.trim();
-      if (text && this.session && this.session.sendText(text)) this.el.input.value = '';
+      if (!text || this.lead === undefined && this.config && this.config.channel.form_gate) return;
+      if (!this.session) this.start(true);
+      if (this.session && this.session.sendText(text)) this.el.input.value = '';
     }
 
     setMuted(m) {

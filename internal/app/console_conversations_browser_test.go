@@ -94,6 +94,10 @@ func TestConsoleToolEditAndConversations(t *testing.T) {
 	// The Test panel's conversation uses the edited tool.
 	c.press("Test")
 	c.press("Chat by text")
+	// A text session waits for the first message; the sandbox answers it,
+	// then calls the tool.
+	c.fill("Send a message", "Message", "Where is order 42?")
+	c.press("Send")
 	c.poll("the tool call", `document.getElementById("test-transcript").innerText.includes("Tool lookup_order")`)
 	if tr := c.text("#test-transcript"); !strings.Contains(tr, `"email"`) {
 		t.Errorf("the tool call in the Test panel lacks the new parameter: %q", tr)

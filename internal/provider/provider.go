@@ -81,14 +81,26 @@ const (
 	maxProviderErrorBody = 4096
 )
 
+// Modality is how the agent answers in a session: spoken, with the
+// visitor's microphone (the default), or in text, for a visitor who types:
+// then the provider sends no audio and the browser asks for no
+// microphone.
+type Modality string
+
+// The modalities of a session.
+const (
+	Audio Modality = "audio"
+	Text  Modality = "text"
+)
+
 // SessionToken mints a token for a new session with the agent on its
-// provider, offering tools.
-func (c *Client) SessionToken(ctx context.Context, agent agentline.Agent, tools []agentline.ToolDefinition) (Token, error) {
+// provider, offering tools, answering in modality ("" is Audio).
+func (c *Client) SessionToken(ctx context.Context, agent agentline.Agent, tools []agentline.ToolDefinition, modality Modality) (Token, error) {
 	switch agent.Provider {
 	case agentline.ProviderOpenAI:
-		return c.openAISecret(ctx, agent, tools)
+		return c.openAISecret(ctx, agent, tools, modality == Text)
 	case agentline.ProviderGemini:
-		return c.geminiToken(ctx, agent, tools)
+		return c.geminiToken(ctx, agent, tools, modality == Text)
 	}
 	return Token{}, agentline.Errorf(agentline.EUnsupportedProvider, "the agent's provider %q is not supported", agent.Provider)
 }
@@ -104,12 +116,15 @@ type OpenAISessionRequest struct {
 
 // OpenAISession is the realtime session the secret is minted for.
 type OpenAISession struct {
-	Type         string                 `json:"type"`
-	Model        string                 `json:"model"`
-	Instructions string                 `json:"instructions,omitempty"`
-	Audio        OpenAIAudio            `json:"audio"`
-	Tools        []agentline.OpenAITool `json:"tools,omitempty"`
-	ToolChoice   string                 `json:"tool_choice,omitempty"`
+	Type         string `json:"type"`
+	Model        string `json:"model"`
+	Instructions string `json:"instructions,omitempty"`
+	// OutputModalities is ["text"] for a text session; unset, the service
+	// answers with audio (and its transcript).
+	OutputModalities []string               `json:"output_modalities,omitempty"`
+	Audio            *OpenAIAudio           `json:"audio,omitempty"`
+	Tools            []agentline.OpenAITool `json:"tools,omitempty"`
+	ToolChoice       string                 `json:"tool_choice,omitempty"`
 }
 
 // OpenAIAudio is the session's audio part: transcription of what the
@@ -126,7 +141,9 @@ type OpenAIAudio struct {
 	} `json:"output"`
 }
 
-func (c *Client) openAISecret(ctx context.Context, agent agentline.Agent, tools []agentline.ToolDefinition) (Token, error) {
+// openAISecret mints a client secret. A text session asks for text output
+// only and carries no audio settings: nothing is spoken or heard in it.
+func (c *Client) openAISecret(ctx context.Context, agent agentline.Agent, tools []agentline.ToolDefinition, text bool) (Token, error) {
 	if c.cfg.OpenAIAPIKey == "" {
 		return Token{}, agentline.Errorf(agentline.ENotConfigured, "the OpenAI-compatible provider is not configured on this server (OPENAI_API_KEY)")
 	}
@@ -136,11 +153,17 @@ func (c *Client) openAISecret(ctx context.Context, agent agentline.Agent, tools 
 	if len(tools) > 0 {
 		body.Session.ToolChoice = "auto"
 	}
-	body.Session.Audio.Input.Transcription.Model = transcriptionModel
-	body.Session.Audio.Input.Transcription.Language = primaryLanguage(agent.Language)
-	// The same mapping as on the phone path: an agent whose voice the
-	// realtime API does not take (nova, a Gemini voice) still starts.
-	body.Session.Audio.Output.Voice, _ = agentline.RealtimeVoice(agent.Voice)
+	if text {
+		body.Session.OutputModalities = []string{"text"}
+	} else {
+		a := &OpenAIAudio{}
+		a.Input.Transcription.Model = transcriptionModel
+		a.Input.Transcription.Language = primaryLanguage(agent.Language)
+		// The same mapping as on the phone path: an agent whose voice the
+		// realtime API does not take (nova, a Gemini voice) still starts.
+		a.Output.Voice, _ = agentline.RealtimeVoice(agent.Voice)
+		body.Session.Audio = a
+	}
 	var out struct {
 		Value     string `json:"value"`
 		ExpiresAt int64  `json:"expires_at"`
@@ -176,21 +199,25 @@ type GeminiSetup struct {
 	GenerationConfig         GeminiGenerationConfig `json:"generationConfig"`
 	SystemInstruction        *GeminiContent         `json:"systemInstruction,omitempty"`
 	Tools                    []agentline.GeminiTool `json:"tools,omitempty"`
-	InputAudioTranscription  struct{}               `json:"inputAudioTranscription"`
-	OutputAudioTranscription struct{}               `json:"outputAudioTranscription"`
+	InputAudioTranscription  *struct{}              `json:"inputAudioTranscription,omitempty"`
+	OutputAudioTranscription *struct{}              `json:"outputAudioTranscription,omitempty"`
 }
 
-// GeminiGenerationConfig asks for spoken answers in the agent's voice.
+// GeminiGenerationConfig asks for spoken answers in the agent's voice, or
+// for text (responseModalities TEXT, no speechConfig).
 type GeminiGenerationConfig struct {
-	ResponseModalities []string `json:"responseModalities"`
-	SpeechConfig       struct {
-		VoiceConfig struct {
-			PrebuiltVoiceConfig struct {
-				VoiceName string `json:"voiceName"`
-			} `json:"prebuiltVoiceConfig"`
-		} `json:"voiceConfig"`
-		LanguageCode string `json:"languageCode,omitempty"`
-	} `json:"speechConfig"`
+	ResponseModalities []string            `json:"responseModalities"`
+	SpeechConfig       *GeminiSpeechConfig `json:"speechConfig,omitempty"`
+}
+
+// GeminiSpeechConfig is the voice and language of spoken answers.
+type GeminiSpeechConfig struct {
+	VoiceConfig struct {
+		PrebuiltVoiceConfig struct {
+			VoiceName string `json:"voiceName"`
+		} `json:"prebuiltVoiceConfig"`
+	} `json:"voiceConfig"`
+	LanguageCode string `json:"languageCode,omitempty"`
 }
 
 // GeminiContent is text content such as the system instruction.
@@ -203,7 +230,9 @@ type GeminiPart struct {
 	Text string `json:"text"`
 }
 
-func (c *Client) geminiToken(ctx context.Context, agent agentline.Agent, tools []agentline.ToolDefinition) (Token, error) {
+// geminiToken creates an auth token locked to the agent's setup. A text
+// session's setup answers in TEXT, without voice or audio transcription.
+func (c *Client) geminiToken(ctx context.Context, agent agentline.Agent, tools []agentline.ToolDefinition, text bool) (Token, error) {
 	if c.cfg.GeminiAPIKey == "" {
 		return Token{}, agentline.Errorf(agentline.ENotConfigured, "the Gemini-compatible provider is not configured on this server (GEMINI_API_KEY)")
 	}
@@ -216,9 +245,15 @@ func (c *Client) geminiToken(ctx context.Context, agent agentline.Agent, tools [
 	}
 	s := &body.BidiGenerateContentSetup
 	s.Model = "models/" + strings.TrimPrefix(agent.Model, "models/")
-	s.GenerationConfig.ResponseModalities = []string{"AUDIO"}
-	s.GenerationConfig.SpeechConfig.VoiceConfig.PrebuiltVoiceConfig.VoiceName = agent.Voice
-	s.GenerationConfig.SpeechConfig.LanguageCode = agent.Language
+	if text {
+		s.GenerationConfig.ResponseModalities = []string{"TEXT"}
+	} else {
+		s.GenerationConfig.ResponseModalities = []string{"AUDIO"}
+		sc := &GeminiSpeechConfig{LanguageCode: agent.Language}
+		sc.VoiceConfig.PrebuiltVoiceConfig.VoiceName = agent.Voice
+		s.GenerationConfig.SpeechConfig = sc
+		s.InputAudioTranscription, s.OutputAudioTranscription = &struct{}{}, &struct{}{}
+	}
 	if agent.Instructions != "" {
 		s.SystemInstruction = &GeminiContent{Parts: []GeminiPart{{Text: agent.Instructions}}}
 	}

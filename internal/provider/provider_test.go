@@ -36,7 +36,7 @@ func setup(t *testing.T) (*providerfake.Fake, *httptest.Server) {
 func TestOpenAIClientSecret(t *testing.T) {
 	fake, srv := setup(t)
 	c := provider.New(provider.Config{OpenAIBaseURL: srv.URL + "/", OpenAIAPIKey: "sk-test"}, nil)
-	tok, err := c.SessionToken(context.Background(), agent(agentline.ProviderOpenAI), tools)
+	tok, err := c.SessionToken(context.Background(), agent(agentline.ProviderOpenAI), tools, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestOpenAIClientSecret(t *testing.T) {
 func TestGeminiAuthToken(t *testing.T) {
 	fake, srv := setup(t)
 	c := provider.New(provider.Config{GeminiBaseURL: srv.URL, GeminiAPIKey: "g-test"}, nil)
-	tok, err := c.SessionToken(context.Background(), agent(agentline.ProviderGemini), tools)
+	tok, err := c.SessionToken(context.Background(), agent(agentline.ProviderGemini), tools, provider.Audio)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +113,50 @@ func TestGeminiAuthToken(t *testing.T) {
 	}
 }
 
+// A text session asks for text answers only: OpenAI's output_modalities
+// ["text"] with no audio settings, Gemini's responseModalities TEXT with no
+// voice and no audio transcription. Nothing is spoken or heard in it.
+func TestTextSessionTokens(t *testing.T) {
+	fake, srv := setup(t)
+	c := provider.New(provider.Config{OpenAIBaseURL: srv.URL, OpenAIAPIKey: "sk-test", GeminiBaseURL: srv.URL, GeminiAPIKey: "g-test"}, nil)
+	if _, err := c.SessionToken(context.Background(), agent(agentline.ProviderOpenAI), tools, provider.Text); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SessionToken(context.Background(), agent(agentline.ProviderGemini), tools, provider.Text); err != nil {
+		t.Fatal(err)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	var openai struct {
+		Session map[string]json.RawMessage
+	}
+	json.Unmarshal(reqs[0].Body, &openai)
+	if m := string(openai.Session["output_modalities"]); m != `["text"]` {
+		t.Errorf("output_modalities %s, want [\"text\"]: %s", m, reqs[0].Body)
+	}
+	if _, ok := openai.Session["audio"]; ok || len(openai.Session["tools"]) < 10 || string(openai.Session["instructions"]) != `"Be brief."` {
+		t.Errorf("text session sent = %s", reqs[0].Body)
+	}
+	var gemini struct {
+		BidiGenerateContentSetup map[string]json.RawMessage
+	}
+	json.Unmarshal(reqs[1].Body, &gemini)
+	setup := gemini.BidiGenerateContentSetup
+	var gc map[string]json.RawMessage
+	json.Unmarshal(setup["generationConfig"], &gc)
+	if m := string(gc["responseModalities"]); m != `["TEXT"]` {
+		t.Errorf("responseModalities %s, want [\"TEXT\"]: %s", m, reqs[1].Body)
+	}
+	_, speech := gc["speechConfig"]
+	_, in := setup["inputAudioTranscription"]
+	_, out := setup["outputAudioTranscription"]
+	if speech || in || out || len(setup["tools"]) < 10 || len(setup["systemInstruction"]) == 0 {
+		t.Errorf("text setup sent = %s", reqs[1].Body)
+	}
+}
+
 func TestFailures(t *testing.T) {
 	fake, srv := setup(t)
 	dead := httptest.NewServer(http.NotFoundHandler())
@@ -143,7 +187,7 @@ func TestFailures(t *testing.T) {
 				a = agent(tt.p)
 			}
 			a.Provider = tt.p
-			_, err := provider.New(tt.cfg, nil).SessionToken(context.Background(), a, nil)
+			_, err := provider.New(tt.cfg, nil).SessionToken(context.Background(), a, nil, "")
 			if agentline.ErrorCode(err) != tt.want {
 				t.Fatalf("err = %v, want code %s", err, tt.want)
 			}

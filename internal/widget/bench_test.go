@@ -131,7 +131,7 @@ func BenchmarkSessionOverProvider(b *testing.B) {
 				}
 			}
 			token := func() {
-				if _, err := direct.SessionToken(context.Background(), e.agent, nil); err != nil {
+				if _, err := direct.SessionToken(context.Background(), e.agent, nil, ""); err != nil {
 					b.Fatal(err)
 				}
 			}

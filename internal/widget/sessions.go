@@ -20,6 +20,7 @@ type sessionAnswer struct {
 	AgentID        int64              `json:"agent_id"`
 	Provider       agentline.Provider `json:"provider"`
 	Model          string             `json:"model"`
+	Modality       string             `json:"modality"`
 	ClientSecret   string             `json:"client_secret"`
 	EphemeralToken string             `json:"ephemeral_token"`
 	ExpiresAt      time.Time          `json:"expires_at"`
@@ -34,11 +35,12 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, ch chann
 	var in struct {
 		AgentID   int64  `json:"agent_id"`
 		SessionID string `json:"session_id"`
+		Modality  string `json:"modality"`
 	}
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	started, err := h.startSession(r.Context(), ch, sessionRequest{AgentID: in.AgentID, SessionID: in.SessionID, Origin: r.Header.Get("Origin")})
+	started, err := h.startSession(r.Context(), ch, sessionRequest{AgentID: in.AgentID, SessionID: in.SessionID, Origin: r.Header.Get("Origin"), Modality: in.Modality})
 	if err != nil {
 		return err
 	}
@@ -50,7 +52,7 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, ch chann
 // answers: the session and the provider token the browser opens it with.
 func (st startedSession) answer() sessionAnswer {
 	s, tok := st.Session, st.Token
-	out := sessionAnswer{SessionID: s.ID, AgentID: s.AgentID, Provider: s.Provider, Model: s.Model,
+	out := sessionAnswer{SessionID: s.ID, AgentID: s.AgentID, Provider: s.Provider, Model: s.Model, Modality: string(st.Modality),
 		ClientSecret: tok.Value, EphemeralToken: tok.Value, ExpiresAt: tok.ExpiresAt}
 	out.Connect.URL, out.Connect.Protocol = tok.URL, tok.Protocol
 	return out

@@ -22,13 +22,29 @@ type sessionRequest struct {
 	// Origin is the page's origin as the browser sent it, kept with the
 	// session for the sessions list.
 	Origin string
+	// Modality is "text" for a visitor who types (no microphone, text
+	// answers), "audio" or "" for a spoken conversation.
+	Modality string
 }
 
 // startedSession is a stored session and the provider token its client
 // connects with.
 type startedSession struct {
-	Session agentline.WidgetSession
-	Token   provider.Token
+	Session  agentline.WidgetSession
+	Token    provider.Token
+	Modality provider.Modality
+}
+
+// modalityOf checks a request's modality; "" is audio, as before the field
+// existed.
+func modalityOf(m string) (provider.Modality, error) {
+	switch provider.Modality(m) {
+	case "", provider.Audio:
+		return provider.Audio, nil
+	case provider.Text:
+		return provider.Text, nil
+	}
+	return "", agentline.Invalid("modality", "modality must be \"audio\" (the default) or \"text\"")
 }
 
 // maxStoredOrigin bounds the Origin kept with a session: any origin passes
@@ -43,6 +59,10 @@ func (h *Handler) startSession(ctx context.Context, ch channelRef, in sessionReq
 	if in.AgentID <= 0 {
 		return startedSession{}, agentline.Invalid("agent_id", "agent_id is required: the id of the channel's agent from GET /widget/v1/config")
 	}
+	modality, err := modalityOf(in.Modality)
+	if err != nil {
+		return startedSession{}, err
+	}
 	if h.draining.Load() {
 		return startedSession{}, errDraining
 	}
@@ -54,7 +74,7 @@ func (h *Handler) startSession(ctx context.Context, ch channelRef, in sessionReq
 	if err != nil {
 		return startedSession{}, fmt.Errorf("tools of agent %d: %w", agent.ID, err)
 	}
-	tok, err := h.provider.SessionToken(ctx, agent, defs)
+	tok, err := h.provider.SessionToken(ctx, agent, defs, modality)
 	if err != nil {
 		return startedSession{}, fmt.Errorf("provider token for agent %d: %w", agent.ID, err)
 	}
@@ -76,8 +96,8 @@ func (h *Handler) startSession(ctx context.Context, ch channelRef, in sessionReq
 	if err != nil {
 		return startedSession{}, fmt.Errorf("store session: %w", err)
 	}
-	httpx.Logger(ctx).Info("widget session started", "session_id", s.ID, "agent_id", agent.ID, "provider", agent.Provider)
-	return startedSession{Session: s, Token: tok}, nil
+	httpx.Logger(ctx).Info("widget session started", "session_id", s.ID, "agent_id", agent.ID, "provider", agent.Provider, "modality", modality)
+	return startedSession{Session: s, Token: tok, Modality: modality}, nil
 }
 
 // sessionAgent checks that the request may talk to its agent on channel

@@ -59,6 +59,7 @@ func (h *Handler) createTestSession(w http.ResponseWriter, r *http.Request) erro
 	var in struct {
 		AgentID   int64  `json:"agent_id"`
 		SessionID string `json:"session_id"`
+		Modality  string `json:"modality"`
 	}
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
@@ -69,7 +70,7 @@ func (h *Handler) createTestSession(w http.ResponseWriter, r *http.Request) erro
 	if in.SessionID != "" {
 		return agentline.Invalid("session_id", "a test session starts fresh: leave session_id out")
 	}
-	started, err := h.startSession(r.Context(), ch, sessionRequest{AgentID: agentID, Origin: TestOrigin})
+	started, err := h.startSession(r.Context(), ch, sessionRequest{AgentID: agentID, Origin: TestOrigin, Modality: in.Modality})
 	if err != nil {
 		return err
 	}

@@ -1,13 +1,15 @@
 // The Gemini-compatible transport: the Live WebSocket with the session's
 // ephemeral token, the microphone as 16 kHz PCM from agentline's
 // AudioWorklet, the agent's voice as 24 kHz PCM played in an AudioContext.
+// A text session (the token's setup answers in TEXT) needs neither: it
+// sends clientContent and reads the model turn's text parts.
 import { AgentlineError } from './errors.js';
 
 export async function connectGemini(session, info) {
   const AC = window.AudioContext || window.webkitAudioContext;
-  if (!AC || !window.AudioWorkletNode) throw new AgentlineError('unsupported', 'this browser has no AudioWorklet');
+  if (!session.textOnly && (!AC || !window.AudioWorkletNode)) throw new AgentlineError('unsupported', 'this browser has no AudioWorklet');
   const stream = session._stream;
-  const out = new AC({ sampleRate: 24000 });
+  const out = session.textOnly ? null : new AC({ sampleRate: 24000 });
   const mic = stream ? new AC() : null;
   const c = { out, playAt: 0, sources: [], turn: 0, muted: false };
   const url = info.connect.url + (info.connect.url.indexOf('?') < 0 ? '?' : '&') + 'access_token=' + encodeURIComponent(info.ephemeral_token);
@@ -20,6 +22,10 @@ export async function connectGemini(session, info) {
     },
     mute(m) { c.muted = m; },
     text(text) { send({ clientContent: { turns: [{ role: 'user', parts: [{ text }] }], turnComplete: true } }); },
+    // history gives a new session the conversation so far, without an answer.
+    history(lines) {
+      send({ clientContent: { turns: lines.map((l) => ({ role: l.role === 'user' ? 'user' : 'model', parts: [{ text: l.text }] })), turnComplete: false } });
+    },
   };
   try {
     if (mic) await mic.audioWorklet.addModule(session.client.baseUrl + '/chat-widget-audio.js');
@@ -59,8 +65,12 @@ function onMessage(session, c, msg, send) {
       c.sources = [];
       c.playAt = 0;
     }
-    for (const p of (sc.modelTurn && sc.modelTurn.parts) || []) if (p.inlineData && p.inlineData.data) play(session, c, p.inlineData.data);
     const u = 'u' + c.turn, a = 'a' + c.turn;
+    for (const p of (sc.modelTurn && sc.modelTurn.parts) || []) {
+      if (p.inlineData && p.inlineData.data && c.out) play(session, c, p.inlineData.data);
+      // A text session's answer; a thought is not one.
+      if (p.text && !p.thought && !c.out) { session._state('speaking'); session._line(a, 'assistant', p.text, false); }
+    }
     if (sc.inputTranscription && sc.inputTranscription.text) session._line(u, 'user', sc.inputTranscription.text, false);
     if (sc.outputTranscription && sc.outputTranscription.text) session._line(a, 'assistant', sc.outputTranscription.text, false);
     if (sc.turnComplete) {

@@ -41,8 +41,18 @@ export interface StartOptions {
   agentId?: number | string;
   /** A pending session to continue (a live chat form's submission answers one). */
   sessionId?: string;
-  /** Ask for no microphone: the visitor types with sendText; the agent still speaks. */
+  /**
+   * A text session: no microphone and no audio. The visitor types with
+   * sendText and the agent answers in text (the provider's text modality:
+   * POST /widget/v1/session with modality "text").
+   */
   textOnly?: boolean;
+  /**
+   * The conversation so far, given to the provider before the session goes
+   * live, without an answer: how a text chat goes on by voice in a new
+   * session.
+   */
+  history?: Array<{ role: "user" | "assistant"; text: string }>;
   /** Where the agent's voice plays (OpenAI-compatible agents); default: a new Audio(). */
   audioElement?: HTMLAudioElement;
 }
@@ -114,11 +124,13 @@ export interface Session {
   readonly provider: "openai" | "gemini" | null;
   readonly state: SessionState;
   readonly muted: boolean;
+  /** A text session (startSession's textOnly). */
+  readonly textOnly: boolean;
   /** Resolves when the conversation is live; rejects with the AgentlineError that ended it. */
   readonly ready: Promise<Session>;
   on<E extends keyof SessionEvents>(event: E, fn: (data: SessionEvents[E]) => void): this;
   off<E extends keyof SessionEvents>(event: E, fn: (data: SessionEvents[E]) => void): this;
-  /** Sends a typed message; false when the session is not live. */
+  /** Sends a typed message; while connecting it waits to go when live. False when ended or empty. */
   sendText(text: string): boolean;
   /** Mutes the microphone (true, the default) or unmutes it (false). */
   mute(muted?: boolean): void;

@@ -91,6 +91,8 @@ class Session {
     this.id = null;
     this.provider = null;
     this.muted = false;
+    this.textOnly = !!opts.textOnly;
+    this._q = [];
     this._l = {};
     this._lines = {};
     this._events = [];
@@ -130,14 +132,20 @@ class Session {
         const c = await this.client.config();
         agentId = c.agents[0] && c.agents[0].id;
       }
-      const s = this.info = await this.client.request('session', { agent_id: agentId, session_id: o.sessionId || undefined });
+      const s = this.info = await this.client.request('session', {
+        agent_id: agentId, session_id: o.sessionId || undefined, modality: this.textOnly ? 'text' : undefined,
+      });
       this.id = s.session_id;
       this.provider = s.provider;
       if (this.state === 'ended') return this;
       this._t = await (s.provider === 'gemini' ? connectGemini : connectOpenAI)(this, s);
       if (this.state === 'ended') return this._t.close(), this;
+      // The conversation so far (a text chat going on by voice) first,
+      // then what the visitor typed while it connected.
+      if (o.history && o.history.length) this._t.history(o.history);
       this._state('listening');
-      this._track('session_started', { provider: s.provider, model: s.model });
+      this._track('session_started', { provider: s.provider, model: s.model, modality: s.modality });
+      for (const text of this._q.splice(0)) this._t.text(text);
       this._hb = setInterval(() => this._track('heartbeat', {}, true), HEARTBEAT_MS);
       // Leaving the page ends the session: its end is reported with
       // keepalive, which outlives the page. A hidden page is not an end (a
@@ -192,11 +200,14 @@ class Session {
     return output;
   }
 
+  // sendText sends a typed message; while the session connects, it waits
+  // and goes as soon as the session is live.
   sendText(text) {
     text = String(text || '').trim();
-    if (!text || !this._t || this.state === 'ended') return false;
-    this._t.text(text);
-    this._line('t' + Date.now(), 'user', text, true);
+    if (!text || this.state === 'ended') return false;
+    if (this._t) this._t.text(text);
+    else this._q.push(text);
+    this._line('t' + Object.keys(this._lines).length, 'user', text, true);
     return true;
   }
 
@@ -225,10 +236,11 @@ class Session {
     if (this._stream) for (const t of this._stream.getTracks()) t.stop();
   }
 
-  // _track queues an analytics event of the session; they go in batches.
+  // _track queues an analytics event of the session; they go in batches,
+  // once the session has its id (a line typed while it connects waits).
   _track(type, data, now) {
-    if (!this.id) return;
     this._events.push({ type, at: new Date().toISOString(), data });
+    if (!this.id) return;
     if (now || this._events.length >= 20) this._flush(now === 'keepalive');
     else if (!this._timer) this._timer = setTimeout(() => this._flush(), 5000);
   }
@@ -236,7 +248,7 @@ class Session {
   _flush(keepalive) {
     clearTimeout(this._timer);
     this._timer = null;
-    if (!this._events.length) return;
+    if (!this._events.length || !this.id) return;
     this.client.request('analytics', { session_id: this.id, events: this._events.splice(0, 100) }, keepalive).catch(() => {});
   }
 }

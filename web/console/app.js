@@ -356,8 +356,9 @@ async function agentPage(ctx, id, tab = "settings") {
   ctx.show(agent.name, nav, body);
 }
 
-// agentTest is the Test panel: a conversation with the agent by voice or
-// text through the client SDK (/sdk/client.js), on a console test session:
+// agentTest is the Test panel: a conversation with the agent by voice, or
+// by text (a text session: no microphone, no audio, the agent writes),
+// through the client SDK (/sdk/client.js), on a console test session:
 // no channel and no key, the sign-in's token authorizes it. It is stored
 // like a widget session, from origin "console".
 async function agentTest(ctx, a) {
@@ -375,9 +376,12 @@ async function agentTest(ctx, a) {
   const msg = h("input", { id: "test-message", type: "text", autocomplete: "off", disabled: true });
   const send = h("form", { class: "test-send", "aria-label": "Send a message" },
     h("label", { for: "test-message" }, "Message"), h("div", { class: "row" }, msg, h("button", { type: "submit" }, "Send")));
-  const running = (on) => {
+  // running shows the controls of a live test; a text test has no
+  // microphone to mute.
+  const running = (on, textOnly) => {
     voice.hidden = typed.hidden = on;
-    mute.hidden = stop.hidden = !on;
+    stop.hidden = !on;
+    mute.hidden = !on || textOnly;
     msg.disabled = !on;
   };
   const start = (textOnly) => {
@@ -386,10 +390,13 @@ async function agentTest(ctx, a) {
     const client = createClient({ token: state.token, endpoint: `/api/agents/${a.id}/test-session` });
     const session = state.test = client.startSession({ agentId: a.id, textOnly });
     const shown = new Map();
+    const labels = textOnly
+      ? { connecting: "Connecting…", listening: "Live by text: type a message.", speaking: "Live by text: the agent is writing.", ended: "Ended." }
+      : { connecting: "Connecting…", listening: "Live: listening.", speaking: "Live: the agent is speaking.", ended: "Ended." };
     session.on("state", (st) => {
-      status.textContent = { connecting: "Connecting…", listening: "Live: listening.", speaking: "Live: the agent is speaking.", ended: "Ended." }[st] || st;
-      running(st !== "ended");
-      if (st === "listening" && textOnly) msg.focus();
+      status.textContent = labels[st] || st;
+      running(st !== "ended", textOnly);
+      if (st === "listening" && textOnly && document.activeElement !== msg) msg.focus();
     });
     session.on("transcript", (t) => {
       let li = shown.get(t.id);
@@ -404,7 +411,10 @@ async function agentTest(ctx, a) {
       if (state.test === session) state.test = null;
       running(false);
     });
-    running(true);
+    running(true, textOnly);
+    // A text test can be typed into while it connects: the SDK sends the
+    // message once the session is live.
+    if (textOnly) msg.focus();
   };
   voice.addEventListener("click", () => start(false));
   typed.addEventListener("click", () => start(true));

@@ -37,6 +37,10 @@ type call struct {
 	hangUp func()
 	// webrtc: the output_audio_buffer.* events exist only there.
 	webrtc bool
+	// text: the session answers in text only (output_modalities ["text"]):
+	// no greeting, no audio, no report of audio heard; each typed message
+	// is answered at once with output_text events.
+	text bool
 	// greeting is the agent's, when the client asked for it before the
 	// script's first words (the phone path's first response.create).
 	greeting atomic.Pointer[string]
@@ -84,8 +88,13 @@ func (c *call) send(ev map[string]any) {
 
 // sessionCreated is the first event of every session.
 func (c *call) sessionCreated() {
+	modalities := []string{"audio"}
+	if c.text {
+		modalities = []string{"text"}
+	}
 	c.send(map[string]any{"type": "session.created", "session": map[string]any{
-		"id": "sess_" + c.id[4:], "object": "realtime.session", "type": "realtime", "model": c.session.Model}})
+		"id": "sess_" + c.id[4:], "object": "realtime.session", "type": "realtime", "model": c.session.Model,
+		"output_modalities": modalities}})
 }
 
 // sessionUpdated answers a client's session.update on the data channel:
@@ -114,32 +123,16 @@ func (c *call) wait(n float64) bool {
 }
 
 // run is the scripted conversation, in the GA event names of OpenAI's
-// realtime API.
+// realtime API. A spoken session opens with a greeting, the report of the
+// audio heard and the function call; a text session waits for the
+// visitor's first message, answers it, then makes the function call.
 func (c *call) run() {
-	if !c.wait(1) {
-		return
-	}
-	first := sandboxHello
-	if g := c.greeting.Load(); g != nil {
-		first = *g
-	}
-	c.spoke.Store(true)
-	c.say(first)
-	// What the visitor "said": the sandbox reports how much audio arrived.
-	deadline := time.Now().Add(8 * c.srv.pause)
-	for c.heard.Load() < 25 && time.Now().Before(deadline) {
-		if !c.wait(0.25) {
+	callID := ""
+	if !c.text {
+		if !c.open() {
 			return
 		}
-	}
-	c.send(map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": c.next("item"),
-		"content_index": 0, "transcript": fmt.Sprintf("(sandbox: %d audio packets received from your microphone)", c.heard.Load())})
-	callID := ""
-	for _, tool := range c.session.Tools {
-		if !phoneOnlyTool[tool.Name] {
-			callID = c.callTool(tool.Name, exampleArguments(tool.Name, tool.Parameters))
-			break
-		}
+		callID = c.firstTool()
 	}
 	// Answer tool outputs and text messages until the call ends.
 	var output *string
@@ -165,7 +158,11 @@ func (c *call) run() {
 					}
 				}
 			case "message":
-				text = firstText(item)
+				// An assistant's item is history a client gives a new
+				// session; only the visitor's words are answered.
+				if item["role"] == "user" {
+					text = firstText(item)
+				}
 			}
 		case "response.create":
 			switch {
@@ -175,16 +172,58 @@ func (c *call) run() {
 			case text != "":
 				c.say("You wrote \u201c" + clip(text, 300) + "\u201d. In the sandbox I can only repeat it.")
 				text = ""
+				if c.text && !c.spoke.Swap(true) {
+					callID = c.firstTool()
+				}
 			}
 		}
 	}
 }
 
+// open is the start of a spoken session: the greeting, then what the
+// visitor "said": the sandbox reports how much audio arrived. False when
+// the call ended meanwhile.
+func (c *call) open() bool {
+	if !c.wait(1) {
+		return false
+	}
+	first := sandboxHello
+	if g := c.greeting.Load(); g != nil {
+		first = *g
+	}
+	c.spoke.Store(true)
+	c.say(first)
+	deadline := time.Now().Add(8 * c.srv.pause)
+	for c.heard.Load() < 25 && time.Now().Before(deadline) {
+		if !c.wait(0.25) {
+			return false
+		}
+	}
+	c.send(map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": c.next("item"),
+		"content_index": 0, "transcript": fmt.Sprintf("(sandbox: %d audio packets received from your microphone)", c.heard.Load())})
+	return true
+}
+
+// firstTool calls the agent's first tool (none of the phone's own) with
+// sample arguments, and returns the call id ("" without tools).
+func (c *call) firstTool() string {
+	for _, tool := range c.session.Tools {
+		if !phoneOnlyTool[tool.Name] {
+			return c.callTool(tool.Name, exampleArguments(tool.Name, tool.Parameters))
+		}
+	}
+	return ""
+}
+
 // say speaks a sentence: audio while transcript deltas stream, then the
-// done events.
+// done events. In a text session it writes it instead.
 func (c *call) say(sentence string) {
 	respID, itemID := c.next("resp"), c.next("item")
 	c.send(map[string]any{"type": "response.created", "response": map[string]any{"id": respID, "status": "in_progress"}})
+	if c.text {
+		c.write(respID, itemID, sentence)
+		return
+	}
 	if c.webrtc {
 		c.send(map[string]any{"type": "output_audio_buffer.started", "response_id": respID})
 	}
@@ -204,6 +243,24 @@ func (c *call) say(sentence string) {
 		c.send(map[string]any{"type": "output_audio_buffer.stopped", "response_id": respID})
 	}
 	c.send(map[string]any{"type": "response.done", "response": map[string]any{"id": respID, "status": "completed"}})
+}
+
+// write answers a sentence as text: output_text deltas, quickly, as a
+// model writes, then the done events.
+func (c *call) write(respID, itemID string, sentence string) {
+	for i, w := range strings.Fields(sentence) {
+		if i > 0 {
+			w = " " + w
+		}
+		c.send(map[string]any{"type": "response.output_text.delta", "response_id": respID, "item_id": itemID,
+			"output_index": 0, "content_index": 0, "delta": w})
+		if !c.wait(0.05) {
+			return
+		}
+	}
+	c.send(map[string]any{"type": "response.output_text.done", "response_id": respID, "item_id": itemID,
+		"output_index": 0, "content_index": 0, "text": sentence})
+	c.send(map[string]any{"type": "response.done", "response": map[string]any{"id": respID, "status": "completed", "output_modalities": []string{"text"}}})
 }
 
 // phoneOnlyTool names the tools the phone relay adds to every call: the
@@ -248,6 +305,26 @@ func exampleArguments(name string, schema json.RawMessage) string {
 	}
 	b, _ := json.Marshal(args)
 	return string(b)
+}
+
+// Messages are the texts of the user message items browsers sent
+// (conversation.item.create), in order: typed lines, and the earlier lines
+// of a conversation that continues in a new session.
+func (s *Server) Messages() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.messages...)
+}
+
+// noteMessage keeps the text of a user message item, for Messages.
+func (s *Server) noteMessage(ev map[string]any) {
+	item, _ := ev["item"].(map[string]any)
+	if ev["type"] != "conversation.item.create" || item["type"] != "message" || item["role"] != "user" {
+		return
+	}
+	s.mu.Lock()
+	s.messages = append(s.messages, firstText(item))
+	s.mu.Unlock()
 }
 
 func firstText(item map[string]any) string {

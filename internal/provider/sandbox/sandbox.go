@@ -10,8 +10,11 @@
 // greeting, what it "heard", one function call of the agent's first tool,
 // and an answer that quotes the tool's output. GET /v1/realtime is the same
 // script on the realtime WebSocket the phone relay uses, with the voice as
-// base64 mu-law audio deltas. It understands nothing it hears; it is not
-// for production.
+// base64 mu-law audio deltas. A client secret minted for a text session
+// (output_modalities ["text"]) opens a call with no voice track: the
+// sandbox waits for the visitor's message and answers it at once with
+// output_text events, then makes the function call. It understands nothing
+// it hears; it is not for production.
 package sandbox
 
 import (
@@ -56,6 +59,8 @@ type Server struct {
 
 	// instructions are those of every secret minted, in order.
 	instructions []string
+	// messages are the text of every user message item received, in order.
+	messages []string
 
 	rtpPackets  atomic.Int64
 	callCount   atomic.Int64
@@ -70,12 +75,19 @@ type secret struct {
 // sessionConfig is the part of the client_secrets session the sandbox
 // uses.
 type sessionConfig struct {
-	Model        string `json:"model"`
-	Instructions string `json:"instructions"`
-	Tools        []struct {
+	Model            string   `json:"model"`
+	Instructions     string   `json:"instructions"`
+	OutputModalities []string `json:"output_modalities,omitempty"`
+	Tools            []struct {
 		Name       string          `json:"name"`
 		Parameters json.RawMessage `json:"parameters"`
 	} `json:"tools"`
+}
+
+// text reports whether the session answers in text only: a client secret
+// minted with output_modalities ["text"].
+func (s sessionConfig) text() bool {
+	return len(s.OutputModalities) == 1 && s.OutputModalities[0] == "text"
 }
 
 // New returns a sandbox provider; logger may be nil.
@@ -241,7 +253,7 @@ func (s *Server) answer(offer string, session sessionConfig) (*call, string, err
 	ctx, cancel := context.WithCancel(context.Background())
 	var dc atomic.Pointer[webrtc.DataChannel]
 	c := &call{id: id, srv: s, session: session, ctx: ctx, cancel: cancel, in: make(chan map[string]any, 64),
-		log: s.logger.With("call_id", id), webrtc: true, hangUp: func() { pc.Close() },
+		log: s.logger.With("call_id", id), webrtc: true, text: session.text(), hangUp: func() { pc.Close() },
 		out: func(b []byte) error {
 			if d := dc.Load(); d != nil {
 				return d.SendText(string(b))
@@ -262,7 +274,9 @@ func (s *Server) answer(offer string, session sessionConfig) (*call, string, err
 		c.close()
 		return nil, "", err
 	}
-	go v.run(ctx)
+	if v != nil {
+		go v.run(ctx)
+	}
 	return c, sdp, nil
 }
 
@@ -285,19 +299,25 @@ func newPeer() (*webrtc.PeerConnection, error) {
 
 // attach gives the call its outgoing voice track and hooks the peer's
 // events to it: the browser's RTP is counted, the oai-events data channel
-// starts the script, and a lost connection ends the call.
+// starts the script, and a lost connection ends the call. A text session
+// gets no voice track (the voice is nil): it sends no audio at all, as a
+// provider answering in text only does not.
 func (c *call) attach(pc *webrtc.PeerConnection, dc *atomic.Pointer[webrtc.DataChannel]) (*voice, error) {
-	track, err := webrtc.NewTrackLocalStaticSample(pcmu, "audio", "sandbox")
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: track: %w", err)
+	var v *voice
+	c.speak = func(string, string, time.Duration) {}
+	if !c.text {
+		track, err := webrtc.NewTrackLocalStaticSample(pcmu, "audio", "sandbox")
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: track: %w", err)
+		}
+		sender, err := pc.AddTrack(track)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: add track: %w", err)
+		}
+		v = newVoice(track)
+		c.speak = func(_, _ string, d time.Duration) { v.speak(d) }
+		go drainRTCP(sender)
 	}
-	sender, err := pc.AddTrack(track)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: add track: %w", err)
-	}
-	v := newVoice(track)
-	c.speak = func(_, _ string, d time.Duration) { v.speak(d) }
-	go drainRTCP(sender)
 	pc.OnTrack(func(t *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 		for {
 			if _, _, err := t.ReadRTP(); err != nil {
@@ -325,6 +345,7 @@ func (c *call) attach(pc *webrtc.PeerConnection, dc *atomic.Pointer[webrtc.DataC
 				c.sessionUpdated(ev)
 				return
 			}
+			c.srv.noteMessage(ev)
 			select {
 			case c.in <- ev:
 			default: // a flood of events; the script needs few
