@@ -10,10 +10,13 @@ run:
 	$(GO) build -o bin/agentline ./cmd/agentline
 	bin/agentline
 
-# Every fuzz target runs briefly too (scripts/fuzz.sh finds them).
+# Every fuzz target runs briefly too (scripts/fuzz.sh finds them). The
+# app package's end-to-end and browser tests take several minutes under
+# -race on two cores: past go test's default 10-minute bound on a loaded
+# machine, so the bound is raised.
 test:
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 	GO=$(GO) scripts/fuzz.sh 3s
 
 # The multi-instance tests alone, verbosely: the real binary, three
