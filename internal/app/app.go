@@ -35,7 +35,6 @@ import (
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony"
 	phonecarrier "github.com/agentline/agentline/internal/telephony/carrier"
-	"github.com/agentline/agentline/internal/telephony/twiliofake"
 	"github.com/agentline/agentline/internal/tools"
 	"github.com/agentline/agentline/internal/webhooks"
 	"github.com/agentline/agentline/internal/widget"
@@ -141,21 +140,11 @@ func (a *App) telephony() (*telephony.Handler, error) {
 		}
 		carrier = t
 	} else if a.Sandbox != nil {
-		// phone calls (issue 9): with no carrier account, the sandbox sells
-		// pretend numbers from an in-process fake Twilio, so that a number
-		// can be linked and called with `agentline call`, which signs its
-		// requests with the same token.
-		if token == "" {
-			token = twiliofake.SandboxAuthToken
-		}
-		f := twiliofake.New(twiliofake.Options{AuthToken: token})
-		a.closers = append(a.closers, closeFunc(f.Close))
-		t, err := phonecarrier.NewTwilio(phonecarrier.TwilioConfig{AccountSID: f.AccountSID(), AuthToken: f.AuthToken(), BaseURL: f.URL(), Timeout: a.Config.TwilioTimeout})
+		t, err := a.sandboxCarrier(&token)
 		if err != nil {
 			return nil, err
 		}
 		carrier = t
-		a.Logger.Warn("sandbox carrier on: phone numbers are bought from a pretend Twilio; call them with `agentline call`")
 	}
 	return telephony.New(telephony.Options{
 		Enabled: a.Config.TelephonyEnabled, Store: a.Store, Auth: a.Auth, Carrier: carrier,

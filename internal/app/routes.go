@@ -63,6 +63,7 @@ func (a *App) mount(ctx context.Context) error {
 	a.routes = append(a.routes, assets.Routes()...)
 	if a.Sandbox != nil {
 		a.routes = append(a.routes, a.Sandbox.Routes(sandboxPrefix)...)
+		a.routes = append(a.routes, a.sandboxPhoneRoutes()...)
 	}
 	if err := a.openRecordings(); err != nil {
 		return err
