@@ -12,6 +12,7 @@ import {
 import { agentSettings, agentTools, catalog, formFieldsBuilder } from "./editors.js";
 import { conversationsPage, conversationPage, analyticsPage } from "./conversations.js";
 import { webhookRoutes } from "./webhooks.js";
+import { watchFeatures } from "./features.js";
 
 let renderGen = 0;
 
@@ -947,3 +948,4 @@ function answer(x) {
 hooks.signedOut = signedOut;
 hooks.render = render;
 render(true);
+watchFeatures(() => render());
