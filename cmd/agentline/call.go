@@ -22,7 +22,8 @@ const callUsage = "usage: agentline call --to +1NUMBER [--from +1NUMBER] [--serv
 // names, plays a WAV file as 20 ms mu-law frames in real time, and writes
 // what the agent said to another WAV file. It signs its requests as the
 // carrier does, with the server's TWILIO_AUTH_TOKEN (or the sandbox's), since
-// the server checks them in every environment.
+// the server checks them in every environment; a sandbox tells it which
+// host and token (askSandbox).
 func call(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("agentline call", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -52,7 +53,11 @@ func call(ctx context.Context, args []string, getenv func(string) string, stdout
 			return fmt.Errorf("%s: %w", *in, err)
 		}
 	}
-	c, err := callsim.Inbound(ctx, &http.Client{Timeout: 15 * time.Second}, *server, *from, *to, callsim.Options{EchoMarks: true, AuthToken: *token, BotHost: *botHost})
+	client := &http.Client{Timeout: 15 * time.Second}
+	if err := askSandbox(ctx, client, fs, *server, token, botHost); err != nil {
+		return err
+	}
+	c, err := callsim.Inbound(ctx, client, *server, *from, *to, callsim.Options{EchoMarks: true, AuthToken: *token, BotHost: *botHost})
 	if err != nil {
 		return err
 	}
@@ -81,6 +86,34 @@ func call(ctx context.Context, args []string, getenv func(string) string, stdout
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %.1f s of the agent's audio to %s\n", float64(len(said))/8000, *out)
+	return nil
+}
+
+// askSandbox learns, from a server in sandbox mode, the host its carrier
+// signs for and whether its token is the sandbox's, for each of
+// --bot-host and --auth-token not given on the command line: in the
+// sandbox the server's word beats the shell's environment, where BOT_HOST
+// is often unset or set for another server (issue 27). A real deployment
+// has no sandbox to ask, and the flags stand.
+func askSandbox(ctx context.Context, client *http.Client, fs *flag.FlagSet, server string, token, botHost *string) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["bot-host"] && given["auth-token"] {
+		return nil
+	}
+	info, ok, err := callsim.AskSandbox(ctx, client, server)
+	if err != nil {
+		return fmt.Errorf("ask %s how it signs: %w", server, err)
+	}
+	if !ok {
+		return nil
+	}
+	if !given["bot-host"] {
+		*botHost = info.BotHost
+	}
+	if !given["auth-token"] && info.SandboxToken {
+		*token = twiliofake.SandboxAuthToken
+	}
 	return nil
 }
 

@@ -36,7 +36,6 @@ import (
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony"
 	phonecarrier "github.com/agentline/agentline/internal/telephony/carrier"
-	"github.com/agentline/agentline/internal/telephony/twiliofake"
 	"github.com/agentline/agentline/internal/tools"
 	"github.com/agentline/agentline/internal/webhooks"
 	"github.com/agentline/agentline/internal/widget"
@@ -146,23 +145,15 @@ func (a *App) telephony() (*telephony.Handler, error) {
 			return nil, err
 		}
 		carrier = t
-	} else if a.sandboxCarrier() {
-		// phone calls (issue 9): with no carrier account, the sandbox sells
-		// pretend numbers from an in-process fake Twilio, so that a number
-		// can be linked and called with `agentline call`, which signs its
-		// requests with the same token. With the phone channel off nothing
-		// could use it, and announcing it would mislead.
-		if token == "" {
-			token = twiliofake.SandboxAuthToken
-		}
-		f := twiliofake.New(twiliofake.Options{AuthToken: token})
-		a.closers = append(a.closers, closeFunc(f.Close))
-		t, err := phonecarrier.NewTwilio(phonecarrier.TwilioConfig{AccountSID: f.AccountSID(), AuthToken: f.AuthToken(), BaseURL: f.URL(), Timeout: a.Config.TwilioTimeout})
+	} else if a.usesSandboxCarrier() {
+		// With no carrier account, the sandbox sells pretend numbers from an
+		// in-process fake Twilio (sandboxphone.go). With the phone channel
+		// off nothing could use it, and announcing it would mislead.
+		t, err := a.sandboxCarrier(&token)
 		if err != nil {
 			return nil, err
 		}
 		carrier = t
-		a.Logger.Warn("sandbox carrier on: phone numbers are bought from a pretend Twilio; call them with `agentline call`")
 	}
 	return telephony.New(telephony.Options{
 		Enabled: a.Config.TelephonyEnabled, Store: a.Store, Auth: a.Auth, Carrier: carrier,
@@ -175,11 +166,11 @@ func (a *App) telephony() (*telephony.Handler, error) {
 	}), nil
 }
 
-// sandboxCarrier says the phone channel buys its numbers from the
+// usesSandboxCarrier says the phone channel buys its numbers from the
 // sandbox's pretend Twilio: the sandbox and telephony are on, and no
 // carrier account is configured. With the phone channel off nothing could
 // use it.
-func (a *App) sandboxCarrier() bool {
+func (a *App) usesSandboxCarrier() bool {
 	return a.Config.Sandbox && a.Config.TelephonyEnabled && (a.Config.TwilioAccountSID == "" || a.Config.TwilioAuthToken == "")
 }
 

@@ -608,6 +608,9 @@ func TestConsolePhoneJourney(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The callee answers: the carrier has the call in progress, then opens
+	// its stream (hung up now, it ends completed, not canceled).
+	carrier.SetCallStatus(placed[0].SID, "in-progress")
 	cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	call, err := callsim.Open(cctx, stream, callsim.Options{Server: s.URL, CallSID: placed[0].SID, EchoMarks: true, AuthToken: carrier.AuthToken()})

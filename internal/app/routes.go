@@ -34,7 +34,7 @@ func (a *App) mount(ctx context.Context) error {
 		OpenAIConfigured: a.Config.OpenAIAPIKey != "",
 		GeminiConfigured: a.Config.GeminiAPIKey != "",
 		Sandbox:          a.Config.Sandbox,
-		SandboxCarrier:   a.sandboxCarrier(),
+		SandboxCarrier:   a.usesSandboxCarrier(),
 	}
 	a.routes = append(a.routes, a.ownRoutes()...)
 	authHandler := auth.NewHandler(a.Auth, features)
@@ -66,6 +66,7 @@ func (a *App) mount(ctx context.Context) error {
 	a.routes = append(a.routes, assets.Routes()...)
 	if a.Sandbox != nil {
 		a.routes = append(a.routes, a.Sandbox.Routes(sandboxPrefix)...)
+		a.routes = append(a.routes, a.sandboxPhoneRoutes()...)
 	}
 	if err := a.openRecordings(); err != nil {
 		return err

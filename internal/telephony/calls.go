@@ -70,6 +70,11 @@ func (h *Handler) hangUpCall(ctx context.Context, projectID, agentID int64, sid 
 	// The carrier ends the stream too; if this instance relays the call, it
 	// stops at once rather than when the carrier gets to it.
 	h.calls.EndByAPI(sid)
+	if agentline.CallStatusFinal(status) && call.StreamRef != "" {
+		// Hung up before it was answered: its stream never comes, and a
+		// drain must not wait for it.
+		h.calls.Settle(call.StreamRef)
+	}
 	httpx.Logger(ctx).Info("hung up a call", "project_id", projectID, "agent_id", agentID, "call_sid", sid, "status", status)
 	return status, nil
 }

@@ -117,12 +117,14 @@ func TestEndCall(t *testing.T) {
 	if len(fc.Updates) != 1 || fc.Updates[0].Get("Status") != "completed" {
 		t.Fatalf("carrier updates = %+v", fc.Updates)
 	}
+	// It was never answered: canceled, not completed (docs/phone.md).
 	rec, _ := e.app.Store.Call(context.Background(), e.project, started.CallSID)
-	if rec.Status != "completed" || rec.EndedAt == nil || rec.EndReason == "" {
+	if rec.Status != "canceled" || rec.EndedAt == nil || rec.EndReason == "" {
 		t.Fatalf("record = %+v", rec)
 	}
 
-	// An inbound call, known from its status callback, ends the same way.
+	// An inbound call, known from its status callback and answered, ends
+	// completed.
 	in := e.fake.IncomingCall("+14155550199", n.PhoneNumber)
 	if r := e.postForm("/api/telephony/status", url.Values{"CallSid": {in}, "CallStatus": {"in-progress"}, "Direction": {"inbound"}, "From": {"+14155550199"}, "To": {n.PhoneNumber}}, e.fake.AuthToken()); r.status != 204 {
 		t.Fatalf("status callback: %d %s", r.status, r.body)

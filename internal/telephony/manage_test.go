@@ -31,7 +31,13 @@ func TestHangUpCallOperation(t *testing.T) {
 		status, endReason string
 		atCarrier         string // "" when the carrier does not know the call
 	}{
-		{name: "hung up and recorded", status: agentline.CallCompleted, endReason: "api_hangup", atCarrier: agentline.CallCompleted},
+		// Hung up before it was answered, a call is canceled: completed is
+		// for a call that was answered (docs/phone.md, Twilio's statuses).
+		{name: "hung up and recorded", status: agentline.CallCanceled, endReason: "api_hangup", atCarrier: agentline.CallCanceled},
+		{name: "answered, hung up: completed", arrange: func(t *testing.T, e *opsEnv, c agentline.Call) (int64, string) {
+			e.fake.SetCallStatus(c.CallSID, agentline.CallInProgress)
+			return e.ada, c.CallSID
+		}, status: agentline.CallCompleted, endReason: "api_hangup", atCarrier: agentline.CallCompleted},
 		{name: "not a call SID", arrange: func(t *testing.T, e *opsEnv, c agentline.Call) (int64, string) { return e.ada, "CA-1" },
 			code: agentline.ENotFound, status: agentline.CallQueued, atCarrier: agentline.CallQueued},
 		{name: "no such call", arrange: func(t *testing.T, e *opsEnv, c agentline.Call) (int64, string) { return e.ada, unknownSID },
@@ -61,7 +67,7 @@ func TestHangUpCallOperation(t *testing.T) {
 		{name: "hung up, not recorded: the carrier's end stands", arrange: func(t *testing.T, e *opsEnv, c agentline.Call) (int64, string) {
 			e.store.applyEvent = storeDown
 			return e.ada, c.CallSID
-		}, code: agentline.EInternal, err: errStoreDown, status: agentline.CallQueued, atCarrier: agentline.CallCompleted},
+		}, code: agentline.EInternal, err: errStoreDown, status: agentline.CallQueued, atCarrier: agentline.CallCanceled},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,7 +90,7 @@ func TestHangUpCallOperation(t *testing.T) {
 			if tc.err != nil && !errors.Is(err, tc.err) {
 				t.Errorf("error %v is not %v", err, tc.err)
 			}
-			if err == nil && status != agentline.CallCompleted {
+			if err == nil && status != tc.status {
 				t.Errorf("status = %q", status)
 			}
 			e.store.applyEvent = nil

@@ -98,7 +98,8 @@ func TestPlaceCallOperation(t *testing.T) {
 			if len(placed) != tc.placed {
 				t.Fatalf("placed at the carrier: %+v, want %d", placed, tc.placed)
 			}
-			if tc.hungUp != (len(toUs) == 1 && toUs[0] == agentline.CallCompleted) {
+			// Hung up before it was answered: canceled at the carrier.
+			if tc.hungUp != (len(toUs) == 1 && toUs[0] == agentline.CallCanceled) {
 				t.Errorf("status at the carrier: %v, hung up: %v", toUs, tc.hungUp)
 			}
 			records, err := e.db.Calls(context.Background(), e.project, agentline.CallFilter{Limit: 50})

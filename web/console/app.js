@@ -9,6 +9,7 @@
 import {
   hooks, plural, alertError, TOKEN, PROJECT, state, h, s, flat, api, download, query, input, values, form, FieldError, confirmAction, copyButton, notice, when, table, transcript, label, json, filterSelects, filtered, agentOptions,
 } from "./ui.js";
+import { watchFeatures } from "./features.js";
 import { agentSettings, agentTools, catalog, formFieldsBuilder } from "./editors.js";
 import { conversationsPage, conversationPage, analyticsPage } from "./conversations.js";
 import { webhookRoutes } from "./webhooks.js";
@@ -897,3 +898,4 @@ hooks.signedIn = signedIn;
 hooks.opened = opened;
 hooks.render = render;
 render(true);
+watchFeatures(() => render());

@@ -90,7 +90,14 @@ type Server struct {
 // shutdown).
 func Start(t testing.TB, cfg config.Config) *Server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return StartAt(t, cfg, "127.0.0.1:0")
+}
+
+// StartAt is Start listening on addr: a test restarts a stopped server at
+// its address (Server.Addr), as a deployment restarts behind the same URL.
+func StartAt(t testing.TB, cfg config.Config, addr string) *Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,11 +127,12 @@ type Call struct {
 	seq int
 	ts  int64 // ms of caller audio sent
 
-	mu       sync.Mutex
-	received []Message
-	changed  chan struct{}
-	done     chan struct{}
-	closeErr error
+	mu         sync.Mutex
+	received   []Message
+	firstMedia time.Time // when the server's first media frame came
+	changed    chan struct{}
+	done       chan struct{}
+	closeErr   error
 }
 
 // Message is one message the server sent the carrier.
@@ -331,6 +332,9 @@ func (c *Call) read() {
 		}
 		msg := Message{Event: m.Event, Payload: m.Media.Payload, Mark: m.Mark.Name}
 		c.mu.Lock()
+		if msg.Event == "media" && c.firstMedia.IsZero() {
+			c.firstMedia = time.Now()
+		}
 		c.received = append(c.received, msg)
 		close(c.changed)
 		c.changed = make(chan struct{})
@@ -377,12 +381,15 @@ func (c *Call) WaitFor(ctx context.Context, match func(Message) bool) (int, erro
 		select {
 		case <-changed:
 		case <-c.done:
-			return 0, errors.New("the stream closed before the message came")
+			return 0, errStreamClosed
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
 	}
 }
+
+// errStreamClosed: the server closed the stream before what was awaited.
+var errStreamClosed = errors.New("the stream closed before the message came")
 
 // Done is closed when the server has closed the stream.
 func (c *Call) Done() <-chan struct{} { return c.done }

@@ -50,7 +50,7 @@ func (s *Signatures) Check(next httpx.HandlerFunc) httpx.HandlerFunc {
 		}
 		if !s.skip && !s.Valid(r) {
 			httpx.Logger(r.Context()).Warn("carrier webhook with a bad signature", "path", r.URL.Path, "remote", r.RemoteAddr)
-			return agentline.Errorf(agentline.EForbidden, "the X-Twilio-Signature header does not match this request")
+			return s.mismatch(r, "https://")
 		}
 		return next(w, r)
 	}
@@ -86,7 +86,30 @@ func (s *Signatures) CheckUpgrade(r *http.Request) error {
 	}
 	if !s.valid(r, "wss://", map[string]string{}) {
 		httpx.Logger(r.Context()).Warn("media stream upgrade with a bad signature", "path", r.URL.Path, "remote", r.RemoteAddr)
-		return agentline.Errorf(agentline.EForbidden, "the X-Twilio-Signature header does not match this request")
+		return s.mismatch(r, "wss://")
 	}
 	return nil
+}
+
+// mismatch is the 403 for a request whose signature does not verify. It
+// names the URL a valid signature covers and the settings that decide it,
+// since a signer that picked another host (a simulator without BOT_HOST,
+// a tunnel with another name) otherwise cannot tell what to change. The
+// URL reveals nothing secret: it is the public one the carrier is given.
+func (s *Signatures) mismatch(r *http.Request, scheme string) error {
+	forbid := func(format string, args ...any) error {
+		return agentline.Errorf(agentline.EForbidden, "the X-Twilio-Signature header does not match this request: "+format, args...)
+	}
+	switch {
+	case s.botHost == "":
+		return forbid("BOT_HOST is not set, so no carrier request can be verified; set it to the public host the carrier reaches")
+	case !s.keyed:
+		return forbid("TWILIO_AUTH_TOKEN is not set, so no carrier request can be verified")
+	}
+	want := scheme + s.botHost + r.URL.RequestURI()
+	if r.Header.Get("X-Twilio-Signature") == "" {
+		return forbid("the request carries no X-Twilio-Signature; the carrier signs %q", want)
+	}
+	return forbid("expected a signature of %q (%s + BOT_HOST %q + the request's path and query) keyed with TWILIO_AUTH_TOKEN; "+
+		"`agentline call` signs for its --bot-host (env BOT_HOST; against the sandbox it asks the server)", want, scheme, s.botHost)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
@@ -96,5 +97,50 @@ func BenchmarkSignatureValid(b *testing.B) {
 		if !s.Valid(r) {
 			b.Fatal("invalid")
 		}
+	}
+}
+
+// TestSignatureMismatchSaysWhatWasExpected: a 403 names the URL the
+// signature must cover and the setting that decides it (issue 27: a
+// simulator signing for another host got a message naming neither).
+func TestSignatureMismatchSaysWhatWasExpected(t *testing.T) {
+	ok := func(w http.ResponseWriter, r *http.Request) error { return nil }
+	form := url.Values{"CallSid": {"CA1"}, "To": {"+14155550100"}}
+	post := func(sig string) *http.Request {
+		r := httptest.NewRequest("POST", "http://127.0.0.1:8080/api/telephony/inbound?x=1", strings.NewReader(form.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if sig != "" {
+			r.Header.Set("X-Twilio-Signature", sig)
+		}
+		return r
+	}
+	otherHost := twiliofake.Sign("tok", "https://127.0.0.1:8080/api/telephony/inbound?x=1", form)
+	for _, c := range []struct {
+		name, token, host, sig string
+		want                   []string
+	}{
+		{"signed for another host", "tok", "localhost", otherHost,
+			[]string{`"https://localhost/api/telephony/inbound?x=1"`, "BOT_HOST", "--bot-host", "TWILIO_AUTH_TOKEN"}},
+		{"no signature", "tok", "localhost", "", []string{"no X-Twilio-Signature", `"https://localhost/api/telephony/inbound?x=1"`}},
+		{"no BOT_HOST", "tok", "", otherHost, []string{"BOT_HOST is not set"}},
+		{"no token", "", "localhost", otherHost, []string{"TWILIO_AUTH_TOKEN is not set"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := NewSignatures(c.token, c.host, false).Check(ok)(httptest.NewRecorder(), post(c.sig))
+			if err == nil || agentline.ErrorCode(err) != agentline.EForbidden {
+				t.Fatalf("err = %v, want forbidden", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(agentline.ErrorMessage(err), w) {
+					t.Errorf("message %q does not say %q", agentline.ErrorMessage(err), w)
+				}
+			}
+		})
+	}
+	up := httptest.NewRequest("GET", "http://127.0.0.1:8080/api/telephony/stream/7", nil)
+	up.Header.Set("X-Twilio-Signature", twiliofake.Sign("tok", "wss://127.0.0.1:8080/api/telephony/stream/7", url.Values{}))
+	err := NewSignatures("tok", "localhost", false).CheckUpgrade(up)
+	if msg := agentline.ErrorMessage(err); !strings.Contains(msg, `"wss://localhost/api/telephony/stream/7"`) || !strings.Contains(msg, "BOT_HOST") {
+		t.Fatalf("upgrade: message %q names neither the wss:// URL nor BOT_HOST", msg)
 	}
 }

@@ -58,11 +58,21 @@ func TestTwilioAgainstFake(t *testing.T) {
 	if status, err := c.CallStatus(ctx, call.SID); err != nil || status != "queued" {
 		t.Fatalf("CallStatus = %q %v", status, err)
 	}
-	if status, err := c.HangUp(ctx, call.SID); err != nil || status != "completed" {
+	// Hung up before it was answered, a call ends canceled; once answered,
+	// completed.
+	if status, err := c.HangUp(ctx, call.SID); err != nil || status != "canceled" {
 		t.Fatalf("HangUp = %q %v", status, err)
 	}
-	if status, err := c.CallStatus(ctx, call.SID); err != nil || status != "completed" {
+	if status, err := c.CallStatus(ctx, call.SID); err != nil || status != "canceled" {
 		t.Fatalf("CallStatus after hang-up = %q %v", status, err)
+	}
+	answered, err := c.CreateCall(ctx, CallRequest{To: "+14155550112", From: list[0].PhoneNumber, TwiML: "<Response><Hangup/></Response>"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.SetCallStatus(answered.SID, "in-progress")
+	if status, err := c.HangUp(ctx, answered.SID); err != nil || status != "completed" {
+		t.Fatalf("HangUp of an answered call = %q %v", status, err)
 	}
 	if _, err := c.CallStatus(ctx, "CA00000000000000000000000000000000"); !errors.Is(err, ErrCallGone) {
 		t.Fatalf("CallStatus of an unknown call: %v", err)

@@ -48,6 +48,9 @@ type Options struct {
 	// Available is what number searches return; default: ten numbers in
 	// area code 415 and ten in 212.
 	Available []AvailableNumber
+	// Play, when set, carries out the outbound calls placed, from ringing
+	// to the end, with their status callbacks; see Play.
+	Play *Play
 }
 
 // AvailableNumber is one result of a number search.
@@ -93,6 +96,12 @@ type Call struct {
 	// the call reached each stage; Twilio answers them as date_created,
 	// start_time and end_time, with the duration between the last two.
 	Created, Started, Ended time.Time
+	// Callbacks are the status callbacks sent about the call (with Play),
+	// oldest first.
+	Callbacks []url.Values
+
+	ended    chan struct{} // closed when the call reaches a final status
+	sequence int           // of the next status callback
 }
 
 // setStatus moves the call to status now, keeping its start and end.
@@ -106,6 +115,9 @@ func (c *Call) setStatus(status string, now time.Time) {
 	case "completed", "busy", "failed", "no-answer", "canceled":
 		if c.Ended.IsZero() {
 			c.Ended = now
+			if c.ended != nil {
+				close(c.ended)
+			}
 		}
 	}
 }
@@ -124,6 +136,11 @@ type Fake struct {
 	holds     []*Hold
 	late      []time.Duration
 	requests  []string
+
+	player  *Play
+	ctx     context.Context // ends when the fake closes
+	cancel  context.CancelFunc
+	playing sync.WaitGroup // calls being played
 }
 
 type failure struct {
@@ -133,7 +150,8 @@ type failure struct {
 
 // New starts a fake on 127.0.0.1.
 func New(opts Options) *Fake {
-	f := &Fake{accountSID: opts.AccountSID, authToken: opts.AuthToken, available: opts.Available}
+	f := &Fake{accountSID: opts.AccountSID, authToken: opts.AuthToken, available: opts.Available, player: opts.Play}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
 	if f.accountSID == "" {
 		f.accountSID = "AC" + randomHex(16)
 	}
@@ -180,15 +198,17 @@ func (f *Fake) AccountSID() string { return f.accountSID }
 // AuthToken is the auth token the fake accepts.
 func (f *Fake) AuthToken() string { return f.authToken }
 
-// Close stops the fake and lets held requests go.
+// Close stops the fake, ends the calls it plays and lets held requests go.
 func (f *Fake) Close() {
 	f.mu.Lock()
+	f.cancel() // under mu: no call starts playing after it
 	for _, h := range f.holds {
 		h.Release()
 	}
 	f.mu.Unlock()
 	f.srv.CloseClientConnections()
 	f.srv.Close()
+	f.playing.Wait()
 }
 
 // Numbers lists the numbers the account owns now (bought, not released).
@@ -225,6 +245,7 @@ func (f *Fake) Calls() []Call {
 	for i, c := range f.calls {
 		out[i] = *c
 		out[i].Updates = append([]url.Values(nil), c.Updates...)
+		out[i].Callbacks = append([]url.Values(nil), c.Callbacks...)
 	}
 	return out
 }
@@ -538,8 +559,13 @@ func (f *Fake) createCall(w http.ResponseWriter, r *http.Request) {
 		SID: "CA" + randomHex(16), To: to, From: from, Twiml: form.Get("Twiml"), URL: form.Get("Url"),
 		StatusCallback: form.Get("StatusCallback"), StatusCallbackMethod: orDefault(form.Get("StatusCallbackMethod"), "POST"),
 		StatusCallbackEvents: form["StatusCallbackEvent"], Status: "queued", Created: time.Now().UTC(),
+		ended: make(chan struct{}),
 	}
 	f.calls = append(f.calls, c)
+	if f.player != nil && f.ctx.Err() == nil {
+		f.playing.Add(1)
+		go f.play(c.SID)
+	}
 	writeJSON(w, http.StatusCreated, f.callJSON(c))
 }
 
@@ -570,11 +596,16 @@ func (f *Fake) updateCall(w http.ResponseWriter, r *http.Request) {
 			c.Twiml = tw
 		}
 		c.Updates = append(c.Updates, r.PostForm)
+		// Hung up before it was answered, a call ends canceled whichever
+		// status was asked: Twilio's canceled is "prior to being answered,
+		// an outbound call was canceled via the REST API"; completed is
+		// for a call that was answered.
+		unanswered := c.Status == "queued" || c.Status == "ringing"
 		switch {
+		case (status == "completed" || status == "canceled") && unanswered:
+			c.setStatus("canceled", time.Now().UTC())
 		case status == "completed":
 			c.setStatus("completed", time.Now().UTC())
-		case status == "canceled" && (c.Status == "queued" || c.Status == "ringing"):
-			c.setStatus("canceled", time.Now().UTC())
 		}
 		writeJSON(w, http.StatusOK, f.callJSON(c))
 		return
@@ -602,7 +633,7 @@ func (f *Fake) IncomingCall(from, to string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := time.Now().UTC()
-	c := &Call{SID: "CA" + randomHex(16), To: to, From: from, Status: "in-progress", Created: now, Started: now}
+	c := &Call{SID: "CA" + randomHex(16), To: to, From: from, Status: "in-progress", Created: now, Started: now, ended: make(chan struct{})}
 	f.calls = append(f.calls, c)
 	return c.SID
 }
