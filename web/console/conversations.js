@@ -198,8 +198,8 @@ function isoDay(d) {
   return d.toISOString().slice(0, 10);
 }
 
-// num shows a count as it is and a fraction with one or two decimals.
-function num(x) {
+// count shows a count as it is and a fraction with one or two decimals.
+function count(x) {
   if (Number.isInteger(x)) return String(x);
   return x < 10 ? x.toFixed(2) : x.toFixed(1);
 }
@@ -267,8 +267,11 @@ export async function analyticsPage({ show }) {
   }));
 }
 
-// chart draws one bar chart of days[*][key] in SVG.
+// chart draws one bar chart of days[*][key] in SVG. Minutes read as m:ss
+// on the axis, in the bars' titles and the label, as the total above them
+// does (issue 27: not 1.10 beside 1:06).
 function chart(title, days, key) {
+  const num = key === "minutes" ? (x) => clock(Math.round(x * 60000)) : count;
   const W = 600, H = 220, left = 48, bottom = 28, top = 12;
   const max = Math.max(1, ...days.map((d) => d[key]));
   const bw = (W - left - 4) / Math.max(1, days.length);
