@@ -8,6 +8,7 @@
 
 import {
   hooks, plural, alertError, TOKEN, PROJECT, state, h, s, flat, api, download, query, input, values, form, FieldError, confirmAction, copyButton, notice, when, table, transcript, label, json, filterSelects, filtered, agentOptions,
+  keep, shown, forget, dismissButton,
 } from "./ui.js";
 import { agentSettings, agentTools, catalog, formFieldsBuilder } from "./editors.js";
 import { conversationsPage, conversationPage, analyticsPage } from "./conversations.js";
@@ -162,6 +163,7 @@ async function render(focus) {
 window.addEventListener("hashchange", () => render(true));
 
 function signedOut(message, email) {
+  forget();
   state.token = null;
   state.me = null;
   sessionStorage.removeItem(TOKEN);
@@ -602,9 +604,10 @@ async function channelPage(ctx, id) {
   const [c, agents] = await Promise.all([api("GET", `/api/channels/${id}`), api("GET", `/api/projects/${pid}/agents`)]);
   // null for a channel without a key (the route answers it, not a 404).
   const key = await api("GET", `/api/channels/${id}/key`);
-  // A key just made is on screen this once; a reload shows only its prefix.
-  const whole = state.shownKeys.get(c.id);
-  state.shownKeys.delete(c.id);
+  // A key just made stays on screen until dismissed (ui.js keep), while it
+  // is still the channel's key; a reload of the tab shows only its prefix.
+  let whole = shown(keySlot(c.id));
+  if (whole && !(key && whole.startsWith(key.prefix))) whole = forget(keySlot(c.id));
   // A lead capture form needs no key and shows no widget: its page posts
   // without one.
   const leadCapture = c.type === "form" && c.settings.form.mode === "lead_capture";
@@ -633,6 +636,7 @@ async function channelPage(ctx, id) {
   del.addEventListener("click", async () => {
     if (!(await confirmAction(`Delete the channel ${c.name}? Its key stops working at once.`, "Delete channel"))) return;
     await api("DELETE", `/api/channels/${id}`).catch((e) => alertError(e));
+    forget(keySlot(c.id));
     location.hash = "#/channels";
   });
   const parts = [
@@ -714,6 +718,9 @@ function tryForm(c) {
     }, { label: "Try the form", extra: result }));
 }
 
+// keySlot is where a channel's new key is kept while it is shown.
+const keySlot = (id) => `key:${id}`;
+
 // keyCard shows the channel's key: whole exactly once after it is made,
 // then only its prefix; its origins and limits; rotate and revoke.
 function keyCard(c, key, whole) {
@@ -727,7 +734,7 @@ function keyCard(c, key, whole) {
   const generate = async (v) => {
     if (v.rate_limit_per_minute === null) delete v.rate_limit_per_minute;
     const made = await api("POST", `/api/channels/${c.id}/key`, v);
-    state.shownKeys.set(c.id, made.key);
+    keep(keySlot(c.id), made.key);
     render();
   };
   if (!key) {
@@ -737,8 +744,8 @@ function keyCard(c, key, whole) {
   }
   if (whole) {
     const code = h("code", { class: "key", id: "whole-key" }, whole);
-    box.append(notice("This is the whole key. It is shown only now: copy it into your site. Later only its prefix is shown.", "ok"),
-      h("p", {}, code), copyButton(() => whole, code, "Copy key"));
+    box.append(notice("This is the whole key. It is shown only now, until you dismiss it: copy it into your site. Later only its prefix is shown.", "ok"),
+      h("p", {}, code), h("div", { class: "row" }, copyButton(() => whole, code, "Copy key"), dismissButton(keySlot(c.id))));
   } else {
     box.append(h("p", {}, "Key: ", h("code", { id: "key-prefix" }, key.prefix + "…"), h("span", { class: "muted" }, ` made ${when(key.created_at)}` + (key.last_used_at ? `, last used ${when(key.last_used_at)}` : ", never used"))));
   }
@@ -755,7 +762,7 @@ function keyCard(c, key, whole) {
   const revoke = h("button", { type: "button", class: "danger" }, "Revoke key");
   revoke.addEventListener("click", async () => {
     if (!(await confirmAction("Revoke the key? Every site that uses it stops working.", "Revoke key"))) return;
-    await api("DELETE", `/api/channels/${c.id}/key`).catch((e) => alertError(e));
+    await api("DELETE", `/api/channels/${c.id}/key`).then(() => forget(keySlot(c.id)), (e) => alertError(e));
     render();
   });
   box.append(h("div", { class: "row" }, rotate, revoke));

@@ -8,7 +8,7 @@ export const hooks = { signedOut: () => {}, signedIn: () => {}, opened: () => {}
 export const TOKEN = "agentline.token";
 export const PROJECT = "agentline.project";
 
-export const state = { token: sessionStorage.getItem(TOKEN), me: null, projects: [], project: null, shownKeys: new Map() };
+export const state = { token: sessionStorage.getItem(TOKEN), me: null, projects: [], project: null };
 
 // ---- DOM building -------------------------------------------------------
 
@@ -278,6 +278,43 @@ export function copyButton(text, target, label = "Copy") {
     setTimeout(() => (b.textContent = label), 2500);
   });
   return b;
+}
+
+// ---- secrets shown once ---------------------------------------------------
+
+// A secret is whole on screen only when it is made (a webhook's signing
+// secret, a channel's key, an invitation or reset link): agentline keeps
+// just its hash. So it stays, through every redraw of its page and visits
+// to others, until the user dismisses it (issue 27); signing out or
+// closing the tab forgets it too. slot names whose it is ("key:3").
+const kept = new Map();
+
+// keep holds value (the secret, or a node that shows it) under slot.
+export function keep(slot, value) {
+  kept.set(slot, value);
+}
+
+// shown is what slot holds, or undefined.
+export function shown(slot) {
+  return kept.get(slot);
+}
+
+// forget drops slot's secret; without a slot, every one (signing out).
+export function forget(slot) {
+  if (slot === undefined) kept.clear();
+  else kept.delete(slot);
+}
+
+// dismissButton forgets slot's secret and draws the page without it.
+export function dismissButton(slot) {
+  return h("button", { type: "button", onclick: () => { forget(slot); hooks.render(); } }, "Dismiss");
+}
+
+// shownBox is the node slot holds, with its Dismiss button, or null.
+export function shownBox(slot, id = "link-shown") {
+  const node = kept.get(slot);
+  if (!node) return null;
+  return h("div", { id, class: "notice", role: "status" }, node, h("p", {}, dismissButton(slot)));
 }
 
 // alertError shows an error of an action at the top of the page.

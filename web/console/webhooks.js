@@ -2,7 +2,7 @@
 // are here, apart from app.js, which imports this module and adds its routes
 // and its navigation entry; the helpers come from ui.js.
 
-import { h, api, state, form, table, notice, confirmAction, copyButton, when, plural, alertError, hooks } from "./ui.js";
+import { h, api, state, form, table, notice, confirmAction, copyButton, when, plural, alertError, hooks, keep, shown, forget, dismissButton } from "./ui.js";
 
 const render = (focus) => hooks.render(focus);
 
@@ -10,8 +10,9 @@ const render = (focus) => hooks.render(focus);
 const eventTypes = ["conversation.started", "conversation.ended", "conversation.analyzed", "lead.created",
   "call.status_changed", "number.provisioned", "number.released", "webhook.test"];
 
-// A secret just made (creation, rotation) is on screen this once.
-const shownSecrets = new Map();
+// A secret just made (creation, rotation) stays on screen until dismissed
+// (ui.js keep), under this slot.
+const slot = (id) => `webhook:${id}`;
 
 // webhookRoutes are the console's routes of this module, for app.js.
 export const webhookRoutes = [
@@ -54,15 +55,14 @@ async function webhooksPage({ show }) {
     table(["Endpoint", "Events", "State"], rows, "No webhook endpoints yet."),
     h("div", { class: "card" }, h("h2", {}, "New endpoint"), form(endpointFields(null), "Add endpoint", async (v) => {
       const w = await api("POST", `/api/projects/${pid}/webhooks`, v);
-      shownSecrets.set(w.id, w.secret);
+      keep(slot(w.id), w.secret);
       location.hash = `#/webhooks/${w.id}`;
     }, { label: "New endpoint" })));
 }
 
 async function webhookPage(ctx, id) {
   const w = await api("GET", `/api/webhooks/${id}`);
-  const whole = shownSecrets.get(w.id);
-  shownSecrets.delete(w.id);
+  const whole = shown(slot(w.id));
   const saved = h("p", { role: "status", class: "muted" });
   const settings = form([...endpointFields(w), { name: "enabled", label: "Enabled", type: "checkbox", value: w.enabled,
     hint: "Enabling it again clears why agentline disabled it; events while it was off were not kept for it." }], "Save endpoint", async (v) => {
@@ -74,6 +74,7 @@ async function webhookPage(ctx, id) {
   del.addEventListener("click", async () => {
     if (!(await confirmAction("Delete this endpoint? Its deliveries are deleted with it and no more events are sent to it.", "Delete endpoint"))) return;
     await api("DELETE", `/api/webhooks/${id}`).catch((e) => alertError(e));
+    forget(slot(w.id));
     location.hash = "#/webhooks";
   });
   ctx.show(w.description || "Webhook endpoint", h("p", {}, h("code", {}, w.url), " ", health(w)), stateNotice(w),
@@ -96,8 +97,8 @@ function secretCard(w, whole) {
   const box = h("div", { class: "card", id: "secret" }, h("h2", {}, "Signing secret"));
   if (whole) {
     const code = h("code", { class: "key", id: "whole-secret" }, whole);
-    box.append(notice("This is the whole signing secret. It is shown only now: copy it into your receiver's settings.", "ok"),
-      h("p", {}, code), copyButton(() => whole, code, "Copy secret"));
+    box.append(notice("This is the whole signing secret. It is shown only now, until you dismiss it: copy it into your receiver's settings.", "ok"),
+      h("p", {}, code), h("div", { class: "row" }, copyButton(() => whole, code, "Copy secret"), dismissButton(slot(w.id))));
   } else {
     box.append(h("p", { class: "muted" }, "The secret was shown once, when it was made. Rotate it to get a new one."));
   }
@@ -107,7 +108,7 @@ function secretCard(w, whole) {
     if (!(await confirmAction("Make a new signing secret? For 24 hours deliveries are signed with both the old and the new one.", "Rotate secret"))) return;
     try {
       const made = await api("POST", `/api/webhooks/${w.id}/rotate-secret`);
-      shownSecrets.set(w.id, made.secret);
+      keep(slot(w.id), made.secret);
       render();
     } catch (e) {
       alertError(e);
