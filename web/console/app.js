@@ -8,7 +8,7 @@
 
 import {
   hooks, plural, alertError, TOKEN, PROJECT, state, h, s, flat, api, download, query, input, values, form, FieldError, confirmAction, copyButton, notice, when, table, transcript, label, json, filterSelects, filtered, agentOptions,
-  keep, shown, forget, dismissButton,
+  keep, shown, forget, dismissButton, answerList, formFields,
 } from "./ui.js";
 import { agentSettings, agentTools, catalog, formFieldsBuilder } from "./editors.js";
 import { conversationsPage, conversationPage, analyticsPage } from "./conversations.js";
@@ -817,6 +817,7 @@ async function leadsPage({ show }) {
   const pid = state.project.id;
   const sel = await filterSelects();
   const names = new Map(sel.channels.map((c) => [c.id, c.name]));
+  const fields = new Map(sel.channels.map((c) => [c.id, formFields(c)]));
   const agents = new Map(sel.agents.map((a) => [a.id, a.name]));
   // The export holds the leads the filters select.
   let filters = {};
@@ -837,13 +838,13 @@ async function leadsPage({ show }) {
     const more = h("button", { type: "button", hidden: true }, "Older leads");
     const load = async (offset) => {
       const res = await api("GET", `/api/projects/${pid}/leads` + query({ ...v, offset }));
-      rows.append(...res.leads.map(leadRow));
+      rows.append(...res.leads.flatMap(leadRow));
       more.hidden = res.next_offset === null || res.next_offset === undefined;
       more.onclick = () => load(res.next_offset).catch(alertError);
       return res.leads.length;
     };
     if (!(await load(0))) return h("p", { class: "muted" }, "No leads match.");
-    return [h("div", { class: "table" }, h("table", {}, h("thead", {}, h("tr", {},
+    return [h("div", { class: "table" }, h("table", { class: "leads" }, h("thead", {}, h("tr", {},
       ["When", "Channel", "Answers", "Details", ""].map((x) => h("th", { scope: "col" }, x)))), rows)), more];
   }));
 
@@ -858,35 +859,40 @@ async function leadsPage({ show }) {
         alertError(e);
       }
     });
-    return h("tr", {}, h("td", {}, when(l.created_at)), h("td", {}, names.get(l.channel_id) || `channel ${l.channel_id}`),
-      h("td", {}, h("dl", {}, Object.entries(l.answers || {}).map(([k, x]) => [h("dt", {}, k), h("dd", {}, answer(x))]))),
-      h("td", {}, leadDetails(l)), h("td", { class: "actions" }, del));
+    // An opened lead's details take a row of their own below it, as wide
+    // as the table, so the answers keep their column (issue 27).
+    const more = h("tr", { class: "lead-more", id: `lead-${l.id}-more`, hidden: true }, h("td", { colspan: 5 }));
+    return [h("tr", { "data-lead": l.id }, h("td", {}, when(l.created_at)), h("td", {}, names.get(l.channel_id) || `channel ${l.channel_id}`),
+      h("td", {}, answerList(fields.get(l.channel_id), l.answers)),
+      h("td", {}, openButton(l, more)), h("td", { class: "actions" }, state.project.role === "owner" ? del : null)), more];
   }
 
-  // leadDetails shows the lead as GET /api/leads/{id} gives it when opened:
-  // its mode, and a live chat's agent and conversation.
-  function leadDetails(l) {
-    const d = h("details", {}, h("summary", {}, `Lead ${l.id}`));
-    d.addEventListener("toggle", async () => {
-      if (!d.open || d.dataset.loaded) return;
-      d.dataset.loaded = "1";
+  // openButton shows and hides the lead's row of details, loaded from
+  // GET /api/leads/{id} the first time: its mode, and a live chat's agent,
+  // a link to its conversation and the transcript.
+  function openButton(l, more) {
+    const b = h("button", { type: "button", "aria-expanded": "false", "aria-controls": more.id }, `Open lead ${l.id}`);
+    b.addEventListener("click", async () => {
+      const open = more.hidden;
+      more.hidden = !open;
+      b.setAttribute("aria-expanded", String(open));
+      b.textContent = `${open ? "Close" : "Open"} lead ${l.id}`;
+      if (!open || more.dataset.loaded) return;
+      more.dataset.loaded = "1";
+      const cell = more.firstChild;
       try {
         const full = await api("GET", `/api/leads/${l.id}`);
-        d.append(h("dl", {}, [["Mode", full.mode === "live_chat" ? "Live chat" : "Lead capture"],
-          ["Agent", full.agent_id ? agents.get(full.agent_id) || `agent ${full.agent_id}` : "—"], ["Session", full.session_id || "—"]]
+        const conv = full.session_id ? [h("a", { href: `#/conversations/${full.session_id}` }, "Open the conversation"), " ", h("code", {}, full.session_id)] : "—";
+        cell.append(h("dl", { class: "facts" }, [["Mode", full.mode === "live_chat" ? "Live chat" : "Lead capture"],
+          ["Agent", full.agent_id ? agents.get(full.agent_id) || `agent ${full.agent_id}` : "—"], ["Conversation", conv]]
           .map(([k, x]) => [h("dt", {}, k), h("dd", {}, x)])));
-        if (full.session) d.append(transcript(full.session.transcript.map((t) => ({ kind: "line", role: t.role, text: t.text }))));
+        if (full.session) cell.append(transcript(full.session.transcript.map((t) => ({ kind: "line", role: t.role, text: t.text }))));
       } catch (e) {
-        d.append(h("p", { class: "form-error", role: "alert" }, e.message));
+        cell.append(h("p", { class: "form-error", role: "alert" }, e.message));
       }
     });
-    return d;
+    return b;
   }
-}
-
-// answer shows a form answer: checkboxes as yes or no, as the CSV does.
-function answer(x) {
-  return typeof x === "boolean" ? (x ? "yes" : "no") : json(x);
 }
 
 hooks.signedOut = signedOut;

@@ -5,6 +5,7 @@
 
 import {
   h, s, flat, api, state, query, when, table, notice, confirmAction, filtered, plural, json, fetchBlob, download, agentOptions,
+  answerList, formFields,
 } from "./ui.js";
 
 // clock shows a duration as m:ss (h:mm:ss from an hour).
@@ -44,7 +45,7 @@ async function names() {
     state.me.features.telephony_enabled ? api("GET", `/api/projects/${pid}/telephony/numbers`).catch(() => []) : [],
   ]);
   return {
-    agents, agent: (id) => (agents.find((a) => a.id === id) || {}).name || (id ? `agent ${id}` : ""),
+    agents, channels, agent: (id) => (agents.find((a) => a.id === id) || {}).name || (id ? `agent ${id}` : ""),
     channel: (c) => {
       if (c.channel_id) return (channels.find((x) => x.id === c.channel_id) || {}).name || `channel ${c.channel_id}`;
       if (c.kind === "phone") {
@@ -180,7 +181,7 @@ export async function conversationPage({ show }, id) {
     c.kind === "phone" ? ["From → to", `${c.from} → ${c.to}`] : null, ["Started", when(c.started_at)], ["Ended", when(c.ended_at) || "—"],
     ["Duration", c.status === "live" ? "live" : clock(c.duration_ms)], ["End reason", c.end_reason || "—"], ["Id", h("code", {}, c.id)]].filter(Boolean);
   const lead = c.lead ? h("section", { class: "card", "aria-labelledby": "lead-title" }, h("h2", { id: "lead-title" }, "Lead"),
-    h("dl", {}, Object.entries(c.lead.answers || {}).map(([k, v]) => [h("dt", {}, k), h("dd", {}, typeof v === "boolean" ? (v ? "yes" : "no") : json(v))]))) : null;
+    answerList(formFields(n.channels.find((x) => x.id === c.channel_id)), c.lead.answers)) : null;
   show(title, h("p", {}, h("a", { href: "#/conversations" }, "← Conversations")),
     h("div", { class: "card" }, h("dl", { class: "facts" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
     c.recording ? recordingCard(c.recording) : null,

@@ -354,6 +354,23 @@ export function transcript(items) {
   }));
 }
 
+// answerList shows a lead's answers by its form's labels, in the form's
+// order (fields: the channel's settings.form.fields, when known); answers
+// to fields the form no longer has follow under their names. Checkboxes
+// read yes or no, as in the CSV.
+export function answerList(fields, answers) {
+  const a = answers || {};
+  const rows = (fields || []).filter((f) => f.name in a).map((f) => [f.label || f.name, a[f.name]]);
+  const known = new Set((fields || []).map((f) => f.name));
+  for (const k of Object.keys(a).sort()) if (!known.has(k)) rows.push([k, a[k]]);
+  return h("dl", { class: "answers" }, rows.map(([k, x]) => [h("dt", {}, k), h("dd", {}, typeof x === "boolean" ? (x ? "yes" : "no") : json(x))]));
+}
+
+// formFields are a channel's form fields, or none for a widget channel.
+export function formFields(channel) {
+  return (channel && channel.settings && channel.settings.form && channel.settings.form.fields) || [];
+}
+
 export function label(role) {
   return { user: "Visitor", assistant: "Agent", caller: "Caller", agent: "Agent" }[role] || role || "?";
 }
