@@ -12,7 +12,7 @@ import {
 } from "./ui.js";
 import { agentSettings, agentTools, catalog, formFieldsBuilder } from "./editors.js";
 import { conversationsPage, conversationPage, analyticsPage } from "./conversations.js";
-import { webhookRoutes } from "./webhooks.js";
+import { webhookRoutes, notifyCard } from "./webhooks.js";
 import { membersPage, invitePage, resetPage, forgotCard, adminPage } from "./people.js";
 
 let renderGen = 0;
@@ -643,6 +643,7 @@ async function channelPage(ctx, id) {
     leadCapture ? h("div", { class: "card" }, h("h2", {}, "Channel"), settings)
       : h("div", { class: "cols" }, h("div", { class: "card" }, h("h2", {}, "Look"), settings), h("div", { class: "card" }, h("h2", {}, "Preview"), preview.el)),
     c.type === "form" ? formSettings(c) : null,
+    c.type === "form" ? await notifyCard(c) : null,
     leadCapture ? null : keyCard(c, key, whole),
     await snippetsCard(c, whole),
     h("div", { class: "card" }, h("h2", {}, "Danger zone"), del),

@@ -171,3 +171,30 @@ function attemptList(list) {
     a.error ? h("div", { class: "field-error" }, a.error) : null,
     a.response ? h("pre", { class: "response" }, a.response) : null)));
 }
+
+// notifyCard lists a form channel's latest notify_url deliveries, one row
+// per lead, like an endpoint's deliveries: delivered, retrying or failed,
+// the last answer's status, and each attempt when opened (issue 27).
+export async function notifyCard(c) {
+  const { attempts } = await api("GET", `/api/channels/${c.id}/notify-attempts?limit=100`);
+  const byLead = new Map();
+  for (const a of attempts) (byLead.get(a.lead_id) || byLead.set(a.lead_id, []).get(a.lead_id)).push(a);
+  const outcome = (last) => (last.delivered ? "delivered" : last.attempt >= last.max_attempts ? "failed" : "retrying");
+  const rows = [...byLead].map(([lead, list]) => {
+    const last = list[0], st = outcome(last);
+    return h("tr", { "data-lead": lead }, h("td", {}, `Lead ${lead}`),
+      h("td", {}, h("span", { class: "status " + ({ delivered: "live", failed: "bad" }[st] || "warn") }, st),
+        last.status_code ? ` (${last.status_code})` : ""),
+      h("td", {}, h("details", {}, h("summary", {}, plural(list.length, "attempt")),
+        attemptList([...list].reverse().map((a) => ({ ...a, response: "" }))))),
+      h("td", {}, when(last.at)));
+  });
+  const failed = [...byLead.values()].filter((list) => outcome(list[0]) === "failed").length;
+  const hint = c.settings.form.notify_url ? "Each lead is posted to the notify URL, retried a few times over about three minutes."
+    : "This form has no notify URL now; these are earlier deliveries.";
+  if (!rows.length && !c.settings.form.notify_url) return null;
+  return h("div", { class: "card", id: "notify-deliveries" }, h("h2", {}, "Notify URL deliveries"),
+    failed ? notice(`${plural(failed, "lead")} could not be delivered to the notify URL. They are stored: see Leads.`, "error") : null,
+    h("p", { class: "muted" }, hint, " ", h("button", { type: "button", onclick: () => hooks.render() }, "Refresh")),
+    table(["Lead", "Status", "Attempts", "Last try"], rows, "No deliveries yet."));
+}
