@@ -8,7 +8,7 @@
 
 import {
   hooks, plural, alertError, TOKEN, PROJECT, state, h, s, flat, api, download, query, input, values, form, FieldError, confirmAction, copyButton, notice, when, table, transcript, label, json, filterSelects, filtered, agentOptions,
-  keep, shown, forget, dismissButton, answerList, formFields,
+  keep, shown, forget, dismissButton, answerList, formFields, can,
 } from "./ui.js";
 import { agentSettings, agentTools, catalog, formFieldsBuilder } from "./editors.js";
 import { conversationsPage, conversationPage, analyticsPage } from "./conversations.js";
@@ -338,7 +338,7 @@ async function agentsPage({ show }) {
     h("td", {}, h("a", { href: `#/agents/${a.id}` }, a.name)), h("td", {}, a.model), h("td", {}, a.voice), h("td", {}, a.language)));
   show("Agents", await checklist(agents),
     table(["Name", "Model", "Voice", "Language"], rows, "No agents yet: create one below."),
-    h("div", { class: "card", id: "new-agent" }, h("h2", {}, "New agent"), await modelList(), form([
+    !can("create") ? null : h("div", { class: "card", id: "new-agent" }, h("h2", {}, "New agent"), await modelList(), form([
       { name: "name", label: "Name", required: true },
       { name: "model", label: "Model", value: "gpt-realtime", list: "models", hint: "gpt-realtime* (OpenAI-compatible) or gemini-*live* / *native-audio* (Gemini-compatible)." },
       { name: "instructions", label: "Instructions", type: "textarea", hint: "The system prompt." },
@@ -363,6 +363,10 @@ async function agentPage(ctx, id, tab = "settings") {
 // no channel and no key, the sign-in's token authorizes it. It is stored
 // like a widget session, from origin "console".
 async function agentTest(ctx, a) {
+  if (!can("create")) {
+    return h("div", { class: "card test-panel" }, h("h2", {}, "Test " + a.name),
+      h("p", { class: "muted" }, "You are a viewer here: a test talks to the agent and is stored, which needs an editor or owner role."));
+  }
   const { createClient } = await import("/sdk/client.js");
   const f = state.me.features;
   const via = a.provider === "gemini" ? (f.gemini_configured ? "Gemini" : "")
@@ -430,7 +434,7 @@ async function agentTest(ctx, a) {
 async function agentKnowledge(ctx, a) {
   const docs = await api("GET", `/api/agents/${a.id}/knowledge`);
   const rows = docs.map((d) => h("tr", {}, h("td", {}, d.title), h("td", {}, d.content_type), h("td", {}, d.bytes + " B, " + plural(d.chunks, "passage")),
-    h("td", { class: "actions" }, h("button", { type: "button", class: "danger", onclick: async () => {
+    h("td", { class: "actions" }, !can("delete") ? null : h("button", { type: "button", class: "danger", onclick: async () => {
       if (!(await confirmAction(`Delete the document ${d.title}?`, "Delete document"))) return;
       await api("DELETE", `/api/knowledge/${d.id}`).catch((e) => alertError(e));
       render();
@@ -462,7 +466,7 @@ async function agentKnowledge(ctx, a) {
   });
   return h("div", {},
     table(["Title", "Type", "Size", ""], rows, "No documents yet."),
-    h("div", { class: "cols" }, h("div", { class: "card" }, h("h2", {}, "Upload a document"), upload),
+    h("div", { class: "cols" }, can("create") ? h("div", { class: "card" }, h("h2", {}, "Upload a document"), upload) : null,
       h("div", { class: "card" }, h("h2", {}, "Try a search"), search, results)));
 }
 
@@ -514,7 +518,7 @@ async function agentPhone(ctx, a) {
     return h("div", {}, pretend ? pretendNote(null) : null,
       h("p", {}, pretend ? `${a.name} has no phone number. Buying a pretend one links it to this agent.`
         : `${a.name} has no phone number. Buying one charges the carrier account and links the number to this agent.`),
-      h("div", { class: "card" }, search, found), await browserCall(a));
+      can("create") ? [h("div", { class: "card" }, search, found), await browserCall(a)] : null);
   }
   const status = h("div", { "aria-live": "polite" });
   const release = h("button", { type: "button", class: "danger" }, "Release number");
@@ -536,8 +540,8 @@ async function agentPhone(ctx, a) {
   });
   return h("div", {},
     h("div", { class: "card" }, h("h2", {}, "Number"), h("p", { class: "number" }, h("b", {}, mine.phone_number), " ", h("span", { class: "status" }, mine.status)),
-      pretend ? pretendNote(mine.phone_number) : null, release, releaseErr),
-    h("div", { class: "card" }, h("h2", {}, "Outbound test call"), call, status), await browserCall(a));
+      pretend ? pretendNote(mine.phone_number) : null, can("delete") ? [release, releaseErr] : null),
+    can("create") ? [h("div", { class: "card" }, h("h2", {}, "Outbound test call"), call, status), await browserCall(a)] : null);
 }
 
 // browserCall is the Phone tab's "Call this agent" card (console/call.js).
@@ -562,7 +566,8 @@ async function watchCall(ctx, a, placed, box) {
       hang.disabled = false;
     }
   });
-  box.replaceChildren(h("p", {}, "Call ", h("a", { href: `#/calls/${sid}` }, sid), ": ", text), hang, hangErr);
+  // Ending a call is a delete: owners only.
+  box.replaceChildren(h("p", {}, "Call ", h("a", { href: `#/calls/${sid}` }, sid), ": ", text), can("delete") ? hang : null, hangErr);
   while (ctx.live()) {
     await new Promise((r) => setTimeout(r, 1000));
     if (!ctx.live()) return;
@@ -588,7 +593,7 @@ async function channelsPage({ show }) {
     h("td", {}, c.type === "form" ? "Form" : "Voice widget"), h("td", {}, names.get(c.agent_id) || "")));
   show("Channels",
     table(["Name", "Type", "Agent"], rows, "No channels yet."),
-    h("div", { class: "card" }, h("h2", {}, "New channel"), agents.length ? form([
+    !can("create") ? null : h("div", { class: "card" }, h("h2", {}, "New channel"), agents.length ? form([
       { name: "type", label: "Type", type: "select", options: [["voice_widget", "Voice widget"], ["form", "Web form"]] },
       { name: "name", label: "Name", placeholder: "Website", required: true },
       { name: "agent_id", label: "Agent", type: "select", options: agentOptions(agents, "No agent (lead capture forms)"), value: String(agents[0].id) },
@@ -625,7 +630,7 @@ async function channelPage(ctx, id) {
     v.agent_id = v.agent_id ? Number(v.agent_id) : null;
     Object.assign(c, await api("PATCH", `/api/channels/${id}`, v));
     saved.textContent = "Saved.";
-  }, { label: "Channel settings" });
+  }, { label: "Channel settings", need: "create" });
   const saved = h("p", { role: "status", class: "muted" });
   settings.append(saved);
   if (!leadCapture) {
@@ -646,7 +651,7 @@ async function channelPage(ctx, id) {
     c.type === "form" ? await notifyCard(c) : null,
     leadCapture ? null : keyCard(c, key, whole),
     await snippetsCard(c, whole),
-    h("div", { class: "card" }, h("h2", {}, "Danger zone"), del),
+    can("delete") ? h("div", { class: "card" }, h("h2", {}, "Danger zone"), del) : null,
   ];
   ctx.show(c.name || `Channel ${c.id}`, h("p", { class: "muted" }, c.type === "form" ? "Web form channel" : "Voice widget channel"), parts);
 }
@@ -696,7 +701,7 @@ function formSettings(c) {
     await api("PATCH", `/api/channels/${c.id}`, { settings: v.settings });
     state.formSaved = c.id;
     render();
-  }, { label: "Form settings", extra: saved }));
+  }, { label: "Form settings", extra: saved, need: "create" }));
   return fs.mode === "lead_capture" ? [card, tryForm(c)] : card;
 }
 
@@ -740,7 +745,7 @@ function keyCard(c, key, whole) {
   };
   if (!key) {
     box.append(h("p", {}, "No key yet. Websites use the key to reach this channel's agent; it is public and safe to embed."),
-      form(limits(null), "Generate key", generate, { label: "New key" }));
+      can("create") ? form(limits(null), "Generate key", generate, { label: "New key" }) : null);
     return box;
   }
   if (whole) {
@@ -754,7 +759,7 @@ function keyCard(c, key, whole) {
   box.append(h("h2", {}, "Origins and limits"), form(limits(key), "Save limits", async (v) => {
     await api("PATCH", `/api/channels/${c.id}/key`, v);
     saved.textContent = "Saved.";
-  }, { label: "Origins and limits", extra: saved }));
+  }, { label: "Origins and limits", extra: saved, need: "create" }));
   const rotate = h("button", { type: "button" }, "Make a new key");
   rotate.addEventListener("click", async () => {
     if (!(await confirmAction("Make a new key? The current key stops working at once on every site that uses it.", "Make a new key"))) return;
@@ -766,7 +771,7 @@ function keyCard(c, key, whole) {
     await api("DELETE", `/api/channels/${c.id}/key`).then(() => forget(keySlot(c.id)), (e) => alertError(e));
     render();
   });
-  box.append(h("div", { class: "row" }, rotate, revoke));
+  box.append(h("div", { class: "row" }, can("create") ? rotate : null, can("delete") ? revoke : null));
   return box;
 }
 
@@ -865,7 +870,7 @@ async function leadsPage({ show }) {
     const more = h("tr", { class: "lead-more", id: `lead-${l.id}-more`, hidden: true }, h("td", { colspan: 5 }));
     return [h("tr", { "data-lead": l.id }, h("td", {}, when(l.created_at)), h("td", {}, names.get(l.channel_id) || `channel ${l.channel_id}`),
       h("td", {}, answerList(fields.get(l.channel_id), l.answers)),
-      h("td", {}, openButton(l, more)), h("td", { class: "actions" }, state.project.role === "owner" ? del : null)), more];
+      h("td", {}, openButton(l, more)), h("td", { class: "actions" }, can("delete") ? del : null)), more];
   }
 
   // openButton shows and hides the lead's row of details, loaded from

@@ -5,7 +5,7 @@
 
 import {
   h, s, flat, api, state, query, when, table, notice, confirmAction, filtered, plural, json, fetchBlob, download, agentOptions,
-  answerList, formFields,
+  answerList, formFields, can,
 } from "./ui.js";
 
 // clock shows a duration as m:ss (h:mm:ss from an hour).
@@ -190,7 +190,7 @@ export async function conversationPage({ show }, id) {
     h("section", { class: "card", "aria-labelledby": "transcript-title" }, h("h2", { id: "transcript-title" }, "Transcript"),
       h("p", { class: "muted" }, `${plural((c.transcript || []).length, "line")}, ${plural((c.tool_calls || []).length, "tool call")}`), timeline(c)),
     await deliveriesCard(id),
-    state.project.role === "viewer" ? null : h("div", { class: "card" }, h("h2", {}, "Danger zone"), del, err));
+    can("delete") ? h("div", { class: "card" }, h("h2", {}, "Danger zone"), del, err) : null);
 }
 
 // ---- analytics ----------------------------------------------------------

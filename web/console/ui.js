@@ -168,8 +168,27 @@ export function values(form) {
   return out;
 }
 
+// can tells whether the signed-in user's role in the current project
+// allows what: "create" (creating, changing, testing: editors and owners)
+// or "delete" (deleting, revoking, ending calls: owners). The console shows
+// only the controls a role can use (issue 27); the API decides anyway.
+export function can(what) {
+  const role = state.project && state.project.role;
+  return what === "delete" ? role === "owner" : role === "owner" || role === "editor";
+}
+
+// readOnly shows a form to a role that may not change it: its controls
+// disabled, its buttons hidden, and a line saying who may.
+export function readOnly(f) {
+  for (const el of f.querySelectorAll("input, select, textarea")) el.disabled = true;
+  for (const b of f.querySelectorAll("button")) b.hidden = true;
+  f.prepend(h("p", { class: "muted" }, "You are a viewer here: you can read this; editors and owners change it."));
+  return f;
+}
+
 // form builds a form of fields whose submit runs onSubmit(values). An API
-// error goes under the field it names, or above the buttons.
+// error goes under the field it names, or above the buttons. opts.need
+// ("create") makes it read-only for a role without it.
 export function form(fields, submitLabel, onSubmit, opts = {}) {
   const formError = h("p", { class: "form-error", role: "alert" });
   const submit = h("button", { type: "submit", class: opts.danger ? "danger primary" : "primary" }, submitLabel);
@@ -188,7 +207,7 @@ export function form(fields, submitLabel, onSubmit, opts = {}) {
       submit.disabled = false;
     }
   });
-  return f;
+  return opts.need && !can(opts.need) ? readOnly(f) : f;
 }
 
 function clearErrors(f) {

@@ -2,7 +2,7 @@
 // are here, apart from app.js, which imports this module and adds its routes
 // and its navigation entry; the helpers come from ui.js.
 
-import { h, api, state, form, table, notice, confirmAction, copyButton, when, plural, alertError, hooks, keep, shown, forget, dismissButton } from "./ui.js";
+import { h, api, state, form, table, notice, confirmAction, copyButton, when, plural, alertError, hooks, keep, shown, forget, dismissButton, can } from "./ui.js";
 
 const render = (focus) => hooks.render(focus);
 
@@ -53,11 +53,11 @@ async function webhooksPage({ show }) {
     h("p", { class: "muted" }, "Your systems get the project's events (conversations, leads, calls, numbers) as signed HTTP posts, retried for up to 3 days. ",
       h("a", { href: "/api/openapi.yaml" }, "Event schemas"), "."),
     table(["Endpoint", "Events", "State"], rows, "No webhook endpoints yet."),
-    h("div", { class: "card" }, h("h2", {}, "New endpoint"), form(endpointFields(null), "Add endpoint", async (v) => {
+    can("create") ? h("div", { class: "card" }, h("h2", {}, "New endpoint"), form(endpointFields(null), "Add endpoint", async (v) => {
       const w = await api("POST", `/api/projects/${pid}/webhooks`, v);
       keep(slot(w.id), w.secret);
       location.hash = `#/webhooks/${w.id}`;
-    }, { label: "New endpoint" })));
+    }, { label: "New endpoint" })) : null);
 }
 
 async function webhookPage(ctx, id) {
@@ -69,7 +69,7 @@ async function webhookPage(ctx, id) {
     await api("PATCH", `/api/webhooks/${id}`, v);
     saved.textContent = "Saved.";
     render();
-  }, { label: "Endpoint settings", extra: saved });
+  }, { label: "Endpoint settings", extra: saved, need: "create" });
   const del = h("button", { type: "button", class: "danger" }, "Delete endpoint");
   del.addEventListener("click", async () => {
     if (!(await confirmAction("Delete this endpoint? Its deliveries are deleted with it and no more events are sent to it.", "Delete endpoint"))) return;
@@ -79,7 +79,7 @@ async function webhookPage(ctx, id) {
   });
   ctx.show(w.description || "Webhook endpoint", h("p", {}, h("code", {}, w.url), " ", health(w)), stateNotice(w),
     secretCard(w, whole), h("div", { class: "card" }, h("h2", {}, "Settings"), settings),
-    await deliveriesCard(ctx, w), h("div", { class: "card" }, h("h2", {}, "Danger zone"), del));
+    await deliveriesCard(ctx, w), can("delete") ? h("div", { class: "card" }, h("h2", {}, "Danger zone"), del) : null);
 }
 
 // stateNotice explains an endpoint agentline disabled (the receiver
@@ -114,7 +114,7 @@ function secretCard(w, whole) {
       alertError(e);
     }
   });
-  box.append(h("div", { class: "row" }, rotate));
+  if (can("create")) box.append(h("div", { class: "row" }, rotate));
   return box;
 }
 
@@ -146,7 +146,7 @@ async function deliveriesCard(ctx, w) {
         attempts.append(notice(e.message, "error"));
       }
     }, { once: false });
-    const retry = d.status === "pending" ? null : h("button", { type: "button", onclick: async () => {
+    const retry = d.status === "pending" || !can("create") ? null : h("button", { type: "button", onclick: async () => {
       try {
         await api("POST", `/api/webhooks/${w.id}/deliveries/${d.id}/retry`);
         status.textContent = `Delivery ${d.id} queued again.`;
@@ -160,7 +160,7 @@ async function deliveriesCard(ctx, w) {
         d.last_status_code ? ` (${d.last_status_code})` : ""),
       h("td", {}, open), h("td", {}, when(d.created_at)), h("td", { class: "actions" }, retry));
   });
-  return h("div", { class: "card", id: "deliveries" }, h("h2", {}, "Deliveries"), h("div", { class: "row" }, test, refresh), status,
+  return h("div", { class: "card", id: "deliveries" }, h("h2", {}, "Deliveries"), h("div", { class: "row" }, can("create") ? test : null, refresh), status,
     table(["Event", "Status", "Attempts", "Created", ""], rows, "No deliveries yet. Send a test event to try the endpoint."));
 }
 
