@@ -72,5 +72,11 @@ func TestConsoleLeadAnswersByLabel(t *testing.T) {
 	c.shot(shotDir(t), "lead-opened.png")
 	c.press("Open the conversation")
 	c.poll("the conversation", `location.hash === `+js(href))
+	// Its page's Lead card names the answers the same way.
+	c.poll("the conversation's lead", `!!document.getElementById("lead-title")`)
+	card := eval[[]string](t, ctx, `[...document.getElementById("lead-title").parentElement.querySelectorAll("dt")].map(e => e.textContent)`)
+	if strings.Join(card, "|") != "Your name|Work email|Company" {
+		t.Errorf("the conversation's lead card labels %q", card)
+	}
 	c.noErrors("leads")
 }
