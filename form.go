@@ -232,3 +232,22 @@ func (l Lead) Context(form *FormSettings) string {
 	}
 	return b.String()
 }
+
+// NotifyAttempt is one try at POSTing a lead to its form's notify_url,
+// kept so that the console can show failing deliveries of a form channel
+// the way it shows event webhook deliveries.
+type NotifyAttempt struct {
+	ID        int64 `json:"id"`
+	ProjectID int64 `json:"-"`
+	ChannelID int64 `json:"channel_id"`
+	LeadID    int64 `json:"lead_id"`
+	// Attempt counts from 1; MaxAttempts is how many the delivery gets.
+	Attempt     int `json:"attempt"`
+	MaxAttempts int `json:"max_attempts"`
+	// Delivered is a 2xx answer; StatusCode is 0 when no answer came.
+	Delivered  bool      `json:"delivered"`
+	StatusCode int       `json:"status_code"`
+	Error      string    `json:"error,omitempty"`
+	LatencyMS  int64     `json:"latency_ms"`
+	At         time.Time `json:"at"`
+}

@@ -27,7 +27,7 @@ func (h *Handler) inviteRoutes() []httpx.Route {
 }
 
 func (h *Handler) listInvites(w http.ResponseWriter, r *http.Request) error {
-	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermDelete)
+	projectID, err := h.auth.AuthorizeMembers(r, "see the invitations")
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (h *Handler) createInvite(w http.ResponseWriter, r *http.Request) error {
 // invite makes an invitation from the body's email and role and answers
 // it with status: the one way anyone is added to a project.
 func (h *Handler) invite(w http.ResponseWriter, r *http.Request, status int) error {
-	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermDelete)
+	projectID, err := h.auth.AuthorizeMembers(r, "invite people")
 	if err != nil {
 		return err
 	}

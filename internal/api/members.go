@@ -31,7 +31,7 @@ func (h *Handler) inviteMember(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) setMemberRole(w http.ResponseWriter, r *http.Request) error {
-	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermDelete)
+	projectID, err := h.auth.AuthorizeMembers(r, "change roles")
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func (h *Handler) setMemberRole(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) removeMember(w http.ResponseWriter, r *http.Request) error {
-	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermDelete)
+	projectID, err := h.auth.AuthorizeMembers(r, "remove members")
 	if err != nil {
 		return err
 	}

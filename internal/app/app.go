@@ -386,7 +386,7 @@ func (a *App) jobQueue(ctx context.Context) error {
 		return err
 	}
 	r := jobs.NewRegistry()
-	notifier := form.NewNotifier(form.NotifierOptions{Client: a.Tools.Client(), Logger: a.Logger})
+	notifier := form.NewNotifier(form.NotifierOptions{Client: a.Tools.Client(), Logger: a.Logger, Attempts: a.Store})
 	jobs.Add(r, notifier, notifier.MaxAttempts())
 	jobs.Add(r, webhooks.NewDeliverer(webhooks.DelivererOptions{Store: a.Store, Client: a.Tools.Client(), Logger: a.Logger,
 		Span: a.Config.WebhookRetrySpan, Registerer: a.Registry}), 25)

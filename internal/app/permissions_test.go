@@ -47,7 +47,10 @@ func every(method, url string, body any, status map[string]int) []apptest.Scenar
 		sc := apptest.Scenario{Method: method, URL: url, As: as, Body: body, Status: want}
 		switch want {
 		case http.StatusForbidden:
-			sc.Code = agentline.EForbidden
+			// A refusal says in plain words who may (issue 27), never
+			// the permission's name.
+			sc.Code, sc.NotContains = agentline.EForbidden, []string{"PROJECT:", "does not grant"}
+			sc.Contains = []string{map[string]string{"viewer": "iewer", "editor": "Only owners can"}[as]}
 		case http.StatusNotFound:
 			// Another tenant's object: 404, and nothing about it leaks.
 			sc.Code, sc.NotContains = agentline.ENotFound, []string{"Shop", "Ada", "Elsewhere", "Eve"}
@@ -89,6 +92,20 @@ func TestPermissionMatrix(t *testing.T) {
 			map[string]int{"viewer": 403, "editor": 403, "outsider": 404, "owner": 202})...)
 		add(every("PATCH", "/api/projects/{project_id}/members/{user_id}", map[string]string{"role": "owner"},
 			map[string]int{"viewer": 403, "editor": 403, "outsider": 404})...)
+		// Managing members is refused in the words of what was tried.
+		for _, sc := range []apptest.Scenario{
+			{Method: "PATCH", URL: "/api/projects/{project_id}/members/{user_id}", As: "editor", Body: map[string]string{"role": "owner"},
+				Contains: []string{"Only owners can change roles", "you are an editor"}},
+			{Method: "DELETE", URL: "/api/projects/{project_id}/members/{leaver_id}", As: "viewer", Contains: []string{"Only owners can remove members", "you are a viewer"}},
+			{Method: "POST", URL: "/api/projects/{project_id}/invites", As: "editor", Body: map[string]string{"email": "x@example.com", "role": "viewer"},
+				Contains: []string{"Only owners can invite people"}},
+			{Method: "DELETE", URL: "/api/projects/{project_id}", As: "editor", Contains: []string{"Only owners can delete", "you are an editor"}},
+			{Method: "POST", URL: "/api/projects/{project_id}/agents", As: "viewer", Body: map[string]string{"name": "Bo"},
+				Contains: []string{"Viewers can only read", "editor or owner"}},
+		} {
+			sc.Status, sc.Code = http.StatusForbidden, agentline.EForbidden
+			add(sc)
+		}
 		add(
 			// The last owner can be neither removed nor demoted.
 			apptest.Scenario{Method: "DELETE", URL: "/api/projects/{project_id}/members/{owner_id}", As: "owner", Status: 409, Code: agentline.EConflict},

@@ -199,9 +199,30 @@ func (s *Service) Authorize(ctx context.Context, projectID int64, perm agentline
 		return "", err
 	}
 	if !role.Can(perm) {
-		return role, agentline.Errorf(agentline.EForbidden, "your role %s in this project does not grant %s", role, perm)
+		return role, refusal(role, perm)
 	}
 	return role, nil
+}
+
+// refusal tells a member what a refused action needs in the words people
+// use for roles, not the permission's name (issue 27: "your role editor
+// ... does not grant PROJECT:DELETE" told an editor nothing to act on).
+func refusal(role agentline.Role, perm agentline.Permission) error {
+	if perm == agentline.PermCreate {
+		return agentline.Errorf(agentline.EForbidden, "Viewers can only read; creating and changing needs an editor or owner role.")
+	}
+	return OwnersOnly(role, "delete in this project")
+}
+
+// OwnersOnly is the refusal of what only owners may do (deleting, managing
+// members), naming the action and the caller's role: "Only owners can
+// change roles; you are an editor."
+func OwnersOnly(role agentline.Role, action string) error {
+	article := "a"
+	if strings.HasPrefix(string(role), "e") || strings.HasPrefix(string(role), "o") {
+		article = "an"
+	}
+	return agentline.Errorf(agentline.EForbidden, "Only owners can %s; you are %s %s.", action, article, role)
 }
 
 // AuthorizeOwned is Authorize for an object addressed by its own id (an

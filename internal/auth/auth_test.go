@@ -334,6 +334,21 @@ func TestAuthorize(t *testing.T) {
 				}
 			}
 		}
+		// Refusals say who may, in words people use (issue 27).
+		for _, c := range []struct {
+			role agentline.Role
+			perm agentline.Permission
+			want string
+		}{
+			{agentline.RoleEditor, agentline.PermDelete, "Only owners can delete in this project; you are an editor."},
+			{agentline.RoleViewer, agentline.PermDelete, "Only owners can delete in this project; you are a viewer."},
+			{agentline.RoleViewer, agentline.PermCreate, "Viewers can only read; creating and changing needs an editor or owner role."},
+		} {
+			_, err := svc.Authorize(auth.WithUser(ctx, users[c.role]), p.ID, c.perm)
+			if msg := agentline.ErrorMessage(err); msg != c.want {
+				t.Errorf("%s %s refused with %q, want %q", c.role, c.perm, msg, c.want)
+			}
+		}
 		if _, err := svc.Authorize(ctx, p.ID, agentline.PermView); agentline.ErrorCode(err) != agentline.EUnauthorized {
 			t.Errorf("no user: %v", err)
 		}

@@ -212,6 +212,25 @@ func (s *Service) AuthorizeProjectPath(r *http.Request, perm agentline.Permissio
 	return projectID, role, nil
 }
 
+// AuthorizeMembers authorizes managing the members of the path's project
+// (inviting, changing roles, removing), which needs PROJECT:DELETE and so
+// an owner; others are refused with action in the words of what they
+// tried: "Only owners can change roles; you are an editor."
+func (s *Service) AuthorizeMembers(r *http.Request, action string) (int64, error) {
+	projectID, err := httpx.PathID(r, "project_id")
+	if err != nil {
+		return 0, err
+	}
+	role, err := s.Authorize(r.Context(), projectID, agentline.PermDelete)
+	if agentline.ErrorCode(err) == agentline.EForbidden {
+		return 0, OwnersOnly(role, action)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return projectID, nil
+}
+
 func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {

@@ -30,6 +30,7 @@ type Store interface {
 	Leads(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.Lead, error)
 	DeleteLead(ctx context.Context, projectID, id int64) error
 	WidgetSessions(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.SessionWithEvents, error)
+	NotifyAttempts(ctx context.Context, projectID, channelID int64, limit int) ([]agentline.NotifyAttempt, error)
 }
 
 // Options configures a Handler.
@@ -80,6 +81,7 @@ func (h *Handler) Routes() []httpx.Route {
 		m("GET", "/api/projects/{project_id}/leads.csv", h.exportLeads),
 		m("GET", "/api/leads/{lead_id}", h.getLead),
 		m("DELETE", "/api/leads/{lead_id}", h.deleteLead),
+		m("GET", "/api/channels/{channel_id}/notify-attempts", h.listNotifyAttempts),
 	}
 }
 

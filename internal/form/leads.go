@@ -87,6 +87,37 @@ func (h *Handler) deleteLead(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// maxNotifyAttempts bounds one list of a channel's notify_url attempts.
+const maxNotifyAttempts = 200
+
+// listNotifyAttempts serves GET /api/channels/{channel_id}/notify-attempts
+// (PROJECT:VIEW): the latest tries at POSTing the channel's leads to its
+// notify_url, newest first (limit, default 50), for the console to show
+// failing deliveries.
+func (h *Handler) listNotifyAttempts(w http.ResponseWriter, r *http.Request) error {
+	channelID, projectID, err := h.auth.AuthorizePath(r, "channel_id", agentline.KindChannel, agentline.PermView)
+	if err != nil {
+		return err
+	}
+	limit := 50
+	if q := r.URL.Query().Get("limit"); q != "" {
+		if limit, err = strconv.Atoi(q); err != nil || limit < 1 || limit > maxNotifyAttempts {
+			return agentline.Invalid("limit", "limit must be a whole number from 1 to %d", maxNotifyAttempts)
+		}
+	}
+	list, err := h.store.NotifyAttempts(r.Context(), projectID, channelID, limit)
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []agentline.NotifyAttempt{}
+	}
+	httpx.WriteJSON(w, http.StatusOK, struct {
+		Attempts []agentline.NotifyAttempt `json:"attempts"`
+	}{list})
+	return nil
+}
+
 // exportLeads serves GET /api/projects/{project_id}/leads.csv: every lead
 // matching the filters (channel_id, agent_id, from, to), newest first, with
 // a column per field name seen.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/store/storetest"
 )
@@ -225,6 +226,42 @@ func TestNotifyURLRetries(t *testing.T) {
 		p.Lead.Answers["email"] != "ada@example.com" || p.Channel.ID != c.ID || p.Channel.Name != "Contact us" {
 		t.Fatalf("payload %s (%v)", accepted[0], err)
 	}
+	checkNotifyAttempts(t, f, c, sub.LeadID)
+}
+
+// checkNotifyAttempts reads the channel's notify_url attempts as the
+// console does (issue 27): the two failures and the delivery, newest
+// first; the URL, which may hold a token, is in none of them. Another
+// project's owner does not find the channel.
+func checkNotifyAttempts(t *testing.T, f fixture, c agentline.Channel, leadID int64) {
+	t.Helper()
+	var got struct {
+		Attempts []agentline.NotifyAttempt `json:"attempts"`
+	}
+	path := "/api/channels/" + itoa(c.ID) + "/notify-attempts"
+	for i := 0; i < 200; i++ {
+		r := f.s.Must(t, 200, "GET", path, f.tok, nil, &got)
+		if strings.Contains(string(r.Body), "token=abc") {
+			t.Errorf("the attempts show the URL's token: %s", r.Body)
+		}
+		if len(got.Attempts) == 3 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(got.Attempts) != 3 {
+		t.Fatalf("%d attempts recorded, want 3: %+v", len(got.Attempts), got.Attempts)
+	}
+	for i, a := range got.Attempts {
+		want := agentline.NotifyAttempt{LeadID: leadID, ChannelID: c.ID, Attempt: 3 - i, MaxAttempts: len(form.DefaultBackoff) + 1,
+			Delivered: i == 0, StatusCode: map[bool]int{true: 200, false: 503}[i == 0]}
+		if a.LeadID != want.LeadID || a.ChannelID != want.ChannelID || a.Attempt != want.Attempt || a.MaxAttempts != want.MaxAttempts ||
+			a.Delivered != want.Delivered || a.StatusCode != want.StatusCode || (a.Error == "") != want.Delivered || a.At.IsZero() {
+			t.Errorf("attempt %d: %+v, want %+v", i, a, want)
+		}
+	}
+	_, other := f.s.NewUser(t, "other@example.com")
+	f.s.Must(t, 404, "GET", path, other, nil, nil)
 }
 
 // A lead's notify_url delivery is a durable job: a lead submitted to an

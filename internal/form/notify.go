@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -65,11 +66,19 @@ func notifyJob(ch agentline.Channel, lead agentline.Lead) (job NotifyLead, ok bo
 	return NotifyLead{URL: ch.Settings.Form.NotifyURL, Body: body, LeadID: lead.ID, ChannelID: ch.ID, ProjectID: lead.ProjectID}, true, nil
 }
 
+// AttemptRecorder keeps each try at a delivery, for the console.
+type AttemptRecorder interface {
+	RecordNotifyAttempt(ctx context.Context, a agentline.NotifyAttempt) error
+}
+
 // NotifierOptions configures a Notifier.
 type NotifierOptions struct {
 	// Client sends the requests: the tool facility's SSRF-guarded client.
 	Client *http.Client
 	Logger *slog.Logger
+	// Attempts, when set, keeps every attempt (the store), so that failing
+	// deliveries show in the console, not only in the logs.
+	Attempts AttemptRecorder
 	// Backoff is the wait before each retry; its length is the number of
 	// retries. Nil means DefaultBackoff.
 	Backoff []time.Duration
@@ -80,9 +89,10 @@ type NotifierOptions struct {
 // MaxAttempts.
 type Notifier struct {
 	river.WorkerDefaults[NotifyLead]
-	client  *http.Client
-	logger  *slog.Logger
-	backoff []time.Duration
+	client   *http.Client
+	logger   *slog.Logger
+	backoff  []time.Duration
+	attempts AttemptRecorder
 }
 
 // NewNotifier returns the notify_url worker.
@@ -93,7 +103,7 @@ func NewNotifier(o NotifierOptions) *Notifier {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Notifier{client: o.Client, logger: o.Logger, backoff: o.Backoff}
+	return &Notifier{client: o.Client, logger: o.Logger, backoff: o.Backoff, attempts: o.Attempts}
 }
 
 // MaxAttempts is how many attempts a delivery gets.
@@ -108,17 +118,22 @@ func (n *Notifier) NextRetry(job *river.Job[NotifyLead]) time.Time {
 	return time.Now().Add(n.backoff[i])
 }
 
-// Work makes one attempt; a failure is logged and returned for the queue
-// to retry, or, on the last attempt, logged as not delivered.
+// Work makes one attempt and records it; a failure is logged and returned
+// for the queue to retry, or, on the last attempt, logged as not delivered.
 func (n *Notifier) Work(ctx context.Context, job *river.Job[NotifyLead]) error {
 	d := job.Args
 	log := n.logger.With("lead_id", d.LeadID, "channel_id", d.ChannelID, "project_id", d.ProjectID)
-	err := n.attempt(ctx, d, job.Attempt)
+	start := time.Now()
+	code, err := n.attempt(ctx, d, job.Attempt)
+	last := min(job.MaxAttempts, n.MaxAttempts())
+	n.record(ctx, log, agentline.NotifyAttempt{ProjectID: d.ProjectID, ChannelID: d.ChannelID, LeadID: d.LeadID,
+		Attempt: job.Attempt, MaxAttempts: last, Delivered: err == nil, StatusCode: code, Error: errText(err),
+		LatencyMS: time.Since(start).Milliseconds(), At: start.UTC()})
 	if err == nil {
 		log.Info("notify: lead delivered", "attempt", job.Attempt)
 		return nil
 	}
-	if job.Attempt >= min(job.MaxAttempts, n.MaxAttempts()) {
+	if job.Attempt >= last {
 		log.Error("notify: lead not delivered", "attempts", job.Attempt, "reason", err.Error())
 		return river.JobCancel(err)
 	}
@@ -126,13 +141,33 @@ func (n *Notifier) Work(ctx context.Context, job *river.Job[NotifyLead]) error {
 	return err
 }
 
-// attempt POSTs once; any 2xx answer is a delivery.
-func (n *Notifier) attempt(ctx context.Context, d NotifyLead, attempt int) error {
+// record keeps the attempt; failing to is logged, never retried: the
+// delivery's outcome does not depend on it.
+func (n *Notifier) record(ctx context.Context, log *slog.Logger, a agentline.NotifyAttempt) {
+	if n.attempts == nil {
+		return
+	}
+	if err := n.attempts.RecordNotifyAttempt(ctx, a); err != nil {
+		log.Warn("notify: attempt not recorded", "attempt", a.Attempt, "err", err)
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// attempt POSTs once and returns the answer's status (0 without one); any
+// 2xx answer is a delivery. Errors never hold the URL, whose query may
+// carry a token.
+func (n *Notifier) attempt(ctx context.Context, d NotifyLead, attempt int) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(d.Body))
 	if err != nil {
-		return err
+		return 0, errors.New("the notify URL cannot be requested")
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "agentline-notify/1")
@@ -143,15 +178,19 @@ func (n *Notifier) attempt(ctx context.Context, d NotifyLead, attempt int) error
 	req.Header.Set("X-Agentline-Attempt", strconv.Itoa(attempt))
 	resp, err := n.client.Do(req)
 	if r := egress.Refusal(err); r != "" {
-		return errors.New(r) // the reason alone: the URL's query may hold a token
+		return 0, errors.New(r) // the reason alone: the URL's query may hold a token
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return 0, ue.Err // without the URL
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("the receiver answered %s", resp.Status)
+		return resp.StatusCode, fmt.Errorf("the receiver answered %s", resp.Status)
 	}
-	return nil
+	return resp.StatusCode, nil
 }

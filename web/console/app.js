@@ -8,11 +8,12 @@
 
 import {
   hooks, plural, alertError, TOKEN, PROJECT, state, h, s, flat, api, download, query, input, values, form, FieldError, confirmAction, copyButton, notice, when, table, transcript, label, json, filterSelects, filtered, agentOptions,
+  keep, shown, forget, dismissButton, answerList, formFields, can,
 } from "./ui.js";
 import { watchFeatures } from "./features.js";
 import { agentSettings, agentTools, catalog, formFieldsBuilder } from "./editors.js";
 import { conversationsPage, conversationPage, analyticsPage } from "./conversations.js";
-import { webhookRoutes } from "./webhooks.js";
+import { webhookRoutes, notifyCard } from "./webhooks.js";
 import { membersPage, invitePage, resetPage, forgotCard, adminPage } from "./people.js";
 
 let renderGen = 0;
@@ -163,6 +164,7 @@ async function render(focus) {
 window.addEventListener("hashchange", () => render(true));
 
 function signedOut(message, email) {
+  forget();
   state.token = null;
   state.me = null;
   sessionStorage.removeItem(TOKEN);
@@ -337,7 +339,7 @@ async function agentsPage({ show }) {
     h("td", {}, h("a", { href: `#/agents/${a.id}` }, a.name)), h("td", {}, a.model), h("td", {}, a.voice), h("td", {}, a.language)));
   show("Agents", await checklist(agents),
     table(["Name", "Model", "Voice", "Language"], rows, "No agents yet: create one below."),
-    h("div", { class: "card", id: "new-agent" }, h("h2", {}, "New agent"), await modelList(), form([
+    !can("create") ? null : h("div", { class: "card", id: "new-agent" }, h("h2", {}, "New agent"), await modelList(), form([
       { name: "name", label: "Name", required: true },
       { name: "model", label: "Model", value: "gpt-realtime", list: "models", hint: "gpt-realtime* (OpenAI-compatible) or gemini-*live* / *native-audio* (Gemini-compatible)." },
       { name: "instructions", label: "Instructions", type: "textarea", hint: "The system prompt." },
@@ -363,6 +365,10 @@ async function agentPage(ctx, id, tab = "settings") {
 // no channel and no key, the sign-in's token authorizes it. It is stored
 // like a widget session, from origin "console".
 async function agentTest(ctx, a) {
+  if (!can("create")) {
+    return h("div", { class: "card test-panel" }, h("h2", {}, "Test " + a.name),
+      h("p", { class: "muted" }, "You are a viewer here: a test talks to the agent and is stored, which needs an editor or owner role."));
+  }
   const { createClient } = await import("/sdk/client.js");
   const f = state.me.features;
   const via = a.provider === "gemini" ? (f.gemini_configured ? "Gemini" : "")
@@ -439,7 +445,7 @@ async function agentTest(ctx, a) {
 async function agentKnowledge(ctx, a) {
   const docs = await api("GET", `/api/agents/${a.id}/knowledge`);
   const rows = docs.map((d) => h("tr", {}, h("td", {}, d.title), h("td", {}, d.content_type), h("td", {}, d.bytes + " B, " + plural(d.chunks, "passage")),
-    h("td", { class: "actions" }, h("button", { type: "button", class: "danger", onclick: async () => {
+    h("td", { class: "actions" }, !can("delete") ? null : h("button", { type: "button", class: "danger", onclick: async () => {
       if (!(await confirmAction(`Delete the document ${d.title}?`, "Delete document"))) return;
       await api("DELETE", `/api/knowledge/${d.id}`).catch((e) => alertError(e));
       render();
@@ -471,7 +477,7 @@ async function agentKnowledge(ctx, a) {
   });
   return h("div", {},
     table(["Title", "Type", "Size", ""], rows, "No documents yet."),
-    h("div", { class: "cols" }, h("div", { class: "card" }, h("h2", {}, "Upload a document"), upload),
+    h("div", { class: "cols" }, can("create") ? h("div", { class: "card" }, h("h2", {}, "Upload a document"), upload) : null,
       h("div", { class: "card" }, h("h2", {}, "Try a search"), search, results)));
 }
 
@@ -523,7 +529,7 @@ async function agentPhone(ctx, a) {
     return h("div", {}, pretend ? pretendNote(null) : null,
       h("p", {}, pretend ? `${a.name} has no phone number. Buying a pretend one links it to this agent.`
         : `${a.name} has no phone number. Buying one charges the carrier account and links the number to this agent.`),
-      h("div", { class: "card" }, search, found), await browserCall(a));
+      can("create") ? [h("div", { class: "card" }, search, found), await browserCall(a)] : null);
   }
   const status = h("div", { "aria-live": "polite" });
   const release = h("button", { type: "button", class: "danger" }, "Release number");
@@ -545,8 +551,8 @@ async function agentPhone(ctx, a) {
   });
   return h("div", {},
     h("div", { class: "card" }, h("h2", {}, "Number"), h("p", { class: "number" }, h("b", {}, mine.phone_number), " ", h("span", { class: "status" }, mine.status)),
-      pretend ? pretendNote(mine.phone_number) : null, release, releaseErr),
-    h("div", { class: "card" }, h("h2", {}, "Outbound test call"), call, status), await browserCall(a));
+      pretend ? pretendNote(mine.phone_number) : null, can("delete") ? [release, releaseErr] : null),
+    can("create") ? [h("div", { class: "card" }, h("h2", {}, "Outbound test call"), call, status), await browserCall(a)] : null);
 }
 
 // browserCall is the Phone tab's "Call this agent" card (console/call.js).
@@ -571,7 +577,8 @@ async function watchCall(ctx, a, placed, box) {
       hang.disabled = false;
     }
   });
-  box.replaceChildren(h("p", {}, "Call ", h("a", { href: `#/calls/${sid}` }, sid), ": ", text), hang, hangErr);
+  // Ending a call is a delete: owners only.
+  box.replaceChildren(h("p", {}, "Call ", h("a", { href: `#/calls/${sid}` }, sid), ": ", text), can("delete") ? hang : null, hangErr);
   while (ctx.live()) {
     await new Promise((r) => setTimeout(r, 1000));
     if (!ctx.live()) return;
@@ -597,7 +604,7 @@ async function channelsPage({ show }) {
     h("td", {}, c.type === "form" ? "Form" : "Voice widget"), h("td", {}, names.get(c.agent_id) || "")));
   show("Channels",
     table(["Name", "Type", "Agent"], rows, "No channels yet."),
-    h("div", { class: "card" }, h("h2", {}, "New channel"), agents.length ? form([
+    !can("create") ? null : h("div", { class: "card" }, h("h2", {}, "New channel"), agents.length ? form([
       { name: "type", label: "Type", type: "select", options: [["voice_widget", "Voice widget"], ["form", "Web form"]] },
       { name: "name", label: "Name", placeholder: "Website", required: true },
       { name: "agent_id", label: "Agent", type: "select", options: agentOptions(agents, "No agent (lead capture forms)"), value: String(agents[0].id) },
@@ -613,9 +620,10 @@ async function channelPage(ctx, id) {
   const [c, agents] = await Promise.all([api("GET", `/api/channels/${id}`), api("GET", `/api/projects/${pid}/agents`)]);
   // null for a channel without a key (the route answers it, not a 404).
   const key = await api("GET", `/api/channels/${id}/key`);
-  // A key just made is on screen this once; a reload shows only its prefix.
-  const whole = state.shownKeys.get(c.id);
-  state.shownKeys.delete(c.id);
+  // A key just made stays on screen until dismissed (ui.js keep), while it
+  // is still the channel's key; a reload of the tab shows only its prefix.
+  let whole = shown(keySlot(c.id));
+  if (whole && !(key && whole.startsWith(key.prefix))) whole = forget(keySlot(c.id));
   // A lead capture form needs no key and shows no widget: its page posts
   // without one.
   const leadCapture = c.type === "form" && c.settings.form.mode === "lead_capture";
@@ -633,7 +641,7 @@ async function channelPage(ctx, id) {
     v.agent_id = v.agent_id ? Number(v.agent_id) : null;
     Object.assign(c, await api("PATCH", `/api/channels/${id}`, v));
     saved.textContent = "Saved.";
-  }, { label: "Channel settings" });
+  }, { label: "Channel settings", need: "create" });
   const saved = h("p", { role: "status", class: "muted" });
   settings.append(saved);
   if (!leadCapture) {
@@ -644,15 +652,17 @@ async function channelPage(ctx, id) {
   del.addEventListener("click", async () => {
     if (!(await confirmAction(`Delete the channel ${c.name}? Its key stops working at once.`, "Delete channel"))) return;
     await api("DELETE", `/api/channels/${id}`).catch((e) => alertError(e));
+    forget(keySlot(c.id));
     location.hash = "#/channels";
   });
   const parts = [
     leadCapture ? h("div", { class: "card" }, h("h2", {}, "Channel"), settings)
       : h("div", { class: "cols" }, h("div", { class: "card" }, h("h2", {}, "Look"), settings), h("div", { class: "card" }, h("h2", {}, "Preview"), preview.el)),
     c.type === "form" ? formSettings(c) : null,
+    c.type === "form" ? await notifyCard(c) : null,
     leadCapture ? null : keyCard(c, key, whole),
     await snippetsCard(c, whole),
-    h("div", { class: "card" }, h("h2", {}, "Danger zone"), del),
+    can("delete") ? h("div", { class: "card" }, h("h2", {}, "Danger zone"), del) : null,
   ];
   ctx.show(c.name || `Channel ${c.id}`, h("p", { class: "muted" }, c.type === "form" ? "Web form channel" : "Voice widget channel"), parts);
 }
@@ -702,7 +712,7 @@ function formSettings(c) {
     await api("PATCH", `/api/channels/${c.id}`, { settings: v.settings });
     state.formSaved = c.id;
     render();
-  }, { label: "Form settings", extra: saved }));
+  }, { label: "Form settings", extra: saved, need: "create" }));
   return fs.mode === "lead_capture" ? [card, tryForm(c)] : card;
 }
 
@@ -725,6 +735,9 @@ function tryForm(c) {
     }, { label: "Try the form", extra: result }));
 }
 
+// keySlot is where a channel's new key is kept while it is shown.
+const keySlot = (id) => `key:${id}`;
+
 // keyCard shows the channel's key: whole exactly once after it is made,
 // then only its prefix; its origins and limits; rotate and revoke.
 function keyCard(c, key, whole) {
@@ -738,18 +751,18 @@ function keyCard(c, key, whole) {
   const generate = async (v) => {
     if (v.rate_limit_per_minute === null) delete v.rate_limit_per_minute;
     const made = await api("POST", `/api/channels/${c.id}/key`, v);
-    state.shownKeys.set(c.id, made.key);
+    keep(keySlot(c.id), made.key);
     render();
   };
   if (!key) {
     box.append(h("p", {}, "No key yet. Websites use the key to reach this channel's agent; it is public and safe to embed."),
-      form(limits(null), "Generate key", generate, { label: "New key" }));
+      can("create") ? form(limits(null), "Generate key", generate, { label: "New key" }) : null);
     return box;
   }
   if (whole) {
     const code = h("code", { class: "key", id: "whole-key" }, whole);
-    box.append(notice("This is the whole key. It is shown only now: copy it into your site. Later only its prefix is shown.", "ok"),
-      h("p", {}, code), copyButton(() => whole, code, "Copy key"));
+    box.append(notice("This is the whole key. It is shown only now, until you dismiss it: copy it into your site. Later only its prefix is shown.", "ok"),
+      h("p", {}, code), h("div", { class: "row" }, copyButton(() => whole, code, "Copy key"), dismissButton(keySlot(c.id))));
   } else {
     box.append(h("p", {}, "Key: ", h("code", { id: "key-prefix" }, key.prefix + "…"), h("span", { class: "muted" }, ` made ${when(key.created_at)}` + (key.last_used_at ? `, last used ${when(key.last_used_at)}` : ", never used"))));
   }
@@ -757,7 +770,7 @@ function keyCard(c, key, whole) {
   box.append(h("h2", {}, "Origins and limits"), form(limits(key), "Save limits", async (v) => {
     await api("PATCH", `/api/channels/${c.id}/key`, v);
     saved.textContent = "Saved.";
-  }, { label: "Origins and limits", extra: saved }));
+  }, { label: "Origins and limits", extra: saved, need: "create" }));
   const rotate = h("button", { type: "button" }, "Make a new key");
   rotate.addEventListener("click", async () => {
     if (!(await confirmAction("Make a new key? The current key stops working at once on every site that uses it.", "Make a new key"))) return;
@@ -766,10 +779,10 @@ function keyCard(c, key, whole) {
   const revoke = h("button", { type: "button", class: "danger" }, "Revoke key");
   revoke.addEventListener("click", async () => {
     if (!(await confirmAction("Revoke the key? Every site that uses it stops working.", "Revoke key"))) return;
-    await api("DELETE", `/api/channels/${c.id}/key`).catch((e) => alertError(e));
+    await api("DELETE", `/api/channels/${c.id}/key`).then(() => forget(keySlot(c.id)), (e) => alertError(e));
     render();
   });
-  box.append(h("div", { class: "row" }, rotate, revoke));
+  box.append(h("div", { class: "row" }, can("create") ? rotate : null, can("delete") ? revoke : null));
   return box;
 }
 
@@ -821,6 +834,7 @@ async function leadsPage({ show }) {
   const pid = state.project.id;
   const sel = await filterSelects();
   const names = new Map(sel.channels.map((c) => [c.id, c.name]));
+  const fields = new Map(sel.channels.map((c) => [c.id, formFields(c)]));
   const agents = new Map(sel.agents.map((a) => [a.id, a.name]));
   // The export holds the leads the filters select.
   let filters = {};
@@ -841,13 +855,13 @@ async function leadsPage({ show }) {
     const more = h("button", { type: "button", hidden: true }, "Older leads");
     const load = async (offset) => {
       const res = await api("GET", `/api/projects/${pid}/leads` + query({ ...v, offset }));
-      rows.append(...res.leads.map(leadRow));
+      rows.append(...res.leads.flatMap(leadRow));
       more.hidden = res.next_offset === null || res.next_offset === undefined;
       more.onclick = () => load(res.next_offset).catch(alertError);
       return res.leads.length;
     };
     if (!(await load(0))) return h("p", { class: "muted" }, "No leads match.");
-    return [h("div", { class: "table" }, h("table", {}, h("thead", {}, h("tr", {},
+    return [h("div", { class: "table" }, h("table", { class: "leads" }, h("thead", {}, h("tr", {},
       ["When", "Channel", "Answers", "Details", ""].map((x) => h("th", { scope: "col" }, x)))), rows)), more];
   }));
 
@@ -862,35 +876,40 @@ async function leadsPage({ show }) {
         alertError(e);
       }
     });
-    return h("tr", {}, h("td", {}, when(l.created_at)), h("td", {}, names.get(l.channel_id) || `channel ${l.channel_id}`),
-      h("td", {}, h("dl", {}, Object.entries(l.answers || {}).map(([k, x]) => [h("dt", {}, k), h("dd", {}, answer(x))]))),
-      h("td", {}, leadDetails(l)), h("td", { class: "actions" }, del));
+    // An opened lead's details take a row of their own below it, as wide
+    // as the table, so the answers keep their column (issue 27).
+    const more = h("tr", { class: "lead-more", id: `lead-${l.id}-more`, hidden: true }, h("td", { colspan: 5 }));
+    return [h("tr", { "data-lead": l.id }, h("td", {}, when(l.created_at)), h("td", {}, names.get(l.channel_id) || `channel ${l.channel_id}`),
+      h("td", {}, answerList(fields.get(l.channel_id), l.answers)),
+      h("td", {}, openButton(l, more)), h("td", { class: "actions" }, can("delete") ? del : null)), more];
   }
 
-  // leadDetails shows the lead as GET /api/leads/{id} gives it when opened:
-  // its mode, and a live chat's agent and conversation.
-  function leadDetails(l) {
-    const d = h("details", {}, h("summary", {}, `Lead ${l.id}`));
-    d.addEventListener("toggle", async () => {
-      if (!d.open || d.dataset.loaded) return;
-      d.dataset.loaded = "1";
+  // openButton shows and hides the lead's row of details, loaded from
+  // GET /api/leads/{id} the first time: its mode, and a live chat's agent,
+  // a link to its conversation and the transcript.
+  function openButton(l, more) {
+    const b = h("button", { type: "button", "aria-expanded": "false", "aria-controls": more.id }, `Open lead ${l.id}`);
+    b.addEventListener("click", async () => {
+      const open = more.hidden;
+      more.hidden = !open;
+      b.setAttribute("aria-expanded", String(open));
+      b.textContent = `${open ? "Close" : "Open"} lead ${l.id}`;
+      if (!open || more.dataset.loaded) return;
+      more.dataset.loaded = "1";
+      const cell = more.firstChild;
       try {
         const full = await api("GET", `/api/leads/${l.id}`);
-        d.append(h("dl", {}, [["Mode", full.mode === "live_chat" ? "Live chat" : "Lead capture"],
-          ["Agent", full.agent_id ? agents.get(full.agent_id) || `agent ${full.agent_id}` : "—"], ["Session", full.session_id || "—"]]
+        const conv = full.session_id ? [h("a", { href: `#/conversations/${full.session_id}` }, "Open the conversation"), " ", h("code", {}, full.session_id)] : "—";
+        cell.append(h("dl", { class: "facts" }, [["Mode", full.mode === "live_chat" ? "Live chat" : "Lead capture"],
+          ["Agent", full.agent_id ? agents.get(full.agent_id) || `agent ${full.agent_id}` : "—"], ["Conversation", conv]]
           .map(([k, x]) => [h("dt", {}, k), h("dd", {}, x)])));
-        if (full.session) d.append(transcript(full.session.transcript.map((t) => ({ kind: "line", role: t.role, text: t.text }))));
+        if (full.session) cell.append(transcript(full.session.transcript.map((t) => ({ kind: "line", role: t.role, text: t.text }))));
       } catch (e) {
-        d.append(h("p", { class: "form-error", role: "alert" }, e.message));
+        cell.append(h("p", { class: "form-error", role: "alert" }, e.message));
       }
     });
-    return d;
+    return b;
   }
-}
-
-// answer shows a form answer: checkboxes as yes or no, as the CSV does.
-function answer(x) {
-  return typeof x === "boolean" ? (x ? "yes" : "no") : json(x);
 }
 
 hooks.signedOut = signedOut;

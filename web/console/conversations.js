@@ -5,6 +5,7 @@
 
 import {
   h, s, flat, api, state, query, when, table, notice, confirmAction, filtered, plural, json, fetchBlob, download, agentOptions,
+  answerList, formFields, can,
 } from "./ui.js";
 
 // clock shows a duration as m:ss (h:mm:ss from an hour).
@@ -44,7 +45,7 @@ async function names() {
     state.me.features.telephony_enabled ? api("GET", `/api/projects/${pid}/telephony/numbers`).catch(() => []) : [],
   ]);
   return {
-    agents, agent: (id) => (agents.find((a) => a.id === id) || {}).name || (id ? `agent ${id}` : ""),
+    agents, channels, agent: (id) => (agents.find((a) => a.id === id) || {}).name || (id ? `agent ${id}` : ""),
     channel: (c) => {
       if (c.channel_id) return (channels.find((x) => x.id === c.channel_id) || {}).name || `channel ${c.channel_id}`;
       if (c.kind === "phone") {
@@ -180,7 +181,7 @@ export async function conversationPage({ show }, id) {
     c.kind === "phone" ? ["From → to", `${c.from} → ${c.to}`] : null, ["Started", when(c.started_at)], ["Ended", when(c.ended_at) || "—"],
     ["Duration", c.status === "live" ? "live" : clock(c.duration_ms)], ["End reason", c.end_reason || "—"], ["Id", h("code", {}, c.id)]].filter(Boolean);
   const lead = c.lead ? h("section", { class: "card", "aria-labelledby": "lead-title" }, h("h2", { id: "lead-title" }, "Lead"),
-    h("dl", {}, Object.entries(c.lead.answers || {}).map(([k, v]) => [h("dt", {}, k), h("dd", {}, typeof v === "boolean" ? (v ? "yes" : "no") : json(v))]))) : null;
+    answerList(formFields(n.channels.find((x) => x.id === c.channel_id)), c.lead.answers)) : null;
   show(title, h("p", {}, h("a", { href: "#/conversations" }, "← Conversations")),
     h("div", { class: "card" }, h("dl", { class: "facts" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
     c.recording ? recordingCard(c.recording) : null,
@@ -189,7 +190,7 @@ export async function conversationPage({ show }, id) {
     h("section", { class: "card", "aria-labelledby": "transcript-title" }, h("h2", { id: "transcript-title" }, "Transcript"),
       h("p", { class: "muted" }, `${plural((c.transcript || []).length, "line")}, ${plural((c.tool_calls || []).length, "tool call")}`), timeline(c)),
     await deliveriesCard(id),
-    state.project.role === "viewer" ? null : h("div", { class: "card" }, h("h2", {}, "Danger zone"), del, err));
+    can("delete") ? h("div", { class: "card" }, h("h2", {}, "Danger zone"), del, err) : null);
 }
 
 // ---- analytics ----------------------------------------------------------
@@ -198,8 +199,8 @@ function isoDay(d) {
   return d.toISOString().slice(0, 10);
 }
 
-// num shows a count as it is and a fraction with one or two decimals.
-function num(x) {
+// count shows a count as it is and a fraction with one or two decimals.
+function count(x) {
   if (Number.isInteger(x)) return String(x);
   return x < 10 ? x.toFixed(2) : x.toFixed(1);
 }
@@ -267,8 +268,11 @@ export async function analyticsPage({ show }) {
   }));
 }
 
-// chart draws one bar chart of days[*][key] in SVG.
+// chart draws one bar chart of days[*][key] in SVG. Minutes read as m:ss
+// on the axis, in the bars' titles and the label, as the total above them
+// does (issue 27: not 1.10 beside 1:06).
 function chart(title, days, key) {
+  const num = key === "minutes" ? (x) => clock(Math.round(x * 60000)) : count;
   const W = 600, H = 220, left = 48, bottom = 28, top = 12;
   const max = Math.max(1, ...days.map((d) => d[key]));
   const bw = (W - left - 4) / Math.max(1, days.length);

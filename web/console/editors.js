@@ -3,7 +3,7 @@
 // webhook tools (create and edit) with a parameters builder; a form
 // channel's fields. Each builder has a JSON mode for what it cannot show.
 
-import { h, api, hooks, form, input, confirmAction, notice, when } from "./ui.js";
+import { h, api, hooks, form, input, confirmAction, notice, when, can } from "./ui.js";
 import { rowsBuilder, schemaColumns, schemaFromRows, rowsFromSchema, blankProperty, splitOptions } from "./builder.js";
 
 // catalog is the server's models and voices, fetched once per page load.
@@ -151,8 +151,8 @@ export async function agentSettings(ctx, a) {
     const updated = await api("PATCH", `/api/agents/${a.id}`, changed);
     Object.assign(a, updated);
     saved.textContent = `Saved at ${when(updated.updated_at)}.`;
-  }, { extra: saved, label: "Agent settings" });
-  return h("div", {}, h("div", { class: "card" }, f), h("div", { class: "card" }, h("h2", {}, "Danger zone"), del));
+  }, { extra: saved, label: "Agent settings", need: "create" });
+  return h("div", {}, h("div", { class: "card" }, f), can("delete") ? h("div", { class: "card" }, h("h2", {}, "Danger zone"), del) : null);
 }
 
 // ---- tools --------------------------------------------------------------
@@ -208,7 +208,7 @@ function toolRow(a, t, box) {
   const props = Object.keys((t.parameters && t.parameters.properties) || {});
   return h("tr", {}, h("td", {}, h("b", {}, t.name), h("br", {}), h("span", { class: "muted" }, t.description)),
     h("td", {}, t.method), h("td", { class: "wrap" }, t.url), h("td", {}, props.join(", ") || "none"),
-    h("td", { class: "actions" }, edit, del));
+    h("td", { class: "actions" }, can("create") ? edit : null, can("delete") ? del : null));
 }
 
 // agentTools is the agent's tools tab: its webhook tools, each editable.
@@ -223,7 +223,7 @@ export async function agentTools(ctx, a) {
   return h("div", {},
     h("p", { class: "muted" }, "The model calls these HTTP endpoints with the arguments it chose; the answer goes back to it."),
     table, editors,
-    h("div", { class: "card" }, h("h2", {}, "New webhook tool"), toolForm(a, null, () => hooks.render())));
+    can("create") ? h("div", { class: "card" }, h("h2", {}, "New webhook tool"), toolForm(a, null, () => hooks.render())) : null);
 }
 
 // ---- form channel fields ------------------------------------------------

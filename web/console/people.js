@@ -4,25 +4,18 @@
 // holder and to the instance's administrators: nothing here lets a
 // project's owner reach another person's password.
 
-import { h, api, state, form, table, notice, confirmAction, copyButton, when, alertError, hooks } from "./ui.js";
+import { h, api, state, form, table, notice, confirmAction, copyButton, when, alertError, hooks, keep, shownBox } from "./ui.js";
 
 const render = (focus) => hooks.render(focus);
 const roles = [["owner", "Owner"], ["editor", "Editor"], ["viewer", "Viewer"]];
 const article = (role) => (/^[aeiou]/.test(role) ? "an" : "a");
 
 // A link made just now stays on screen until it is dismissed, even if the
-// page renders again (issue 27: secrets shown once must not vanish).
-const shown = { box: null };
-
-function keepShown(node) {
-  shown.box = node;
+// page renders again (ui.js keep; issue 27: secrets shown once must not
+// vanish). Each project's invitations have their own slot.
+function keepShown(slot, node) {
+  keep(slot, node);
   render();
-}
-
-function shownBox() {
-  if (!shown.box) return null;
-  const close = h("button", { type: "button", onclick: () => keepShown(null) }, "Dismiss");
-  return h("div", { id: "link-shown", class: "notice", role: "status" }, shown.box, h("p", {}, close));
 }
 
 // linkBox shows a link whole, once, with a Copy button.
@@ -90,11 +83,11 @@ async function invitesCard(pid) {
       { name: "role", label: "Role", type: "select", options: roles, value: "editor" },
     ], "Invite", async (v) => {
       const inv = await api("POST", `/api/projects/${pid}/invites`, v);
-      keepShown(inv.delivery === "email"
+      keepShown(`invite:${pid}`, inv.delivery === "email"
         ? h("p", {}, `Invitation emailed to ${inv.email}.`)
         : linkBox("An invitation link", inv));
     }, { label: "Invite" }),
-    shownBox(),
+    shownBox(`invite:${pid}`),
     h("h3", {}, "Invitations not accepted yet"),
     table(["Email", "Role", "Expires", ""], rows, "No invitations waiting."),
     h("p", { class: "muted" }, "Forgotten passwords are not a project's business: their holder resets theirs with \"Forgot password?\" when this agentline sends email, or an instance administrator makes them a reset link."));
@@ -200,13 +193,13 @@ export async function adminPage({ show }) {
       }),
       act("Reset link", "", async () => {
         const link = await api("POST", `/api/admin/users/${u.id}/password-reset`);
-        keepShown(link.delivery === "email"
+        keepShown("reset-link", link.delivery === "email"
           ? h("p", {}, `A reset link was emailed to ${link.email}.`)
           : linkBox("A password reset link", link));
       }))));
   show("Accounts",
     h("p", { class: "muted" }, "Instance administrators manage accounts; they need no role in a project to do it, and get none. ",
       mail ? "Reset links are emailed to the account's own address." : "This agentline sends no email: a reset link is shown here once, to hand over."),
-    shownBox(),
+    shownBox("reset-link"),
     table(["Email", "Kind", "Status", "Created", ""], rows, "No accounts."));
 }

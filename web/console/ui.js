@@ -8,7 +8,7 @@ export const hooks = { signedOut: () => {}, signedIn: () => {}, opened: () => {}
 export const TOKEN = "agentline.token";
 export const PROJECT = "agentline.project";
 
-export const state = { token: sessionStorage.getItem(TOKEN), me: null, projects: [], project: null, shownKeys: new Map() };
+export const state = { token: sessionStorage.getItem(TOKEN), me: null, projects: [], project: null };
 
 // ---- DOM building -------------------------------------------------------
 
@@ -168,8 +168,27 @@ export function values(form) {
   return out;
 }
 
+// can tells whether the signed-in user's role in the current project
+// allows what: "create" (creating, changing, testing: editors and owners)
+// or "delete" (deleting, revoking, ending calls: owners). The console shows
+// only the controls a role can use (issue 27); the API decides anyway.
+export function can(what) {
+  const role = state.project && state.project.role;
+  return what === "delete" ? role === "owner" : role === "owner" || role === "editor";
+}
+
+// readOnly shows a form to a role that may not change it: its controls
+// disabled, its buttons hidden, and a line saying who may.
+export function readOnly(f) {
+  for (const el of f.querySelectorAll("input, select, textarea")) el.disabled = true;
+  for (const b of f.querySelectorAll("button")) b.hidden = true;
+  f.prepend(h("p", { class: "muted" }, "You are a viewer here: you can read this; editors and owners change it."));
+  return f;
+}
+
 // form builds a form of fields whose submit runs onSubmit(values). An API
-// error goes under the field it names, or above the buttons.
+// error goes under the field it names, or above the buttons. opts.need
+// ("create") makes it read-only for a role without it.
 export function form(fields, submitLabel, onSubmit, opts = {}) {
   const formError = h("p", { class: "form-error", role: "alert" });
   const submit = h("button", { type: "submit", class: opts.danger ? "danger primary" : "primary" }, submitLabel);
@@ -188,7 +207,7 @@ export function form(fields, submitLabel, onSubmit, opts = {}) {
       submit.disabled = false;
     }
   });
-  return f;
+  return opts.need && !can(opts.need) ? readOnly(f) : f;
 }
 
 function clearErrors(f) {
@@ -280,6 +299,43 @@ export function copyButton(text, target, label = "Copy") {
   return b;
 }
 
+// ---- secrets shown once ---------------------------------------------------
+
+// A secret is whole on screen only when it is made (a webhook's signing
+// secret, a channel's key, an invitation or reset link): agentline keeps
+// just its hash. So it stays, through every redraw of its page and visits
+// to others, until the user dismisses it (issue 27); signing out or
+// closing the tab forgets it too. slot names whose it is ("key:3").
+const kept = new Map();
+
+// keep holds value (the secret, or a node that shows it) under slot.
+export function keep(slot, value) {
+  kept.set(slot, value);
+}
+
+// shown is what slot holds, or undefined.
+export function shown(slot) {
+  return kept.get(slot);
+}
+
+// forget drops slot's secret; without a slot, every one (signing out).
+export function forget(slot) {
+  if (slot === undefined) kept.clear();
+  else kept.delete(slot);
+}
+
+// dismissButton forgets slot's secret and draws the page without it.
+export function dismissButton(slot) {
+  return h("button", { type: "button", onclick: () => { forget(slot); hooks.render(); } }, "Dismiss");
+}
+
+// shownBox is the node slot holds, with its Dismiss button, or null.
+export function shownBox(slot, id = "link-shown") {
+  const node = kept.get(slot);
+  if (!node) return null;
+  return h("div", { id, class: "notice", role: "status" }, node, h("p", {}, dismissButton(slot)));
+}
+
 // alertError shows an error of an action at the top of the page.
 export function alertError(e) {
   document.getElementById("main").prepend(notice(e.message, "error"));
@@ -315,6 +371,23 @@ export function transcript(items) {
     if (e.kind === "dtmf") return h("li", {}, h("span", { class: "who" }, "Keypad"), e.text);
     return h("li", { class: e.role }, h("span", { class: "who" }, label(e.role) + ":"), e.text);
   }));
+}
+
+// answerList shows a lead's answers by its form's labels, in the form's
+// order (fields: the channel's settings.form.fields, when known); answers
+// to fields the form no longer has follow under their names. Checkboxes
+// read yes or no, as in the CSV.
+export function answerList(fields, answers) {
+  const a = answers || {};
+  const rows = (fields || []).filter((f) => f.name in a).map((f) => [f.label || f.name, a[f.name]]);
+  const known = new Set((fields || []).map((f) => f.name));
+  for (const k of Object.keys(a).sort()) if (!known.has(k)) rows.push([k, a[k]]);
+  return h("dl", { class: "answers" }, rows.map(([k, x]) => [h("dt", {}, k), h("dd", {}, typeof x === "boolean" ? (x ? "yes" : "no") : json(x))]));
+}
+
+// formFields are a channel's form fields, or none for a widget channel.
+export function formFields(channel) {
+  return (channel && channel.settings && channel.settings.form && channel.settings.form.fields) || [];
 }
 
 export function label(role) {

@@ -2,7 +2,7 @@
 // are here, apart from app.js, which imports this module and adds its routes
 // and its navigation entry; the helpers come from ui.js.
 
-import { h, api, state, form, table, notice, confirmAction, copyButton, when, plural, alertError, hooks } from "./ui.js";
+import { h, api, state, form, table, notice, confirmAction, copyButton, when, plural, alertError, hooks, keep, shown, forget, dismissButton, can } from "./ui.js";
 
 const render = (focus) => hooks.render(focus);
 
@@ -10,8 +10,9 @@ const render = (focus) => hooks.render(focus);
 const eventTypes = ["conversation.started", "conversation.ended", "conversation.analyzed", "lead.created",
   "call.status_changed", "number.provisioned", "number.released", "webhook.test"];
 
-// A secret just made (creation, rotation) is on screen this once.
-const shownSecrets = new Map();
+// A secret just made (creation, rotation) stays on screen until dismissed
+// (ui.js keep), under this slot.
+const slot = (id) => `webhook:${id}`;
 
 // webhookRoutes are the console's routes of this module, for app.js.
 export const webhookRoutes = [
@@ -52,33 +53,33 @@ async function webhooksPage({ show }) {
     h("p", { class: "muted" }, "Your systems get the project's events (conversations, leads, calls, numbers) as signed HTTP posts, retried for up to 3 days. ",
       h("a", { href: "/api/openapi.yaml" }, "Event schemas"), "."),
     table(["Endpoint", "Events", "State"], rows, "No webhook endpoints yet."),
-    h("div", { class: "card" }, h("h2", {}, "New endpoint"), form(endpointFields(null), "Add endpoint", async (v) => {
+    can("create") ? h("div", { class: "card" }, h("h2", {}, "New endpoint"), form(endpointFields(null), "Add endpoint", async (v) => {
       const w = await api("POST", `/api/projects/${pid}/webhooks`, v);
-      shownSecrets.set(w.id, w.secret);
+      keep(slot(w.id), w.secret);
       location.hash = `#/webhooks/${w.id}`;
-    }, { label: "New endpoint" })));
+    }, { label: "New endpoint" })) : null);
 }
 
 async function webhookPage(ctx, id) {
   const w = await api("GET", `/api/webhooks/${id}`);
-  const whole = shownSecrets.get(w.id);
-  shownSecrets.delete(w.id);
+  const whole = shown(slot(w.id));
   const saved = h("p", { role: "status", class: "muted" });
   const settings = form([...endpointFields(w), { name: "enabled", label: "Enabled", type: "checkbox", value: w.enabled,
     hint: "Enabling it again clears why agentline disabled it; events while it was off were not kept for it." }], "Save endpoint", async (v) => {
     await api("PATCH", `/api/webhooks/${id}`, v);
     saved.textContent = "Saved.";
     render();
-  }, { label: "Endpoint settings", extra: saved });
+  }, { label: "Endpoint settings", extra: saved, need: "create" });
   const del = h("button", { type: "button", class: "danger" }, "Delete endpoint");
   del.addEventListener("click", async () => {
     if (!(await confirmAction("Delete this endpoint? Its deliveries are deleted with it and no more events are sent to it.", "Delete endpoint"))) return;
     await api("DELETE", `/api/webhooks/${id}`).catch((e) => alertError(e));
+    forget(slot(w.id));
     location.hash = "#/webhooks";
   });
   ctx.show(w.description || "Webhook endpoint", h("p", {}, h("code", {}, w.url), " ", health(w)), stateNotice(w),
     secretCard(w, whole), h("div", { class: "card" }, h("h2", {}, "Settings"), settings),
-    await deliveriesCard(ctx, w), h("div", { class: "card" }, h("h2", {}, "Danger zone"), del));
+    await deliveriesCard(ctx, w), can("delete") ? h("div", { class: "card" }, h("h2", {}, "Danger zone"), del) : null);
 }
 
 // stateNotice explains an endpoint agentline disabled (the receiver
@@ -96,8 +97,8 @@ function secretCard(w, whole) {
   const box = h("div", { class: "card", id: "secret" }, h("h2", {}, "Signing secret"));
   if (whole) {
     const code = h("code", { class: "key", id: "whole-secret" }, whole);
-    box.append(notice("This is the whole signing secret. It is shown only now: copy it into your receiver's settings.", "ok"),
-      h("p", {}, code), copyButton(() => whole, code, "Copy secret"));
+    box.append(notice("This is the whole signing secret. It is shown only now, until you dismiss it: copy it into your receiver's settings.", "ok"),
+      h("p", {}, code), h("div", { class: "row" }, copyButton(() => whole, code, "Copy secret"), dismissButton(slot(w.id))));
   } else {
     box.append(h("p", { class: "muted" }, "The secret was shown once, when it was made. Rotate it to get a new one."));
   }
@@ -107,13 +108,13 @@ function secretCard(w, whole) {
     if (!(await confirmAction("Make a new signing secret? For 24 hours deliveries are signed with both the old and the new one.", "Rotate secret"))) return;
     try {
       const made = await api("POST", `/api/webhooks/${w.id}/rotate-secret`);
-      shownSecrets.set(w.id, made.secret);
+      keep(slot(w.id), made.secret);
       render();
     } catch (e) {
       alertError(e);
     }
   });
-  box.append(h("div", { class: "row" }, rotate));
+  if (can("create")) box.append(h("div", { class: "row" }, rotate));
   return box;
 }
 
@@ -145,7 +146,7 @@ async function deliveriesCard(ctx, w) {
         attempts.append(notice(e.message, "error"));
       }
     }, { once: false });
-    const retry = d.status === "pending" ? null : h("button", { type: "button", onclick: async () => {
+    const retry = d.status === "pending" || !can("create") ? null : h("button", { type: "button", onclick: async () => {
       try {
         await api("POST", `/api/webhooks/${w.id}/deliveries/${d.id}/retry`);
         status.textContent = `Delivery ${d.id} queued again.`;
@@ -159,7 +160,7 @@ async function deliveriesCard(ctx, w) {
         d.last_status_code ? ` (${d.last_status_code})` : ""),
       h("td", {}, open), h("td", {}, when(d.created_at)), h("td", { class: "actions" }, retry));
   });
-  return h("div", { class: "card", id: "deliveries" }, h("h2", {}, "Deliveries"), h("div", { class: "row" }, test, refresh), status,
+  return h("div", { class: "card", id: "deliveries" }, h("h2", {}, "Deliveries"), h("div", { class: "row" }, can("create") ? test : null, refresh), status,
     table(["Event", "Status", "Attempts", "Created", ""], rows, "No deliveries yet. Send a test event to try the endpoint."));
 }
 
@@ -169,4 +170,31 @@ function attemptList(list) {
     h("b", {}, a.status_code ? `HTTP ${a.status_code}` : "No answer"), ` at ${when(a.at)}, ${a.latency_ms} ms`,
     a.error ? h("div", { class: "field-error" }, a.error) : null,
     a.response ? h("pre", { class: "response" }, a.response) : null)));
+}
+
+// notifyCard lists a form channel's latest notify_url deliveries, one row
+// per lead, like an endpoint's deliveries: delivered, retrying or failed,
+// the last answer's status, and each attempt when opened (issue 27).
+export async function notifyCard(c) {
+  const { attempts } = await api("GET", `/api/channels/${c.id}/notify-attempts?limit=100`);
+  const byLead = new Map();
+  for (const a of attempts) (byLead.get(a.lead_id) || byLead.set(a.lead_id, []).get(a.lead_id)).push(a);
+  const outcome = (last) => (last.delivered ? "delivered" : last.attempt >= last.max_attempts ? "failed" : "retrying");
+  const rows = [...byLead].map(([lead, list]) => {
+    const last = list[0], st = outcome(last);
+    return h("tr", { "data-lead": lead }, h("td", {}, `Lead ${lead}`),
+      h("td", {}, h("span", { class: "status " + ({ delivered: "live", failed: "bad" }[st] || "warn") }, st),
+        last.status_code ? ` (${last.status_code})` : ""),
+      h("td", {}, h("details", {}, h("summary", {}, plural(list.length, "attempt")),
+        attemptList([...list].reverse().map((a) => ({ ...a, response: "" }))))),
+      h("td", {}, when(last.at)));
+  });
+  const failed = [...byLead.values()].filter((list) => outcome(list[0]) === "failed").length;
+  const hint = c.settings.form.notify_url ? "Each lead is posted to the notify URL, retried a few times over about three minutes."
+    : "This form has no notify URL now; these are earlier deliveries.";
+  if (!rows.length && !c.settings.form.notify_url) return null;
+  return h("div", { class: "card", id: "notify-deliveries" }, h("h2", {}, "Notify URL deliveries"),
+    failed ? notice(`${plural(failed, "lead")} could not be delivered to the notify URL. They are stored: see Leads.`, "error") : null,
+    h("p", { class: "muted" }, hint, " ", h("button", { type: "button", onclick: () => hooks.render() }, "Refresh")),
+    table(["Lead", "Status", "Attempts", "Last try"], rows, "No deliveries yet."));
 }
