@@ -175,7 +175,10 @@ type SessionFilter struct {
 	AgentID   int64
 	From, To  time.Time // started_at in [From, To)
 	Limit     int
-	Offset    int
+	// Offset skips rows (the deprecated offset parameter); After starts
+	// the list after the row at this time and id (the cursor) instead.
+	Offset int
+	After  *ConversationCursor
 }
 
 // SessionWithEvents is a session with everything recorded in it.

@@ -144,7 +144,9 @@ type ConversationFilter struct {
 	Limit int
 }
 
-// ConversationCursor is a position in the newest-first order.
+// ConversationCursor is a position in a newest-first list: the time and
+// id of the last row of the previous page. Conversations, sessions and
+// leads are read after one.
 type ConversationCursor struct {
 	StartedAt time.Time
 	ID        string

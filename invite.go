@@ -3,7 +3,7 @@ package agentline
 import "time"
 
 // KindInvite is the kind of invitations.
-const KindInvite Kind = "invites"
+const KindInvite Kind = "invite"
 
 // InviteKind tells what accepting a link does.
 type InviteKind string

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/listing"
 )
 
 // agentInput is the writable part of an agent; nil fields keep their value.
@@ -66,6 +67,9 @@ func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.store.Agents(r.Context(), projectID)
+	if err == nil {
+		list, err = listing.Whole(w, r.URL.Query(), list, func(a agentline.Agent) listing.Cursor { return listing.After(a.ID) })
+	}
 	if err != nil {
 		return err
 	}

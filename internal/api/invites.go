@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/listing"
 )
 
 // Invitations are made, listed and withdrawn by owners (PROJECT:DELETE,
@@ -32,6 +33,9 @@ func (h *Handler) listInvites(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.store.Invites(r.Context(), projectID)
+	if err == nil {
+		list, err = listing.Whole(w, r.URL.Query(), list, func(i agentline.Invite) listing.Cursor { return listing.After(i.ID) })
+	}
 	if err != nil {
 		return err
 	}

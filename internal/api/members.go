@@ -2,9 +2,11 @@ package api
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/listing"
 )
 
 // Listing members needs PROJECT:VIEW; inviting, changing roles and
@@ -19,6 +21,11 @@ func (h *Handler) listMembers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.store.Members(r.Context(), projectID)
+	if err == nil { // in order of joining
+		list, err = listing.Whole(w, r.URL.Query(), list, func(m agentline.Member) listing.Cursor {
+			return listing.AfterTime(m.CreatedAt, strconv.FormatInt(m.UserID, 10))
+		})
+	}
 	if err != nil {
 		return err
 	}

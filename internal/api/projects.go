@@ -7,6 +7,7 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/listing"
 )
 
 type projectInput struct {
@@ -58,6 +59,9 @@ func (in projectInput) apply(p *agentline.Project) error {
 func (h *Handler) listProjects(w http.ResponseWriter, r *http.Request) error {
 	u, _ := auth.UserFrom(r.Context())
 	list, err := h.store.ProjectsForUser(r.Context(), u.ID)
+	if err == nil {
+		list, err = listing.Whole(w, r.URL.Query(), list, func(p agentline.Project) listing.Cursor { return listing.After(p.ID) })
+	}
 	if err != nil {
 		return err
 	}

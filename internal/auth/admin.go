@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/listing"
 )
 
 // Instance administrators manage accounts: list them, disable and enable
@@ -40,6 +41,9 @@ func (h *Handler) listUsers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	users, err := h.svc.store.Users(r.Context())
+	if err == nil {
+		users, err = listing.Whole(w, r.URL.Query(), users, func(u agentline.User) listing.Cursor { return listing.After(u.ID) })
+	}
 	if err != nil {
 		return err
 	}

@@ -6,12 +6,9 @@ package conversation
 
 import (
 	"context"
-	"encoding/base64"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/auth"
@@ -25,7 +22,7 @@ type Store interface {
 	Conversation(ctx context.Context, projectID int64, id string) (agentline.Conversation, error)
 	ProjectOfConversation(ctx context.Context, id string) (int64, error)
 	DeleteConversation(ctx context.Context, projectID int64, id string) error
-	ConversationDeliveries(ctx context.Context, projectID int64, conversationID string, limit int) ([]agentline.ConversationDelivery, error)
+	ConversationDeliveriesBefore(ctx context.Context, projectID int64, conversationID string, before int64, limit int) ([]agentline.ConversationDelivery, error)
 }
 
 // Handler serves the conversations API.
@@ -65,12 +62,9 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var next *string
-	if len(list) > limit {
-		list = list[:limit]
-		c := encodeCursor(list[limit-1])
-		next = &c
-	}
+	list, next := listing.Next(list, limit, func(c agentline.Conversation) listing.Cursor {
+		return listing.AfterTime(c.StartedAt, c.ID)
+	})
 	httpx.WriteJSON(w, http.StatusOK, struct {
 		Conversations []agentline.Conversation `json:"conversations"`
 		NextCursor    *string                  `json:"next_cursor"`
@@ -120,8 +114,9 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// maxDeliveries bounds a conversation's deliveries list: a handful of
-// events (started, ended, analyzed) to each of a project's endpoints.
+// maxDeliveries bounds a page of a conversation's deliveries, and is its
+// default: a handful of events (started, ended, analyzed) to each of a
+// project's endpoints fit in one.
 const maxDeliveries = 200
 
 // deliveries serves the webhook deliveries of the conversation's events,
@@ -131,16 +126,27 @@ func (h *Handler) deliveries(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.store.ConversationDeliveries(r.Context(), projectID, id, maxDeliveries)
+	q := r.URL.Query()
+	limit, err := listing.Limit(q, maxDeliveries, maxDeliveries)
 	if err != nil {
 		return err
 	}
+	before, err := listing.IntCursor(q)
+	if err != nil {
+		return err
+	}
+	list, err := h.store.ConversationDeliveriesBefore(r.Context(), projectID, id, before, limit+1)
+	if err != nil {
+		return err
+	}
+	list, next := listing.Next(list, limit, func(d agentline.ConversationDelivery) listing.Cursor { return listing.After(d.ID) })
 	if list == nil {
 		list = []agentline.ConversationDelivery{}
 	}
 	httpx.WriteJSON(w, http.StatusOK, struct {
 		Deliveries []agentline.ConversationDelivery `json:"deliveries"`
-	}{list})
+		NextCursor *string                          `json:"next_cursor"`
+	}{list, next})
 	return nil
 }
 
@@ -176,38 +182,14 @@ func filter(q url.Values) (agentline.ConversationFilter, error) {
 	if f.To, err = listing.Time(q.Get("to"), "to"); err != nil {
 		return f, err
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > listing.MaxPageSize {
-			return f, agentline.Invalid("limit", "limit must be between 1 and %d", listing.MaxPageSize)
-		}
-		f.Limit = n
+	if f.Limit, err = listing.Limit(q, listing.DefaultPageSize, listing.MaxPageSize); err != nil {
+		return f, err
 	}
-	if v := q.Get("cursor"); v != "" {
-		if f.After, err = decodeCursor(v); err != nil {
-			return f, err
-		}
+	c, err := listing.TimeCursor(q)
+	if c != nil {
+		f.After = &agentline.ConversationCursor{StartedAt: c.Time, ID: c.ID}
 	}
-	return f, nil
-}
-
-// encodeCursor is the opaque cursor after c: its start time and id.
-func encodeCursor(c agentline.Conversation) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(c.StartedAt.UTC().Format(time.RFC3339Nano) + "|" + c.ID))
-}
-
-func decodeCursor(v string) (*agentline.ConversationCursor, error) {
-	bad := agentline.Invalid("cursor", "cursor is not one this API gave out: pass next_cursor as it is")
-	raw, err := base64.RawURLEncoding.DecodeString(v)
-	if err != nil {
-		return nil, bad
-	}
-	at, id, ok := strings.Cut(string(raw), "|")
-	t, err := time.Parse(time.RFC3339Nano, at)
-	if !ok || err != nil || id == "" {
-		return nil, bad
-	}
-	return &agentline.ConversationCursor{StartedAt: t, ID: id}, nil
+	return f, err
 }
 
 // analysisFilter reads the analysis outcome filters: analysis_status

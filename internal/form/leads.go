@@ -37,11 +37,15 @@ func (h *Handler) listLeads(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	cursor := listing.PageCursor(list, f, func(l agentline.Lead) listing.Cursor {
+		return listing.AfterTime(l.CreatedAt, strconv.FormatInt(l.ID, 10))
+	})
 	list, next := listing.Page(list, f)
 	httpx.WriteJSON(w, http.StatusOK, struct {
 		Leads      []agentline.Lead `json:"leads"`
-		NextOffset *int             `json:"next_offset"`
-	}{list, next})
+		NextCursor *string          `json:"next_cursor"`
+		NextOffset *int             `json:"next_offset"` // deprecated
+	}{list, cursor, next})
 	return nil
 }
 

@@ -20,7 +20,8 @@ const (
 )
 
 // Filter parses the query of a paged listing (sessions, leads):
-// channel_id, agent_id, from, to (RFC 3339 or a date), limit, offset.
+// channel_id, agent_id, from, to (RFC 3339 or a date), limit, cursor and
+// the deprecated offset (one of the two).
 func Filter(q url.Values) (agentline.SessionFilter, error) {
 	f := agentline.SessionFilter{Limit: DefaultPageSize}
 	var err error
@@ -50,20 +51,40 @@ func Filter(q url.Values) (agentline.SessionFilter, error) {
 		}
 		f.Offset = n
 	}
+	c, err := TimeCursor(q)
+	if err != nil {
+		return f, err
+	}
+	if c != nil {
+		if q.Get("offset") != "" {
+			return f, agentline.Invalid("cursor", "pass cursor or the deprecated offset, not both")
+		}
+		f.After = &agentline.ConversationCursor{StartedAt: c.Time, ID: c.ID}
+	}
 	return f, nil
 }
 
 // Page cuts a list read with f.Limit one more than asked (as callers of
 // Filter do, to learn whether there is a next page without counting) to
 // the page, and returns the next page's offset, or nil when this page is
-// the last.
+// the last (or was read by cursor, when offsets mean nothing).
 func Page[T any](list []T, f agentline.SessionFilter) ([]T, *int) {
 	limit := f.Limit - 1
 	if len(list) <= limit {
 		return list, nil
 	}
+	if f.After != nil {
+		return list[:limit], nil
+	}
 	n := f.Offset + limit
 	return list[:limit], &n
+}
+
+// PageCursor is Page's next_cursor: the cursor after the page's last row,
+// or nil when the page is the last; key gives a row's time and id.
+func PageCursor[T any](list []T, f agentline.SessionFilter, key func(T) Cursor) *string {
+	_, next := Next(list, f.Limit-1, key)
+	return next
 }
 
 // ID parses an optional id filter named name; "" is 0, no filter.

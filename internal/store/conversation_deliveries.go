@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"math"
 
 	"github.com/agentline/agentline"
 )
@@ -12,6 +13,15 @@ import (
 // endpoints (a handful) so that the (endpoint_id, subject) index finds the
 // rows; withBody's extra column is the endpoint's URL here.
 func (db *DB) ConversationDeliveries(ctx context.Context, projectID int64, conversationID string, limit int) ([]agentline.ConversationDelivery, error) {
+	return db.ConversationDeliveriesBefore(ctx, projectID, conversationID, 0, limit)
+}
+
+// ConversationDeliveriesBefore is ConversationDeliveries older than the
+// delivery before (any when 0): a page after a cursor.
+func (db *DB) ConversationDeliveriesBefore(ctx context.Context, projectID int64, conversationID string, before int64, limit int) ([]agentline.ConversationDelivery, error) {
+	if before <= 0 {
+		before = math.MaxInt64
+	}
 	scan := func(row interface{ Scan(...any) error }) (agentline.ConversationDelivery, error) {
 		var url string
 		d, err := scanDelivery(withBody{row, &url})
@@ -19,5 +29,5 @@ func (db *DB) ConversationDeliveries(ctx context.Context, projectID int64, conve
 	}
 	return queryAll(ctx, db.reader(), scan, `SELECT `+deliveryColumns+`, e.url`+deliveryFrom+
 		`JOIN webhook_endpoints e ON e.id = d.endpoint_id
-		WHERE e.project_id = ? AND d.subject = ? ORDER BY d.id DESC LIMIT ?`, projectID, conversationID, limit)
+		WHERE e.project_id = ? AND d.subject = ? AND d.id < ? ORDER BY d.id DESC LIMIT ?`, projectID, conversationID, before, limit)
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/agentline/agentline"
 )
@@ -27,8 +28,22 @@ func scanAttempt(row interface{ Scan(...any) error }) (agentline.WebhookAttempt,
 
 // WebhookDeliveries lists an endpoint's deliveries, newest first.
 func (db *DB) WebhookDeliveries(ctx context.Context, projectID, endpointID int64, limit, offset int) ([]agentline.WebhookDelivery, error) {
+	return db.webhookDeliveries(ctx, projectID, endpointID, 0, limit, offset)
+}
+
+// WebhookDeliveriesBefore lists an endpoint's deliveries older than the
+// delivery before (any when 0), newest first: a page after a cursor.
+func (db *DB) WebhookDeliveriesBefore(ctx context.Context, projectID, endpointID, before int64, limit int) ([]agentline.WebhookDelivery, error) {
+	return db.webhookDeliveries(ctx, projectID, endpointID, before, limit, 0)
+}
+
+func (db *DB) webhookDeliveries(ctx context.Context, projectID, endpointID, before int64, limit, offset int) ([]agentline.WebhookDelivery, error) {
+	if before <= 0 {
+		before = math.MaxInt64
+	}
 	return queryAll(ctx, db.reader(), scanDelivery, `SELECT `+deliveryColumns+deliveryFrom+
-		`WHERE d.project_id = ? AND d.endpoint_id = ? ORDER BY d.id DESC LIMIT ? OFFSET ?`, projectID, endpointID, limit, offset)
+		`WHERE d.project_id = ? AND d.endpoint_id = ? AND d.id < ? ORDER BY d.id DESC LIMIT ? OFFSET ?`,
+		projectID, endpointID, before, limit, offset)
 }
 
 // WebhookDelivery returns one delivery of the project's endpoint with its

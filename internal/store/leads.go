@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/agentline/agentline"
 )
@@ -92,7 +93,15 @@ func (db *DB) LeadBySession(ctx context.Context, projectID int64, sessionID stri
 // Leads lists the project's leads, newest first. The filter works as for
 // sessions, on created_at.
 func (db *DB) Leads(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.Lead, error) {
-	where, args := sessionWhere(f, projectID, "created_at")
+	var afterID any
+	if f.After != nil {
+		id, err := strconv.ParseInt(f.After.ID, 10, 64)
+		if err != nil {
+			return nil, agentline.Invalid("cursor", "cursor is not one this API gave out: pass next_cursor as it is")
+		}
+		afterID = id
+	}
+	where, args := sessionWhere(f, projectID, "created_at", afterID)
 	args = append(args, f.Limit, f.Offset)
 	return queryAll(ctx, db.reader(), scanLead, `SELECT `+leadColumns+` FROM leads WHERE `+where+
 		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, args...)

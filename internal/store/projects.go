@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 
 	"github.com/agentline/agentline"
 )
@@ -228,16 +227,30 @@ func lastOwnerCheck(ctx context.Context, c conn, projectID int64) error {
 	return nil
 }
 
-// ProjectOf returns the id of the project that owns the row id of kind. It
-// lets handlers addressed by an object's own id authorize the caller before
-// loading the object scoped to that project.
+// ProjectOf returns the id of the project that owns the object id of
+// kind. It lets handlers addressed by an object's own id authorize the
+// caller before loading the object scoped to that project.
 func (db *DB) ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error) {
-	if !validKind.MatchString(string(kind)) {
-		return 0, fmt.Errorf("ProjectOf: bad kind %q", kind)
+	table, ok := kindTables[kind]
+	if !ok {
+		return 0, fmt.Errorf("ProjectOf: unknown kind %q", kind)
 	}
 	var projectID int64
-	err := db.reader().queryRow(ctx, `SELECT project_id FROM `+string(kind)+` WHERE id = ?`, id).Scan(&projectID)
+	err := db.reader().queryRow(ctx, `SELECT project_id FROM `+table+` WHERE id = ?`, id).Scan(&projectID)
 	return projectID, notFound(err, kind.Noun())
 }
 
-var validKind = regexp.MustCompile(`^[a-z_]+$`)
+// kindTables maps each kind to the table of its rows (each has id and
+// project_id columns). Only these constant names ever reach ProjectOf's
+// SQL; an unknown kind is refused.
+var kindTables = map[agentline.Kind]string{
+	agentline.KindAgent:             "agents",
+	agentline.KindTool:              "agent_tools",
+	agentline.KindKnowledgeDocument: "knowledge_documents",
+	agentline.KindChannel:           "channels",
+	agentline.KindLead:              "leads",
+	agentline.KindPhoneNumber:       "phone_numbers",
+	agentline.KindCall:              "calls",
+	agentline.KindWebhook:           "webhook_endpoints",
+	agentline.KindInvite:            "invites",
+}

@@ -331,7 +331,10 @@ func (db *DB) AddSessionEvents(ctx context.Context, projectID int64, sessionID s
 // where is the WHERE clause and its arguments for the filter's project,
 // channel, agent and [From, To) on the time column; ID is left to the
 // caller, as only sessions have it.
-func sessionWhere(f agentline.SessionFilter, projectID int64, timeColumn string) (string, []any) {
+//
+// f.After starts the list after a row (newest first, by time and id);
+// afterID is its id as the table's id column takes it.
+func sessionWhere(f agentline.SessionFilter, projectID int64, timeColumn string, afterID any) (string, []any) {
 	where := []string{"project_id = ?"}
 	args := []any{projectID}
 	if f.ChannelID != 0 {
@@ -346,13 +349,22 @@ func sessionWhere(f agentline.SessionFilter, projectID int64, timeColumn string)
 	if !f.To.IsZero() {
 		where, args = append(where, timeColumn+" < ?"), append(args, f.To.UTC())
 	}
+	if f.After != nil {
+		at := f.After.StartedAt.UTC()
+		where = append(where, "("+timeColumn+" < ? OR ("+timeColumn+" = ? AND id < ?))")
+		args = append(args, at, at, afterID)
+	}
 	return strings.Join(where, " AND "), args
 }
 
 // WidgetSessions lists the project's sessions, newest first, each with its
 // events in order.
 func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.SessionWithEvents, error) {
-	where, args := sessionWhere(f, projectID, "started_at")
+	var afterID any
+	if f.After != nil {
+		afterID = f.After.ID
+	}
+	where, args := sessionWhere(f, projectID, "started_at", afterID)
 	if f.ID != "" {
 		where, args = where+" AND id = ?", append(args, f.ID)
 	}

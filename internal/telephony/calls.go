@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/listing"
 	"github.com/agentline/agentline/internal/telephony/carrier"
 	"github.com/agentline/agentline/internal/telephony/livecall"
 )
@@ -85,14 +86,16 @@ func goneAtCarrier(sid string) agentline.CallEvent {
 	return agentline.CallEvent{CallSID: sid, Status: agentline.CallCompleted, EndReason: "unknown to the carrier"}
 }
 
-// callPage is a page of calls; NextBefore is the cursor of the next page,
-// null on the last.
+// callPage is a page of calls; NextCursor is the cursor of the next page,
+// null on the last. NextBefore, the deprecated one, is the last call's id
+// whenever the page is full, so it may lead to an empty last page.
 type callPage struct {
 	Items      []agentline.Call `json:"items"`
+	NextCursor *string          `json:"next_cursor"`
 	NextBefore *int64           `json:"next_before"`
 }
 
-// GET /api/projects/{project_id}/telephony/calls?agent_id=&status=&limit=&before=
+// GET /api/projects/{project_id}/telephony/calls?agent_id=&status=&limit=&cursor= (or the deprecated before=)
 func (h *Handler) listCalls(w http.ResponseWriter, r *http.Request) error {
 	projectID, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermView)
 	if err != nil {
@@ -120,6 +123,16 @@ func (h *Handler) listCalls(w http.ResponseWriter, r *http.Request) error {
 	if f.Before, err = positive("before", 1<<62); err != nil {
 		return err
 	}
+	after, err := listing.IntCursor(q)
+	if err != nil {
+		return err
+	}
+	if after > 0 {
+		if f.Before > 0 {
+			return agentline.Invalid("cursor", "pass cursor or the deprecated before, not both")
+		}
+		f.Before = after
+	}
 	limit, err := positive("limit", 200)
 	if err != nil {
 		return err
@@ -127,13 +140,16 @@ func (h *Handler) listCalls(w http.ResponseWriter, r *http.Request) error {
 	if limit > 0 {
 		f.Limit = int(limit)
 	}
+	f.Limit++ // one more than asked tells whether there is a next page
 	items, err := h.Store.Calls(r.Context(), projectID, f)
 	if err != nil {
 		return err
 	}
-	page := callPage{Items: items}
-	if len(items) == f.Limit {
-		page.NextBefore = &items[len(items)-1].ID
+	f.Limit--
+	page := callPage{}
+	page.Items, page.NextCursor = listing.Next(items, f.Limit, func(c agentline.Call) listing.Cursor { return listing.After(c.ID) })
+	if len(page.Items) == f.Limit {
+		page.NextBefore = &page.Items[len(page.Items)-1].ID
 	}
 	httpx.WriteJSON(w, http.StatusOK, page)
 	return nil

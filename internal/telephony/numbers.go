@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/listing"
 	"github.com/agentline/agentline/internal/telephony/carrier"
 	"github.com/agentline/agentline/internal/telephony/livecall"
 )
@@ -47,6 +48,9 @@ func (h *Handler) listNumbers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.Store.PhoneNumbers(r.Context(), projectID)
+	if err == nil {
+		list, err = listing.Whole(w, r.URL.Query(), list, func(n agentline.PhoneNumber) listing.Cursor { return listing.After(n.ID) })
+	}
 	if err != nil {
 		return err
 	}

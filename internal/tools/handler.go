@@ -12,6 +12,7 @@ import (
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/egress"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/listing"
 )
 
 // HandlerStore is what the management routes of tools and knowledge need.
@@ -226,6 +227,9 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.store.Tools(r.Context(), projectID, agentID)
+	if err == nil {
+		list, err = listing.Whole(w, r.URL.Query(), list, func(t agentline.WebhookTool) listing.Cursor { return listing.After(t.ID) })
+	}
 	if err != nil {
 		return err
 	}

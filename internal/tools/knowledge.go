@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/listing"
 )
 
 // Limits of the knowledge base.
@@ -203,6 +204,9 @@ func (h *Handler) listKnowledge(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.store.KnowledgeDocuments(r.Context(), projectID, agentID)
+	if err == nil {
+		list, err = listing.Whole(w, r.URL.Query(), list, func(d agentline.KnowledgeDocument) listing.Cursor { return listing.After(d.ID) })
+	}
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/listing"
 )
 
 func (h *Handler) deliveries(w http.ResponseWriter, r *http.Request) error {
@@ -20,11 +21,26 @@ func (h *Handler) deliveries(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ds, err := h.store.WebhookDeliveries(r.Context(), projectID, id, limit, offset)
+	before, err := listing.IntCursor(r.URL.Query())
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"deliveries": ds})
+	if before > 0 && offset > 0 {
+		return agentline.Invalid("cursor", "pass cursor or the deprecated offset, not both")
+	}
+	// One more than asked tells whether there is a next page.
+	ds, err := h.store.WebhookDeliveries(r.Context(), projectID, id, limit+1, offset)
+	if before > 0 {
+		ds, err = h.store.WebhookDeliveriesBefore(r.Context(), projectID, id, before, limit+1)
+	}
+	if err != nil {
+		return err
+	}
+	ds, next := listing.Next(ds, limit, func(d agentline.WebhookDelivery) listing.Cursor { return listing.After(d.ID) })
+	if len(ds) > limit { // limit 0, kept from before cursors: an empty page
+		ds = ds[:limit]
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"deliveries": ds, "next_cursor": next})
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/egress"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/listing"
 )
 
 // Store is what the endpoints API needs from storage.
@@ -30,6 +31,7 @@ type Store interface {
 	DeleteWebhook(ctx context.Context, projectID, id int64) error
 	RotateWebhookSecret(ctx context.Context, projectID, id int64, secret string, until time.Time) (agentline.WebhookEndpoint, error)
 	WebhookDeliveries(ctx context.Context, projectID, endpointID int64, limit, offset int) ([]agentline.WebhookDelivery, error)
+	WebhookDeliveriesBefore(ctx context.Context, projectID, endpointID, before int64, limit int) ([]agentline.WebhookDelivery, error)
 	WebhookDelivery(ctx context.Context, projectID, endpointID, id int64) (agentline.WebhookDelivery, error)
 	SendTestEvent(ctx context.Context, projectID, endpointID int64, e agentline.Event) (agentline.WebhookDelivery, error)
 	RetryDelivery(ctx context.Context, projectID, endpointID, id int64) (agentline.WebhookDelivery, error)
@@ -120,7 +122,11 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"webhooks": eps})
+	eps, next, err := listing.Slice(r.URL.Query(), eps, func(e agentline.WebhookEndpoint) listing.Cursor { return listing.After(e.ID) })
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"webhooks": eps, "next_cursor": next})
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/egress"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/listing"
 )
 
 // channelInput is the writable part of a channel; nil fields keep their
@@ -133,6 +134,9 @@ func (h *Handler) listChannels(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.store.Channels(r.Context(), projectID)
+	if err == nil {
+		list, err = listing.Whole(w, r.URL.Query(), list, func(c agentline.Channel) listing.Cursor { return listing.After(c.ID) })
+	}
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,9 @@ func (h *Handler) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	cursor := listing.PageCursor(list, f, func(s agentline.SessionWithEvents) listing.Cursor {
+		return listing.AfterTime(s.StartedAt, s.ID)
+	})
 	list, next := listing.Page(list, f)
 	out := make([]agentline.SessionView, len(list))
 	for i, s := range list {
@@ -34,8 +37,9 @@ func (h *Handler) listSessions(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpx.WriteJSON(w, http.StatusOK, struct {
 		Sessions   []agentline.SessionView `json:"sessions"`
-		NextOffset *int                    `json:"next_offset"`
-	}{out, next})
+		NextCursor *string                 `json:"next_cursor"`
+		NextOffset *int                    `json:"next_offset"` // deprecated
+	}{out, cursor, next})
 	return nil
 }
 

@@ -1,0 +1,206 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/listing"
+)
+
+// pagedList is one list endpoint: its path, the field of its body that
+// holds the items ("" for a bare array, whose next cursor travels in
+// X-Next-Cursor) and the field that identifies an item.
+type pagedList struct {
+	path, items, key string
+}
+
+// Every list endpoint pages with limit and cursor: walking a list of more
+// items than limit, two at a time, gives every item once, in the order of
+// the whole list; a malformed cursor is 400 naming cursor.
+func TestEveryListPagesByCursor(t *testing.T) {
+	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+		s := apptest.Start(t, apptest.Config(t, databaseURL, map[string]string{"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test"}))
+		admin := s.Admin(t)
+		lists, tok := seedLists(t, s, admin)
+		for _, l := range lists {
+			t.Run(l.path, func(t *testing.T) {
+				token := tok
+				if strings.HasPrefix(l.path, "/api/admin/") {
+					token = admin
+				}
+				whole, _ := listPage(t, s, token, l, "")
+				if len(whole) <= 2 {
+					t.Fatalf("only %d items: the walk below would prove nothing", len(whole))
+				}
+				var walked []string
+				cursor := ""
+				for pages := 0; ; pages++ {
+					if pages > len(whole) {
+						t.Fatalf("no end after %d pages: %v", pages, walked)
+					}
+					page, next := listPage(t, s, token, l, "limit=2&cursor="+url.QueryEscape(cursor))
+					if len(page) > 2 {
+						t.Fatalf("a page of %d items with limit 2", len(page))
+					}
+					walked = append(walked, page...)
+					if next == "" {
+						break
+					}
+					cursor = next
+				}
+				if !slices.Equal(walked, whole) {
+					t.Errorf("walked %v, want %v", walked, whole)
+				}
+				sep := "?"
+				if strings.Contains(l.path, "?") {
+					sep = "&"
+				}
+				r := s.Do(t, "GET", l.path+sep+"cursor=not*a*cursor", token, nil)
+				var e struct{ Error agentline.Error }
+				if json.Unmarshal(r.Body, &e); r.Status != 400 || e.Error.Field != "cursor" {
+					t.Errorf("malformed cursor = %s, want 400 naming cursor", r)
+				}
+			})
+		}
+	})
+}
+
+// listPage gets one page of l with the query and returns the keys of its
+// items and the next cursor ("" on the last page).
+func listPage(t *testing.T, s *apptest.Server, token string, l pagedList, query string) ([]string, string) {
+	t.Helper()
+	path := l.path
+	if query != "" {
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		path += sep + query
+	}
+	r := s.Must(t, 200, "GET", path, token, nil, nil)
+	var items []map[string]json.RawMessage
+	next := r.Header.Get(listing.NextCursorHeader)
+	if l.items == "" {
+		r.JSON(t, &items)
+	} else {
+		var body map[string]json.RawMessage
+		r.JSON(t, &body)
+		if err := json.Unmarshal(body[l.items], &items); err != nil {
+			t.Fatalf("%s: %v", l.items, err)
+		}
+		if c, ok := body["next_cursor"]; !ok {
+			t.Fatalf("no next_cursor in %s", r)
+		} else if string(c) != "null" {
+			json.Unmarshal(c, &next)
+		}
+	}
+	keys := make([]string, len(items))
+	for i, it := range items {
+		keys[i] = string(it[l.key])
+	}
+	return keys, next
+}
+
+// seedLists makes three or more items of every list for a new owner, and
+// returns the lists with the owner's token.
+func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, string) {
+	t.Helper()
+	ctx := context.Background()
+	db := s.App.Store
+	owner, tok := s.NewUser(t, "owner@example.com")
+	var p agentline.Project
+	for _, name := range []string{"A", "B", "C"} {
+		s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": name}, &p)
+	}
+	pp := fmt.Sprintf("/api/projects/%d", p.ID)
+	for _, email := range []string{"m1@example.com", "m2@example.com"} {
+		_, mt := s.NewUser(t, email)
+		s.Join(t, tok, p.ID, mt, email, agentline.RoleViewer)
+	}
+	var agent agentline.Agent
+	for _, name := range []string{"Ada", "Bea", "Cy"} {
+		s.Must(t, 201, "POST", pp+"/agents", tok, map[string]string{"name": name}, &agent)
+	}
+	var ch agentline.Channel
+	for i := range 3 {
+		var err error
+		ch, err = db.CreateChannel(ctx, agentline.Channel{ProjectID: p.ID, AgentID: &agent.ID, Type: agentline.ChannelVoiceWidget, Name: fmt.Sprint("web", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreateTool(ctx, agentline.WebhookTool{ProjectID: p.ID, AgentID: agent.ID, Name: fmt.Sprint("tool", i),
+			URL: "https://tools.example.com/t", Method: "POST", Parameters: json.RawMessage(`{"type":"object"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreateKnowledgeDocument(ctx, agentline.KnowledgeDocument{ProjectID: p.ID, AgentID: agent.ID, Title: fmt.Sprint("doc", i),
+			ContentType: "text/plain"}, "en", []string{"text"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreateInvite(ctx, agentline.Invite{ProjectID: p.ID, Kind: agentline.InviteJoin, Email: fmt.Sprintf("i%d@example.com", i), Role: agentline.RoleViewer,
+			ExpiresAt: time.Now().Add(time.Hour)}, fmt.Sprint("hash", i), owner.ID, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: p.ID, PhoneNumber: fmt.Sprintf("+1415555010%d", i),
+			Status: agentline.NumberUnassigned, CarrierSID: fmt.Sprint("PN", i)}); err != nil {
+			t.Fatal(err)
+		}
+		// On loopback, which deliveries refuse to dial: nothing leaves.
+		storeEndpoint(t, s, p.ID, fmt.Sprintf("https://127.0.0.1:9/%d", i))
+	}
+	t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+	for i := range 4 {
+		// Two at the same time: the cursor's id breaks the tie.
+		at := t0.Add(time.Duration(i/2) * time.Minute)
+		if _, err := db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: fmt.Sprint("ses_page", i), ProjectID: p.ID, ChannelID: ch.ID,
+			AgentID: agent.ID, Provider: agentline.ProviderOpenAI, Model: "gpt-realtime", StartedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreateLead(ctx, agentline.Lead{ProjectID: p.ID, ChannelID: ch.ID, Mode: agentline.FormLeadCapture,
+			Answers: map[string]any{"name": "Grace"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var callID int64
+	for i := range 3 {
+		c, err := db.ReserveCall(ctx, agentline.Call{ProjectID: p.ID, AgentID: agent.ID, CallSID: fmt.Sprint("CA", i), Direction: agentline.CallOutbound,
+			From: "+14155550100", To: "+14155550199", Status: agentline.CallQueued}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		callID = c.ID
+		for _, st := range []string{agentline.CallRinging, agentline.CallInProgress} {
+			if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: c.CallSID, Status: st}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	hooks := s.Must(t, 200, "GET", pp+"/webhooks", tok, nil, nil)
+	var eps struct{ Webhooks []agentline.WebhookEndpoint }
+	hooks.JSON(t, &eps)
+	return []pagedList{
+		{"/api/projects", "", "id"},
+		{"/api/admin/users", "", "id"},
+		{pp + "/members", "", "user_id"},
+		{pp + "/invites", "", "id"},
+		{pp + "/agents", "", "id"},
+		{fmt.Sprintf("/api/agents/%d/tools", agent.ID), "", "id"},
+		{fmt.Sprintf("/api/agents/%d/knowledge", agent.ID), "", "id"},
+		{pp + "/channels", "", "id"},
+		{pp + "/telephony/numbers", "", "id"},
+		{pp + "/webhooks", "webhooks", "id"},
+		{fmt.Sprintf("/api/webhooks/%d/deliveries", eps.Webhooks[0].ID), "deliveries", "id"},
+		{pp + "/sessions", "sessions", "id"},
+		{pp + "/leads", "leads", "id"},
+		{pp + "/telephony/calls", "items", "id"},
+		{pp + "/conversations", "conversations", "id"},
+		{fmt.Sprintf("/api/conversations/%s/deliveries", agentline.CallConversationID(callID)), "deliveries", "id"},
+	}, tok
+}
