@@ -163,8 +163,13 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 			AgentID: agent.ID, Provider: agentline.ProviderOpenAI, Model: "gpt-realtime", StartedAt: at}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.CreateLead(ctx, agentline.Lead{ProjectID: p.ID, ChannelID: ch.ID, Mode: agentline.FormLeadCapture,
-			Answers: map[string]any{"name": "Grace"}}, nil); err != nil {
+		lead, err := db.CreateLead(ctx, agentline.Lead{ProjectID: p.ID, ChannelID: ch.ID, Mode: agentline.FormLeadCapture,
+			Answers: map[string]any{"name": "Grace"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.RecordNotifyAttempt(ctx, agentline.NotifyAttempt{ProjectID: p.ID, LeadID: lead.ID, Attempt: 1, MaxAttempts: 5,
+			StatusCode: 500, Error: "HTTP 500", At: at}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -199,6 +204,7 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 		{fmt.Sprintf("/api/webhooks/%d/deliveries", eps.Webhooks[0].ID), "deliveries", "id"},
 		{pp + "/sessions", "sessions", "id"},
 		{pp + "/leads", "leads", "id"},
+		{fmt.Sprintf("/api/channels/%d/notify-attempts", ch.ID), "attempts", "id"},
 		{pp + "/telephony/calls", "items", "id"},
 		{pp + "/conversations", "conversations", "id"},
 		{fmt.Sprintf("/api/conversations/%s/deliveries", agentline.CallConversationID(callID)), "deliveries", "id"},

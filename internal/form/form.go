@@ -30,7 +30,7 @@ type Store interface {
 	Leads(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.Lead, error)
 	DeleteLead(ctx context.Context, projectID, id int64) error
 	WidgetSessions(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.SessionWithEvents, error)
-	NotifyAttempts(ctx context.Context, projectID, channelID int64, limit int) ([]agentline.NotifyAttempt, error)
+	NotifyAttempts(ctx context.Context, projectID, channelID, before int64, limit int) ([]agentline.NotifyAttempt, error)
 }
 
 // Options configures a Handler.

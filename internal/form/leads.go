@@ -91,34 +91,36 @@ func (h *Handler) deleteLead(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// maxNotifyAttempts bounds one list of a channel's notify_url attempts.
-const maxNotifyAttempts = 200
-
 // listNotifyAttempts serves GET /api/channels/{channel_id}/notify-attempts
 // (PROJECT:VIEW): the latest tries at POSTing the channel's leads to its
-// notify_url, newest first (limit, default 50), for the console to show
-// failing deliveries.
+// notify_url, newest first (limit, default 50; cursor), for the console to
+// show failing deliveries.
 func (h *Handler) listNotifyAttempts(w http.ResponseWriter, r *http.Request) error {
 	channelID, projectID, err := h.auth.AuthorizePath(r, "channel_id", agentline.KindChannel, agentline.PermView)
 	if err != nil {
 		return err
 	}
-	limit := 50
-	if q := r.URL.Query().Get("limit"); q != "" {
-		if limit, err = strconv.Atoi(q); err != nil || limit < 1 || limit > maxNotifyAttempts {
-			return agentline.Invalid("limit", "limit must be a whole number from 1 to %d", maxNotifyAttempts)
-		}
-	}
-	list, err := h.store.NotifyAttempts(r.Context(), projectID, channelID, limit)
+	q := r.URL.Query()
+	limit, err := listing.Limit(q, 50, listing.MaxPageSize)
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []agentline.NotifyAttempt{}
+	before, err := listing.IntCursor(q)
+	if err != nil {
+		return err
+	}
+	list, err := h.store.NotifyAttempts(r.Context(), projectID, channelID, before, limit+1)
+	if err != nil {
+		return err
+	}
+	page, next := listing.Next(list, limit, func(a agentline.NotifyAttempt) listing.Cursor { return listing.After(a.ID) })
+	if page == nil {
+		page = []agentline.NotifyAttempt{}
 	}
 	httpx.WriteJSON(w, http.StatusOK, struct {
-		Attempts []agentline.NotifyAttempt `json:"attempts"`
-	}{list})
+		Attempts   []agentline.NotifyAttempt `json:"attempts"`
+		NextCursor *string                   `json:"next_cursor"`
+	}{page, next})
 	return nil
 }
 

@@ -34,8 +34,9 @@ func (db *DB) RecordNotifyAttempt(ctx context.Context, a agentline.NotifyAttempt
 }
 
 // NotifyAttempts lists the latest limit tries at the notify_url deliveries
-// of a form channel of the project, newest first.
-func (db *DB) NotifyAttempts(ctx context.Context, projectID, channelID int64, limit int) ([]agentline.NotifyAttempt, error) {
+// of a form channel of the project, newest first: those older than the
+// attempt before, when it is not 0.
+func (db *DB) NotifyAttempts(ctx context.Context, projectID, channelID, before int64, limit int) ([]agentline.NotifyAttempt, error) {
 	return queryAll(ctx, db.reader(), scanNotifyAttempt, `SELECT `+notifyColumns+` FROM notify_attempts
-		WHERE project_id = ? AND channel_id = ? ORDER BY id DESC LIMIT ?`, projectID, channelID, limit)
+		WHERE project_id = ? AND channel_id = ? AND (? = 0 OR id < ?) ORDER BY id DESC LIMIT ?`, projectID, channelID, before, before, limit)
 }

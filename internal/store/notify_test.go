@@ -37,7 +37,7 @@ func TestNotifyAttempts(t *testing.T) {
 		if err := db.RecordNotifyAttempt(ctx, agentline.NotifyAttempt{ProjectID: f.p2.ID, LeadID: lead.ID, Attempt: 9, At: at}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := db.NotifyAttempts(ctx, f.p1.ID, f.c1.ID, 50)
+		got, err := db.NotifyAttempts(ctx, f.p1.ID, f.c1.ID, 0, 50)
 		if err != nil || len(got) != 3 {
 			t.Fatalf("NotifyAttempts = %+v %v", got, err)
 		}
@@ -49,10 +49,10 @@ func TestNotifyAttempts(t *testing.T) {
 		if first.Delivered || first.StatusCode != 503 || first.Error == "" || first.LatencyMS != 12 {
 			t.Errorf("the first attempt: %+v", first)
 		}
-		if got, _ := db.NotifyAttempts(ctx, f.p1.ID, f.c1.ID, 1); len(got) != 1 || got[0].Attempt != 3 {
+		if got, _ := db.NotifyAttempts(ctx, f.p1.ID, f.c1.ID, 0, 1); len(got) != 1 || got[0].Attempt != 3 {
 			t.Errorf("limit 1: %+v", got)
 		}
-		if got, _ := db.NotifyAttempts(ctx, f.p2.ID, f.c1.ID, 50); len(got) != 0 {
+		if got, _ := db.NotifyAttempts(ctx, f.p2.ID, f.c1.ID, 0, 50); len(got) != 0 {
 			t.Errorf("another project sees %+v", got)
 		}
 		// Deleting the lead deletes its attempts; a late one is dropped.
@@ -62,7 +62,7 @@ func TestNotifyAttempts(t *testing.T) {
 		if err := db.RecordNotifyAttempt(ctx, agentline.NotifyAttempt{ProjectID: f.p1.ID, LeadID: lead.ID, Attempt: 4, At: at}); err != nil {
 			t.Errorf("an attempt for a deleted lead: %v", err)
 		}
-		if got, _ := db.NotifyAttempts(ctx, f.p1.ID, f.c1.ID, 50); len(got) != 0 {
+		if got, _ := db.NotifyAttempts(ctx, f.p1.ID, f.c1.ID, 0, 50); len(got) != 0 {
 			t.Errorf("after the lead's deletion: %+v", got)
 		}
 	})
