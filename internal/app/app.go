@@ -355,11 +355,19 @@ func (a *App) sweep(ctx context.Context) {
 	}
 }
 
-// Close releases what New opened: the sandbox provider and fake carrier
-// (in sandbox mode), any connection to Redis, and the
-// database, last.
+// Close releases what New opened: the widget handler's writes of key uses
+// (given up to the shutdown timeout), the sandbox provider and fake carrier
+// (in sandbox mode), any connection to Redis, and the database, last, once
+// nothing of ours can write to it.
 func (a *App) Close() error {
 	var errs []error
+	if a.widget != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), a.Config.ShutdownTimeout)
+		if err := a.widget.Shutdown(ctx); err != nil {
+			a.Logger.Warn("close", "err", err)
+		}
+		cancel()
+	}
 	for _, c := range a.closers {
 		errs = append(errs, c.Close())
 	}
