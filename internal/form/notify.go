@@ -18,10 +18,13 @@ import (
 	"github.com/agentline/agentline/internal/egress"
 )
 
-// DefaultBackoff is the wait before each retry of a notify_url delivery:
-// six attempts over about three minutes, then the lead is logged as not
-// delivered (it stays stored).
-var DefaultBackoff = []time.Duration{time.Second, 3 * time.Second, 10 * time.Second, 30 * time.Second, 2 * time.Minute}
+// DefaultBackoff returns the wait before each retry of a notify_url
+// delivery: six attempts over about three minutes, then the lead is logged
+// as not delivered (it stays stored). Each call returns a new slice, so a
+// notifier's schedule is its own.
+func DefaultBackoff() []time.Duration {
+	return []time.Duration{time.Second, 3 * time.Second, 10 * time.Second, 30 * time.Second, 2 * time.Minute}
+}
 
 // notifyTimeout bounds one delivery attempt.
 const notifyTimeout = 10 * time.Second
@@ -71,7 +74,7 @@ type NotifierOptions struct {
 	Client *http.Client
 	Logger *slog.Logger
 	// Backoff is the wait before each retry; its length is the number of
-	// retries. Nil means DefaultBackoff.
+	// retries. Nil means DefaultBackoff().
 	Backoff []time.Duration
 }
 
@@ -88,7 +91,7 @@ type Notifier struct {
 // NewNotifier returns the notify_url worker.
 func NewNotifier(o NotifierOptions) *Notifier {
 	if o.Backoff == nil {
-		o.Backoff = DefaultBackoff
+		o.Backoff = DefaultBackoff()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
