@@ -63,6 +63,9 @@ type App struct {
 	closers []io.Closer
 	phone   *telephony.Handler // ends live calls on shutdown
 	widget  *widget.Handler    // refuses new sessions while draining
+	// carrier is the carrier client telephony built, shared by the phone
+	// handler and the reconciler; nil without a carrier account.
+	carrier phonecarrier.Carrier
 	// jobs runs durable jobs (webhook and notify_url deliveries, sweeps)
 	// while Run serves.
 	jobs *jobs.Queue
@@ -132,8 +135,9 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	return nil
 }
 
-// telephony builds the phone channel's handler; without a carrier account
-// the routes that need the carrier answer 503.
+// telephony builds the phone channel's handler and keeps its carrier
+// client in a.carrier; without a carrier account the routes that need the
+// carrier answer 503.
 func (a *App) telephony() (*telephony.Handler, error) {
 	var carrier phonecarrier.Carrier
 	token := a.Config.TwilioAuthToken
@@ -164,6 +168,7 @@ func (a *App) telephony() (*telephony.Handler, error) {
 		carrier = t
 		a.Logger.Warn("sandbox carrier on: phone numbers are bought from a pretend Twilio; call them with `agentline call`")
 	}
+	a.carrier = carrier
 	return telephony.New(telephony.Options{
 		Enabled: a.Config.TelephonyEnabled, Store: a.Store, Auth: a.Auth, Carrier: carrier,
 		Secret: a.Secret, BotHost: a.Config.BotHost,
@@ -413,7 +418,7 @@ func (a *App) jobQueue(ctx context.Context) error {
 		ConnectTimeout: a.Config.LiveChatTimeout, Logger: a.Logger}
 	jobs.AddPeriodic(r, sweeper, sweeper.Interval(), agentline.SweepConversations{})
 	// A nil carrier converts to a nil CallFetcher: nobody to ask.
-	a.reconciler = &telephony.Reconciler{Store: a.Store, Carrier: a.phone.Carrier, After: a.Config.CallReconcileAfter, Logger: a.Logger}
+	a.reconciler = &telephony.Reconciler{Store: a.Store, Carrier: a.carrier, After: a.Config.CallReconcileAfter, Logger: a.Logger}
 	jobs.AddPeriodic(r, a.reconciler, a.reconciler.Interval(), agentline.ReconcileCalls{})
 	analyst := analysis.NewWorker(analysis.Options{Store: a.Store, Logger: a.Logger,
 		MaxAttempts: int(a.Config.AnalysisMaxAttempts), Backoff: a.Config.AnalysisRetryBackoff,
