@@ -151,7 +151,7 @@ func (a *App) telephony() (*telephony.Handler, error) {
 		}
 		carrier = t
 	} else if a.sandboxCarrier() {
-		// phone calls (issue 9): with no carrier account, the sandbox sells
+		// Sandbox phone calls: with no carrier account, the sandbox sells
 		// pretend numbers from an in-process fake Twilio, so that a number
 		// can be linked and called with `agentline call`, which signs its
 		// requests with the same token. With the phone channel off nothing

@@ -11,7 +11,8 @@ const roles = [["owner", "Owner"], ["editor", "Editor"], ["viewer", "Viewer"]];
 const article = (role) => (/^[aeiou]/.test(role) ? "an" : "a");
 
 // A link made just now stays on screen until it is dismissed, even if the
-// page renders again (issue 27: secrets shown once must not vanish).
+// page renders again: a secret shown only once must not vanish before it
+// is copied.
 const shown = { box: null };
 
 function keepShown(node) {

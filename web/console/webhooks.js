@@ -1,4 +1,5 @@
-// agentline console: the project's event webhooks (issue 19). The pages
+// agentline console: the project's event webhooks (endpoints and their
+// deliveries; docs/webhooks.md). The pages
 // are here, apart from app.js, which imports this module and adds its routes
 // and its navigation entry; the helpers come from ui.js.
 
