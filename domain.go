@@ -2,6 +2,7 @@ package agentline
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 	"time"
@@ -163,8 +164,12 @@ func ProviderForModel(model string) (Provider, error) {
 	return "", Invalid("model", "unknown model %q: accepted models match %s", model, strings.Join(names, ", "))
 }
 
-// DefaultVoice is each provider's voice for agents created without one.
-var DefaultVoice = map[Provider]string{ProviderOpenAI: "marin", ProviderGemini: "Puck"}
+// defaultVoices is each provider's voice for agents created without one.
+var defaultVoices = map[Provider]string{ProviderOpenAI: "marin", ProviderGemini: "Puck"}
+
+// DefaultVoices returns each provider's voice for agents created without
+// one. It is a copy: a caller changing it changes no agent's default.
+func DefaultVoices() map[Provider]string { return maps.Clone(defaultVoices) }
 
 // DefaultModel is used when an agent is created without a model.
 const DefaultModel = "gpt-realtime"
@@ -199,7 +204,7 @@ func (a *Agent) Validate() error {
 	}
 	a.Provider = p
 	if a.Voice == "" {
-		a.Voice = DefaultVoice[p]
+		a.Voice = defaultVoices[p]
 	}
 	if len(a.Voice) > 100 {
 		return Invalid("voice", "voice is longer than 100 characters")

@@ -22,14 +22,18 @@ const (
 	EventWebhookTest          = "webhook.test"
 )
 
-// EventTypes is the catalog of event types, in the order docs list them.
-var EventTypes = []string{
+// eventTypes is the catalog of event types, in the order docs list them.
+var eventTypes = []string{
 	EventConversationStarted, EventConversationEnded, EventConversationAnalyzed, EventLeadCreated,
 	EventCallStatusChanged, EventNumberProvisioned, EventNumberReleased, EventWebhookTest,
 }
 
+// EventTypes returns the catalog of event types, in the order docs list
+// them. It is a copy: no caller can change the catalog another one reads.
+func EventTypes() []string { return slices.Clone(eventTypes) }
+
 // KnownEventType reports whether t is in the catalog.
-func KnownEventType(t string) bool { return slices.Contains(EventTypes, t) }
+func KnownEventType(t string) bool { return slices.Contains(eventTypes, t) }
 
 // Event is something that happened in a project, sent to the project's
 // webhook endpoints that subscribe to its type. Its ID is the webhook-id of

@@ -2,7 +2,10 @@ package agentline
 
 import _ "embed"
 
-// OpenAPI is docs/openapi.yaml, served at GET /api/openapi.yaml.
-//
 //go:embed docs/openapi.yaml
-var OpenAPI []byte
+var openAPI string
+
+// OpenAPI returns docs/openapi.yaml, served at GET /api/openapi.yaml. The
+// document is embedded as a string, which nothing can change; each call
+// returns a fresh copy of its bytes.
+func OpenAPI() []byte { return []byte(openAPI) }

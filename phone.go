@@ -74,8 +74,11 @@ func CallStatusFinal(s string) bool { return callStatusRank[s] == 4 }
 // callback; a later report with a reason of its own replaces it.
 const EndReasonReconciled = "reconciled"
 
-// LiveCallStatuses are the statuses of calls that have not ended.
-var LiveCallStatuses = []string{CallQueued, CallInitiated, CallRinging, CallInProgress}
+// LiveCallStatuses returns the statuses of calls that have not ended, a new
+// slice on each call so that no caller can change another's.
+func LiveCallStatuses() []string {
+	return []string{CallQueued, CallInitiated, CallRinging, CallInProgress}
+}
 
 // CallStatusAdvances reports whether a call in status from may move to to:
 // only forward along queued, ringing, in-progress, final; never out of a

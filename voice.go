@@ -1,6 +1,9 @@
 package agentline
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // DefaultRealtimeVoice is the OpenAI realtime voice of agents whose voice is
 // unset or unknown; OpenAI recommends marin and cedar for realtime speech.
@@ -37,10 +40,13 @@ func RealtimeVoice(name string) (voice string, known bool) {
 	return DefaultRealtimeVoice, false
 }
 
-// KnownModels are the models the console offers, per provider. Other names
-// matching ProviderForModel's patterns are accepted too (a provider's new
-// model works before this list names it).
-var KnownModels = []ModelChoice{
+// KnownModels returns the models the console offers, per provider. Other
+// names matching ProviderForModel's patterns are accepted too (a provider's
+// new model works before this list names it). It is a copy, like
+// Voices: no caller can change the catalog another one reads.
+func KnownModels() []ModelChoice { return slices.Clone(knownModels) }
+
+var knownModels = []ModelChoice{
 	{Name: "gpt-realtime", Provider: ProviderOpenAI},
 	{Name: "gpt-realtime-mini", Provider: ProviderOpenAI},
 	{Name: "gpt-4o-realtime-preview", Provider: ProviderOpenAI},

@@ -25,7 +25,7 @@ func TestRealtimeVoice(t *testing.T) {
 // provider, and every voice is in the realtime table (known), so that the
 // pickers never offer what the API would refuse or map to the default.
 func TestCatalogIsValid(t *testing.T) {
-	for _, m := range agentline.KnownModels {
+	for _, m := range agentline.KnownModels() {
 		if p, err := agentline.ProviderForModel(m.Name); err != nil || p != m.Provider {
 			t.Errorf("model %s: provider %q, %v; listed as %s", m.Name, p, err, m.Provider)
 		}
@@ -37,7 +37,7 @@ func TestCatalogIsValid(t *testing.T) {
 			t.Errorf("voice %s maps to %q (known %v), listed as %q", v.Name, rt, known, v.RealtimeVoice)
 		}
 	}
-	for p, def := range agentline.DefaultVoice {
+	for p, def := range agentline.DefaultVoices() {
 		found := false
 		for _, v := range agentline.Voices() {
 			found = found || (v.Provider == p && v.Name == def)

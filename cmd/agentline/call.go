@@ -93,7 +93,7 @@ func call(ctx context.Context, args []string, getenv func(string) string, stdout
 // signs for and whether its token is the sandbox's, for each of
 // --bot-host and --auth-token not given on the command line: in the
 // sandbox the server's word beats the shell's environment, where BOT_HOST
-// is often unset or set for another server (issue 27). A real deployment
+// is often unset or set for another server. A real deployment
 // has no sandbox to ask, and the flags stand.
 func askSandbox(ctx context.Context, client *http.Client, fs *flag.FlagSet, server string, token, botHost *string) error {
 	given := map[string]bool{}

@@ -13,7 +13,7 @@ import (
 	"github.com/agentline/agentline/internal/telephony/callsim"
 )
 
-// TestCallSandboxWithoutBotHost is issue 27's first trip, as the README
+// TestCallSandboxWithoutBotHost is the phone sandbox's first step, as the README
 // has it: the server runs `TELEPHONY_ENABLED=true BOT_HOST=localhost serve
 // --sandbox`, and `agentline call` runs in another shell, without
 // BOT_HOST. The call learns the host the sandbox signs for from the

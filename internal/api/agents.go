@@ -154,6 +154,6 @@ func (h *Handler) catalog(w http.ResponseWriter, r *http.Request) error {
 		Voices        []agentline.VoiceChoice       `json:"voices"`
 		DefaultVoices map[agentline.Provider]string `json:"default_voices"`
 		DefaultModel  string                        `json:"default_model"`
-	}{agentline.KnownModels, agentline.Voices(), agentline.DefaultVoice, agentline.DefaultModel})
+	}{agentline.KnownModels(), agentline.Voices(), agentline.DefaultVoices(), agentline.DefaultModel})
 	return nil
 }

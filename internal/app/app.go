@@ -62,6 +62,9 @@ type App struct {
 	closers []io.Closer
 	phone   *telephony.Handler // ends live calls on shutdown
 	widget  *widget.Handler    // refuses new sessions while draining
+	// carrier is the carrier client telephony built, shared by the phone
+	// handler and the reconciler; nil without a carrier account.
+	carrier phonecarrier.Carrier
 	// jobs runs durable jobs (webhook and notify_url deliveries, sweeps)
 	// while Run serves.
 	jobs *jobs.Queue
@@ -131,8 +134,9 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	return nil
 }
 
-// telephony builds the phone channel's handler; without a carrier account
-// the routes that need the carrier answer 503.
+// telephony builds the phone channel's handler and keeps its carrier
+// client in a.carrier; without a carrier account the routes that need the
+// carrier answer 503.
 func (a *App) telephony() (*telephony.Handler, error) {
 	var carrier phonecarrier.Carrier
 	token := a.Config.TwilioAuthToken
@@ -155,6 +159,7 @@ func (a *App) telephony() (*telephony.Handler, error) {
 		}
 		carrier = t
 	}
+	a.carrier = carrier
 	return telephony.New(telephony.Options{
 		Enabled: a.Config.TelephonyEnabled, Store: a.Store, Auth: a.Auth, Carrier: carrier,
 		Secret: a.Secret, BotHost: a.Config.BotHost,
@@ -346,11 +351,19 @@ func (a *App) sweep(ctx context.Context) {
 	}
 }
 
-// Close releases what New opened: the sandbox provider and fake carrier
-// (in sandbox mode), any connection to Redis, and the
-// database, last.
+// Close releases what New opened: the widget handler's writes of key uses
+// (given up to the shutdown timeout), the sandbox provider and fake carrier
+// (in sandbox mode), any connection to Redis, and the database, last, once
+// nothing of ours can write to it.
 func (a *App) Close() error {
 	var errs []error
+	if a.widget != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), a.Config.ShutdownTimeout)
+		if err := a.widget.Shutdown(ctx); err != nil {
+			a.Logger.Warn("close", "err", err)
+		}
+		cancel()
+	}
 	for _, c := range a.closers {
 		errs = append(errs, c.Close())
 	}
@@ -386,7 +399,11 @@ func (a *App) jobQueue(ctx context.Context) error {
 		return err
 	}
 	r := jobs.NewRegistry()
-	notifier := form.NewNotifier(form.NotifierOptions{Client: a.Tools.Client(), Logger: a.Logger, Attempts: a.Store})
+	backoff, err := a.Config.NotifyBackoff() // checked by config.Validate
+	if err != nil {
+		return err
+	}
+	notifier := form.NewNotifier(form.NotifierOptions{Client: a.Tools.Client(), Logger: a.Logger, Attempts: a.Store, Backoff: backoff})
 	jobs.Add(r, notifier, notifier.MaxAttempts())
 	jobs.Add(r, webhooks.NewDeliverer(webhooks.DelivererOptions{Store: a.Store, Client: a.Tools.Client(), Logger: a.Logger,
 		Span: a.Config.WebhookRetrySpan, Registerer: a.Registry}), 25)
@@ -396,7 +413,7 @@ func (a *App) jobQueue(ctx context.Context) error {
 		ConnectTimeout: a.Config.LiveChatTimeout, Logger: a.Logger}
 	jobs.AddPeriodic(r, sweeper, sweeper.Interval(), agentline.SweepConversations{})
 	// A nil carrier converts to a nil CallFetcher: nobody to ask.
-	a.reconciler = &telephony.Reconciler{Store: a.Store, Carrier: a.phone.Carrier, After: a.Config.CallReconcileAfter, Logger: a.Logger}
+	a.reconciler = &telephony.Reconciler{Store: a.Store, Carrier: a.carrier, After: a.Config.CallReconcileAfter, Logger: a.Logger}
 	jobs.AddPeriodic(r, a.reconciler, a.reconciler.Interval(), agentline.ReconcileCalls{})
 	analyst := analysis.NewWorker(analysis.Options{Store: a.Store, Logger: a.Logger,
 		MaxAttempts: int(a.Config.AnalysisMaxAttempts), Backoff: a.Config.AnalysisRetryBackoff,

@@ -71,7 +71,7 @@ func (g *geminiTextLive) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Typing first in the widget of a Gemini-kind agent (issue 27 #3): the
+// Typing first in the widget of a Gemini-kind agent: the
 // token asks for TEXT answers, the browser asks for no microphone (the
 // page's Permissions-Policy forbids it), sends clientContent, and shows
 // the model turn's text, not its thoughts.

@@ -38,7 +38,7 @@ func pollFor(t *testing.T, ctx context.Context, d time.Duration, what, expr stri
 	}
 }
 
-// A visitor types before pressing "Start talking" (issue 27 #3): the
+// A visitor types before pressing "Start talking": the
 // message starts a text session (the provider's text modality) with no
 // microphone, on a page whose Permissions-Policy forbids the microphone,
 // and the sandbox's answer comes at once, as text, with no line about

@@ -12,7 +12,7 @@ import (
 	"github.com/agentline/agentline/internal/store"
 )
 
-// The Test tab's "Chat by text" is text (issue 27 #10): no microphone, no
+// The Test tab's "Chat by text" is text only: no microphone, no
 // Mute, no "Live: listening", and the sandbox's answer comes at once,
 // without a line about audio packets.
 func TestConsoleChatByTextIsText(t *testing.T) {

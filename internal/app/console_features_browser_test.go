@@ -15,7 +15,7 @@ import (
 )
 
 // The deployment's features are read again when they may have changed
-// (issue 27: after a restart with telephony on, the Phone tab stayed
+// (before, after a restart with telephony on, the Phone tab stayed
 // missing until a full reload): the console is open on an agent while the
 // server runs with telephony off; the server restarts, same database and
 // address, with telephony on; the Phone tab appears without a reload.

@@ -11,7 +11,7 @@ import (
 
 // Leads show their answers by the form's labels in the form's order, the
 // table keeps its shape when a lead is opened (no word broken inside), and
-// a live chat lead links to its conversation (issue 27).
+// a live chat lead links to its conversation.
 func TestConsoleLeadAnswersByLabel(t *testing.T) {
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})

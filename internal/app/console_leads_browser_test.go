@@ -19,8 +19,8 @@ import (
 	"github.com/agentline/agentline/internal/store"
 )
 
-// Form channels and their leads in the console, against the real form API
-// (issue 7): a lead capture form made in the form editor and tried out, a
+// Form channels and their leads in the console, against the real form API:
+// a lead capture form made in the form editor and tried out, a
 // live chat form with its key and snippets, leads posted to the public
 // submit endpoint, then the Leads page: filters, a lead opened, the CSV
 // export downloaded, a delete after the question.

@@ -6,16 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
-	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/store"
 )
 
 // A form's notify_url deliveries are shown on its channel's page the way
-// event webhook deliveries are (issue 27): one row per lead with its
+// event webhook deliveries are: one row per lead with its
 // state, the answer's status, and each attempt when opened; one receiver
 // that fails every attempt shows "failed". axe-core finds nothing serious.
 func TestConsoleNotifyDeliveries(t *testing.T) {
@@ -23,15 +21,13 @@ func TestConsoleNotifyDeliveries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Two quick attempts per lead, so that a failing one gives up soon.
-	saved := form.DefaultBackoff
-	form.DefaultBackoff = []time.Duration{100 * time.Millisecond}
-	t.Cleanup(func() { form.DefaultBackoff = saved })
 	ctx := newBrowser(t)
 	down := &hookReceiver{status: 500}
 	srv := httptest.NewServer(down)
 	defer srv.Close()
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true"})
+	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true",
+		// Two quick attempts per lead, so that a failing one gives up soon.
+		"AGENTLINE_NOTIFY_BACKOFF": "100ms"})
 	_, tok := s.NewUser(t, "owner@example.com")
 	var p agentline.Project
 	var ch agentline.Channel

@@ -20,7 +20,7 @@ var (
 		"Send test event", "Retry", "Save project", "Add field", "Add parameter", "Edit as JSON"}
 )
 
-// The console shows each role only what it can do (issue 27): an editor
+// The console shows each role only what it can do: an editor
 // sees no delete or revoke button on any page, a viewer also no create,
 // save or test control, and the forms a viewer reads are disabled. The
 // owner sees them all.

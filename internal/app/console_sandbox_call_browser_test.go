@@ -13,7 +13,7 @@ import (
 	"github.com/agentline/agentline/internal/store"
 )
 
-// The Phone tab's "Place test call" in the sandbox (issue 27: it never
+// The Phone tab's "Place test call" in the sandbox (before, it never
 // rang): the pretend carrier rings, a pretend callee answers and talks,
 // and the status the tab shows goes on to in-progress and completed.
 func TestConsoleSandboxTestCallRings(t *testing.T) {

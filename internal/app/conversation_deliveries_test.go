@@ -60,7 +60,7 @@ func TestConversationDeliveriesAndCatalog(t *testing.T) {
 		Voices []agentline.VoiceChoice `json:"voices"`
 	}
 	s.Must(t, 200, "GET", "/api/catalog", tok, nil, &cat)
-	if len(cat.Models) != len(agentline.KnownModels) || len(cat.Voices) < 15 {
+	if len(cat.Models) != len(agentline.KnownModels()) || len(cat.Voices) < 15 {
 		t.Errorf("catalog: %d models, %d voices", len(cat.Models), len(cat.Voices))
 	}
 }

@@ -124,7 +124,7 @@ func csvRoutes(t *testing.T, a *app.App) []string {
 	var doc struct {
 		Paths map[string]map[string]any `yaml:"paths"`
 	}
-	if err := yaml.Unmarshal(agentline.OpenAPI, &doc); err != nil {
+	if err := yaml.Unmarshal(agentline.OpenAPI(), &doc); err != nil {
 		t.Fatalf("docs/openapi.yaml: %v", err)
 	}
 	var out []string

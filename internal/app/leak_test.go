@@ -1,10 +1,14 @@
 package app_test
 
 import (
+	"context"
+	"database/sql"
 	"net"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
@@ -77,4 +81,65 @@ func TestPublicAnswersNameNoNetworkError(t *testing.T) {
 		t.Fatalf("session with the provider gone: %s", r)
 	}
 	leaks("session", r)
+}
+
+// The toucher records a widget key's last use off the request path. Its
+// write belongs to the app: shutdown waits for it, cutting it short at the
+// shutdown timeout, so it never runs against a closed store and no toucher
+// goroutine outlives Close. Another connection holds the key's row lock, so
+// the write a widget request starts is still waiting when the app shuts
+// down. PostgreSQL, because its locks are per row: SQLite's one write lock
+// would hold up the job queue's shutdown as well.
+func TestKeyToucherEndsWithShutdown(t *testing.T) {
+	w := startWidgetSite(t, store.Postgres, map[string]string{"AGENTLINE_SHUTDOWN_TIMEOUT": "1s"})
+	db, err := sql.Open("pgx", w.s.App.Config.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT id FROM widget_keys FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+
+	if r := w.do(t, "GET", "/widget/v1/config", nil); r.Status != 200 {
+		t.Fatalf("config: %s", r)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for toucherGoroutines() == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("no toucher goroutine after a widget request with a fresh key")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	w.s.Stop(t)
+	if g := toucherGoroutines(); g != "" {
+		t.Fatalf("a toucher goroutine outlived shutdown:\n%s", g)
+	}
+}
+
+// toucherGoroutines returns the stacks of the goroutines running the
+// widget key toucher's code, or "".
+func toucherGoroutines() string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "internal/widget.(*toucher)") {
+			out = append(out, g)
+		}
+	}
+	return strings.Join(out, "\n\n")
 }

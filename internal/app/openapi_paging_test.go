@@ -16,7 +16,7 @@ import (
 // A search that cannot page says so with x-unpaged.
 func TestOpenAPIListsPageByCursor(t *testing.T) {
 	var doc map[string]any
-	if err := yaml.Unmarshal(agentline.OpenAPI, &doc); err != nil {
+	if err := yaml.Unmarshal(agentline.OpenAPI(), &doc); err != nil {
 		t.Fatal(err)
 	}
 	lists := 0

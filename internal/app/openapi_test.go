@@ -44,7 +44,7 @@ func documented(t *testing.T, doc map[string]any) []string {
 // with the same {param} names as the ServeMux patterns.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	var doc map[string]any
-	if err := yaml.Unmarshal(agentline.OpenAPI, &doc); err != nil {
+	if err := yaml.Unmarshal(agentline.OpenAPI(), &doc); err != nil {
 		t.Fatalf("docs/openapi.yaml is not YAML: %v", err)
 	}
 	a, err := newApp(t, apptest.Config(t, storetest.URL(t, store.SQLite), nil))
@@ -110,7 +110,7 @@ func resolves(root any, ref string) bool {
 func TestOpenAPIIsServed(t *testing.T) {
 	s := startSQLite(t)
 	r := s.Must(t, 200, "GET", "/api/openapi.yaml", "", nil, nil)
-	if !bytes.Equal(r.Body, agentline.OpenAPI) || r.Header.Get("Content-Type") != "application/yaml" {
+	if !bytes.Equal(r.Body, agentline.OpenAPI()) || r.Header.Get("Content-Type") != "application/yaml" {
 		t.Fatalf("served %d bytes as %q", len(r.Body), r.Header.Get("Content-Type"))
 	}
 }

@@ -47,7 +47,7 @@ func every(method, url string, body any, status map[string]int) []apptest.Scenar
 		sc := apptest.Scenario{Method: method, URL: url, As: as, Body: body, Status: want}
 		switch want {
 		case http.StatusForbidden:
-			// A refusal says in plain words who may (issue 27), never
+			// A refusal says in plain words who may, never
 			// the permission's name.
 			sc.Code, sc.NotContains = agentline.EForbidden, []string{"PROJECT:", "does not grant"}
 			sc.Contains = []string{map[string]string{"viewer": "iewer", "editor": "Only owners can"}[as]}

@@ -153,7 +153,7 @@ func healthy(w http.ResponseWriter, r *http.Request) error {
 // openAPI serves docs/openapi.yaml, the API's contract.
 func openAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/yaml")
-	w.Write(agentline.OpenAPI)
+	w.Write(agentline.OpenAPI())
 }
 
 // ready answers 503 as soon as the instance drains, so that a load balancer

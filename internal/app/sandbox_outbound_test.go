@@ -17,7 +17,7 @@ type callRecord struct {
 }
 
 // In the sandbox an outbound call is played whole by the pretend carrier
-// (issue 27: it stayed queued forever): it rings, the callee answers, the
+// (before, it stayed queued forever): it rings, the callee answers, the
 // agent greets them, they say something, they hang up, and the record
 // follows the documented statuses, queued, ringing, in-progress, then
 // completed with a duration. A call hung up before it is answered ends

@@ -11,11 +11,11 @@ import (
 	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
-// sandboxCarrier is the carrier of --sandbox with no carrier account
-// (issue 9): an in-process fake Twilio sells pretend numbers, so that a
-// number can be linked and called with `agentline call`, which signs its
+// sandboxCarrier is the carrier of --sandbox with no carrier account:
+// an in-process fake Twilio sells pretend numbers, so that a number can be
+// linked and called with `agentline call`, which signs its
 // requests with the same token. It also plays the outbound calls it is
-// asked to place (issue 27: they stayed queued): they ring, a pretend
+// asked to place (before, they stayed queued): they ring, a pretend
 // callee answers on this server's media stream, hears the agent's
 // greeting, says something and hangs up, with the status callbacks a
 // real carrier sends. *token is the carrier token the
@@ -61,7 +61,7 @@ func (a *App) loopbackURL() string {
 
 // sandboxPhoneRoutes serve what a simulator needs to sign like the
 // sandbox's carrier: `agentline call` run in another shell rarely has the
-// server's BOT_HOST (issue 27). Only the sandbox serves it; the host is
+// server's BOT_HOST. Only the sandbox serves it; the host is
 // public anyway (it is in every TwiML answer), and a token of the
 // server's own is never given out, only whether the published sandbox
 // token is in use.

@@ -205,7 +205,7 @@ func (s *Service) Authorize(ctx context.Context, projectID int64, perm agentline
 }
 
 // refusal tells a member what a refused action needs in the words people
-// use for roles, not the permission's name (issue 27: "your role editor
+// use for roles, not the permission's name (before, "your role editor
 // ... does not grant PROJECT:DELETE" told an editor nothing to act on).
 func refusal(role agentline.Role, perm agentline.Permission) error {
 	if perm == agentline.PermCreate {

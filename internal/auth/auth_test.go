@@ -334,7 +334,7 @@ func TestAuthorize(t *testing.T) {
 				}
 			}
 		}
-		// Refusals say who may, in words people use (issue 27).
+		// Refusals say who may, in words people use.
 		for _, c := range []struct {
 			role agentline.Role
 			perm agentline.Permission

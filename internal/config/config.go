@@ -70,6 +70,7 @@ type Config struct {
 	AnalysisModelGemini  string        // AGENTLINE_ANALYSIS_MODEL_GEMINI
 	AnalysisMaxAttempts  int64         // AGENTLINE_ANALYSIS_MAX_ATTEMPTS
 	AnalysisRetryBackoff time.Duration // AGENTLINE_ANALYSIS_RETRY_BACKOFF
+	NotifyBackoffList    string        // AGENTLINE_NOTIFY_BACKOFF; see NotifyBackoff
 	RecordingsDir        string        // AGENTLINE_RECORDINGS_DIR; see RecordingsDirectory
 	RecordingsURL        string        // AGENTLINE_RECORDINGS_URL
 
@@ -167,6 +168,7 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_ANALYSIS_MODEL_OPENAI", flag: "analysis-model-openai", def: "gpt-4.1-mini", usage: "text model that analyses the conversations of OpenAI-kind agents (Responses API)", str: &c.AnalysisModelOpenAI},
 		{env: "AGENTLINE_ANALYSIS_MODEL_GEMINI", flag: "analysis-model-gemini", def: "gemini-2.5-flash", usage: "text model that analyses the conversations of Gemini-kind agents (generateContent)", str: &c.AnalysisModelGemini},
 		{env: "AGENTLINE_ANALYSIS_MAX_ATTEMPTS", flag: "analysis-max-attempts", def: "5", usage: "attempts at one conversation's analysis before it ends failed", integer: &c.AnalysisMaxAttempts},
+		{env: "AGENTLINE_NOTIFY_BACKOFF", flag: "notify-backoff", def: "1s,3s,10s,30s,2m", usage: "waits before each retry of a form's notify_url delivery, comma-separated; their number is the number of retries", str: &c.NotifyBackoffList},
 		{env: "AGENTLINE_ANALYSIS_RETRY_BACKOFF", flag: "analysis-retry-backoff", def: "30s", usage: "wait after an analysis attempt failed; doubles after each attempt", duration: &c.AnalysisRetryBackoff},
 		{env: "AGENTLINE_RECORDINGS_DIR", flag: "recordings-dir", usage: "directory of call recordings (default: recordings beside the SQLite file, or in the working directory); with AGENTLINE_RECORDINGS_URL, where recordings wait for upload", str: &c.RecordingsDir},
 		{env: "AGENTLINE_RECORDINGS_URL", flag: "recordings-url", usage: "s3://bucket/prefix?endpoint=host:port&region=r&secure=false: keep call recordings in an S3-compatible bucket (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN)", str: &c.RecordingsURL},
@@ -302,13 +304,7 @@ func (c *Config) Validate() error {
 	if c.AnalysisModelOpenAI == "" || c.AnalysisModelGemini == "" {
 		bad("AGENTLINE_ANALYSIS_MODEL_OPENAI and AGENTLINE_ANALYSIS_MODEL_GEMINI must not be empty")
 	}
-	if c.SMTPURL != "" {
-		if err := (mail.Config{URL: c.SMTPURL, From: c.MailFrom}).Check(); err != nil {
-			errs = append(errs, err)
-		}
-	} else if c.MailFrom != "" {
-		bad("AGENTLINE_MAIL_FROM is set but AGENTLINE_SMTP_URL is not: set both to send invitations and reset links by email")
-	}
+	errs = append(errs, c.mailErrors()...)
 	if c.FormSubmitsPerMinute < 1 {
 		bad("AGENTLINE_FORM_SUBMITS_PER_MINUTE must be at least 1")
 	}
@@ -353,6 +349,37 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// mailErrors checks the settings of what agentline sends by itself: the
+// mail server and the notify_url retries.
+func (c *Config) mailErrors() []error {
+	var errs []error
+	if c.SMTPURL != "" {
+		if err := (mail.Config{URL: c.SMTPURL, From: c.MailFrom}).Check(); err != nil {
+			errs = append(errs, err)
+		}
+	} else if c.MailFrom != "" {
+		errs = append(errs, errors.New("AGENTLINE_MAIL_FROM is set but AGENTLINE_SMTP_URL is not: set both to send invitations and reset links by email"))
+	}
+	if _, err := c.NotifyBackoff(); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// NotifyBackoff is AGENTLINE_NOTIFY_BACKOFF: the wait before each retry
+// of a notify_url delivery.
+func (c *Config) NotifyBackoff() ([]time.Duration, error) {
+	var out []time.Duration
+	for _, part := range strings.Split(c.NotifyBackoffList, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("AGENTLINE_NOTIFY_BACKOFF must list positive durations, such as 1s,3s,10s,30s,2m, not %q", c.NotifyBackoffList)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // durationErrors checks the settings that are durations: each must be

@@ -19,7 +19,7 @@ func TestDefaults(t *testing.T) {
 	}
 	want := config.Config{
 		Addr: ":8080", Env: "development", DatabaseURL: "sqlite:agentline.db",
-		InviteTTL: 168 * time.Hour, ResetTTL: time.Hour,
+		InviteTTL: 168 * time.Hour, ResetTTL: time.Hour, NotifyBackoffList: "1s,3s,10s,30s,2m",
 		MaxBodyBytes: 1 << 20, SessionTTL: 168 * time.Hour, PasswordCost: 10, ShutdownTimeout: 30 * time.Second, DrainTimeout: 30 * time.Second,
 		LogLevel: "info", OpenAIBaseURL: "https://api.openai.com", GeminiBaseURL: "https://generativelanguage.googleapis.com",
 		TwilioAPIBaseURL: "https://api.twilio.com", MaxConcurrentCalls: 10, MaxCallDuration: 30 * time.Minute,

@@ -230,7 +230,7 @@ func TestNotifyURLRetries(t *testing.T) {
 }
 
 // checkNotifyAttempts reads the channel's notify_url attempts as the
-// console does (issue 27): the two failures and the delivery, newest
+// console does: the two failures and the delivery, newest
 // first; the URL, which may hold a token, is in none of them. Another
 // project's owner does not find the channel.
 func checkNotifyAttempts(t *testing.T, f fixture, c agentline.Channel, leadID int64) {
@@ -253,7 +253,7 @@ func checkNotifyAttempts(t *testing.T, f fixture, c agentline.Channel, leadID in
 		t.Fatalf("%d attempts recorded, want 3: %+v", len(got.Attempts), got.Attempts)
 	}
 	for i, a := range got.Attempts {
-		want := agentline.NotifyAttempt{LeadID: leadID, ChannelID: c.ID, Attempt: 3 - i, MaxAttempts: len(form.DefaultBackoff) + 1,
+		want := agentline.NotifyAttempt{LeadID: leadID, ChannelID: c.ID, Attempt: 3 - i, MaxAttempts: len(form.DefaultBackoff()) + 1,
 			Delivered: i == 0, StatusCode: map[bool]int{true: 200, false: 503}[i == 0]}
 		if a.LeadID != want.LeadID || a.ChannelID != want.ChannelID || a.Attempt != want.Attempt || a.MaxAttempts != want.MaxAttempts ||
 			a.Delivered != want.Delivered || a.StatusCode != want.StatusCode || (a.Error == "") != want.Delivered || a.At.IsZero() {

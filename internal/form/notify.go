@@ -19,10 +19,13 @@ import (
 	"github.com/agentline/agentline/internal/egress"
 )
 
-// DefaultBackoff is the wait before each retry of a notify_url delivery:
-// six attempts over about three minutes, then the lead is logged as not
-// delivered (it stays stored).
-var DefaultBackoff = []time.Duration{time.Second, 3 * time.Second, 10 * time.Second, 30 * time.Second, 2 * time.Minute}
+// DefaultBackoff returns the wait before each retry of a notify_url
+// delivery: six attempts over about three minutes, then the lead is logged
+// as not delivered (it stays stored). Each call returns a new slice, so a
+// notifier's schedule is its own.
+func DefaultBackoff() []time.Duration {
+	return []time.Duration{time.Second, 3 * time.Second, 10 * time.Second, 30 * time.Second, 2 * time.Minute}
+}
 
 // notifyTimeout bounds one delivery attempt.
 const notifyTimeout = 10 * time.Second
@@ -80,7 +83,7 @@ type NotifierOptions struct {
 	// deliveries show in the console, not only in the logs.
 	Attempts AttemptRecorder
 	// Backoff is the wait before each retry; its length is the number of
-	// retries. Nil means DefaultBackoff.
+	// retries. Nil means DefaultBackoff().
 	Backoff []time.Duration
 }
 
@@ -98,7 +101,7 @@ type Notifier struct {
 // NewNotifier returns the notify_url worker.
 func NewNotifier(o NotifierOptions) *Notifier {
 	if o.Backoff == nil {
-		o.Backoff = DefaultBackoff
+		o.Backoff = DefaultBackoff()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

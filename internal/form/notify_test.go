@@ -66,7 +66,7 @@ func TestNotifyGuard(t *testing.T) {
 	if err := allowed.Work(context.Background(), job(srv.URL, 42, 1, allowed.MaxAttempts())); err != nil {
 		t.Fatalf("not delivered with private webhooks allowed: %v", err)
 	}
-	if allowed.MaxAttempts() != len(form.DefaultBackoff)+1 {
+	if allowed.MaxAttempts() != len(form.DefaultBackoff())+1 {
 		t.Errorf("MaxAttempts %d", allowed.MaxAttempts())
 	}
 }
@@ -150,5 +150,15 @@ func TestNotifyRefusesEveryRange(t *testing.T) {
 	}
 	if a, _ := rc.snapshot(); len(a) != 0 {
 		t.Errorf("the receiver got %d requests", len(a))
+	}
+}
+
+// DefaultBackoff is a copy on each call: a change to one schedule is no
+// change to every notifier's.
+func TestDefaultBackoffIsACopy(t *testing.T) {
+	b := form.DefaultBackoff()
+	b[0] = time.Hour
+	if form.DefaultBackoff()[0] == time.Hour {
+		t.Error("DefaultBackoff shares its slice")
 	}
 }

@@ -54,7 +54,7 @@ func TestNotConfigured(t *testing.T) {
 // Every route of the phone channel is described in docs/openapi.yaml.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	e := newEnvNoUsers(t)
-	doc := string(agentline.OpenAPI)
+	doc := string(agentline.OpenAPI())
 	for _, r := range e.Routes() {
 		if !strings.Contains(r, "telephony") && !strings.HasPrefix(r, "GET /api/calls/") {
 			continue

@@ -18,7 +18,7 @@ import (
 //
 // Hangs up a call of the agent, inbound or outbound, that has not ended.
 func (h *Handler) endCall(w http.ResponseWriter, r *http.Request) error {
-	agentID, projectID, err := h.Auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermDelete)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermDelete)
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func (h *Handler) hangUpCall(ctx context.Context, projectID, agentID int64, sid 
 	if !carrier.ValidCallSID(sid) {
 		return "", agentline.NotFound("call")
 	}
-	call, err := h.Store.Call(ctx, projectID, sid)
+	call, err := h.store.Call(ctx, projectID, sid)
 	if err != nil {
 		return "", err
 	}
@@ -57,7 +57,7 @@ func (h *Handler) hangUpCall(ctx context.Context, projectID, agentID int64, sid 
 	ctx = context.WithoutCancel(ctx)
 	status, err := cr.HangUp(ctx, sid)
 	if errors.Is(err, carrier.ErrCallGone) {
-		if _, err := h.Store.ApplyCallEvent(ctx, goneAtCarrier(sid)); err != nil {
+		if _, err := h.store.ApplyCallEvent(ctx, goneAtCarrier(sid)); err != nil {
 			return "", err
 		}
 		return "", agentline.Errorf(agentline.EConflict, "call %s has already ended: the carrier no longer knows it", sid)
@@ -65,7 +65,7 @@ func (h *Handler) hangUpCall(ctx context.Context, projectID, agentID int64, sid 
 	if err != nil {
 		return "", err
 	}
-	if _, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, EndReason: livecall.EndedByAPI}); err != nil {
+	if _, err := h.store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, EndReason: livecall.EndedByAPI}); err != nil {
 		return "", err
 	}
 	// The carrier ends the stream too; if this instance relays the call, it
@@ -97,7 +97,7 @@ type callPage struct {
 
 // GET /api/projects/{project_id}/telephony/calls?agent_id=&status=&limit=&cursor= (or the deprecated before=)
 func (h *Handler) listCalls(w http.ResponseWriter, r *http.Request) error {
-	projectID, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermView)
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (h *Handler) listCalls(w http.ResponseWriter, r *http.Request) error {
 		f.Limit = int(limit)
 	}
 	f.Limit++ // one more than asked tells whether there is a next page
-	items, err := h.Store.Calls(r.Context(), projectID, f)
+	items, err := h.store.Calls(r.Context(), projectID, f)
 	if err != nil {
 		return err
 	}
@@ -162,18 +162,18 @@ func (h *Handler) getCall(w http.ResponseWriter, r *http.Request) error {
 		return agentline.NotFound("call")
 	}
 	ctx := r.Context()
-	projectID, err := h.Store.ProjectOfCall(ctx, sid)
+	projectID, err := h.store.ProjectOfCall(ctx, sid)
 	if err != nil {
 		return err
 	}
-	if err := h.Auth.AuthorizeIn(ctx, "call", projectID, agentline.PermView); err != nil {
+	if err := h.auth.AuthorizeIn(ctx, "call", projectID, agentline.PermView); err != nil {
 		return err
 	}
-	call, err := h.Store.Call(ctx, projectID, sid)
+	call, err := h.store.Call(ctx, projectID, sid)
 	if err != nil {
 		return err
 	}
-	events, err := h.Store.CallLog(ctx, projectID, call.ID)
+	events, err := h.store.CallLog(ctx, projectID, call.ID)
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func (h *Handler) statusCallback(w http.ResponseWriter, r *http.Request) error {
 		e.DurationS = &n
 	}
 	log := httpx.Logger(r.Context()).With("call_sid", e.CallSID, "status", e.Status, "sequence", f.Get("SequenceNumber"))
-	call, err := h.Store.ApplyCallEvent(r.Context(), e)
+	call, err := h.store.ApplyCallEvent(r.Context(), e)
 	switch {
 	case errors.Is(err, agentline.ErrNotFound):
 		log.Info("status callback for a call we do not know", "to", e.To)

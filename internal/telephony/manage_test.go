@@ -51,7 +51,7 @@ func TestHangUpCallOperation(t *testing.T) {
 			return e.ada, c.CallSID
 		}, code: agentline.EConflict, message: "already ended", status: agentline.CallNoAnswer, atCarrier: agentline.CallQueued},
 		{name: "no carrier account", arrange: func(t *testing.T, e *opsEnv, c agentline.Call) (int64, string) {
-			e.h.Carrier = nil
+			e.h.carrierAPI = nil
 			return e.ada, c.CallSID
 		}, code: agentline.ENotConfigured, status: agentline.CallQueued, atCarrier: agentline.CallQueued},
 		{name: "carrier refuses: record unchanged", arrange: func(t *testing.T, e *opsEnv, c agentline.Call) (int64, string) {
@@ -137,7 +137,7 @@ func TestReleaseNumberOperation(t *testing.T) {
 			return e.otherProject, n.ID
 		}, code: agentline.ENotFound, owned: 1, stored: 1},
 		{name: "no carrier account", arrange: func(t *testing.T, e *opsEnv, n agentline.PhoneNumber) (int64, int64) {
-			e.h.Carrier = nil
+			e.h.carrierAPI = nil
 			return e.project, n.ID
 		}, code: agentline.ENotConfigured, owned: 1, stored: 1},
 		{name: "carrier refuses: record kept", arrange: func(t *testing.T, e *opsEnv, n agentline.PhoneNumber) (int64, int64) {

@@ -18,7 +18,7 @@ var threeDigits = regexp.MustCompile(`^[0-9]{3}$`)
 
 // GET /api/projects/{project_id}/telephony/numbers/available?country=US&area_code=415
 func (h *Handler) availableNumbers(w http.ResponseWriter, r *http.Request) error {
-	if _, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermView); err != nil {
+	if _, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermView); err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -43,11 +43,11 @@ func (h *Handler) availableNumbers(w http.ResponseWriter, r *http.Request) error
 
 // GET /api/projects/{project_id}/telephony/numbers
 func (h *Handler) listNumbers(w http.ResponseWriter, r *http.Request) error {
-	projectID, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermView)
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermView)
 	if err != nil {
 		return err
 	}
-	list, err := h.Store.PhoneNumbers(r.Context(), projectID)
+	list, err := h.store.PhoneNumbers(r.Context(), projectID)
 	if err == nil {
 		list, err = listing.Whole(w, r.URL.Query(), list, func(n agentline.PhoneNumber) listing.Cursor { return listing.After(n.ID) })
 	}
@@ -61,7 +61,7 @@ func (h *Handler) listNumbers(w http.ResponseWriter, r *http.Request) error {
 // linkableAgent loads an agent of the project that may get a number: it
 // takes calls, and it has no number other than numberID yet.
 func (h *Handler) linkableAgent(ctx context.Context, projectID, agentID, numberID int64) (agentline.Agent, error) {
-	agent, err := h.Store.Agent(ctx, projectID, agentID)
+	agent, err := h.store.Agent(ctx, projectID, agentID)
 	if errors.Is(err, agentline.ErrNotFound) {
 		return agent, agentline.Invalid("agent_id", "agent %d is not in this project", agentID)
 	}
@@ -71,7 +71,7 @@ func (h *Handler) linkableAgent(ctx context.Context, projectID, agentID, numberI
 	if err := livecall.CheckAgent(agent); err != nil {
 		return agent, err
 	}
-	existing, err := h.Store.AgentPhoneNumber(ctx, projectID, agentID)
+	existing, err := h.store.AgentPhoneNumber(ctx, projectID, agentID)
 	if err == nil && existing.ID != numberID {
 		return agent, agentline.Errorf(agentline.EConflict,
 			"agent %d already has phone number %s (number %d); an agent has one number: release it first", agentID, existing.PhoneNumber, existing.ID)
@@ -84,7 +84,7 @@ func (h *Handler) linkableAgent(ctx context.Context, projectID, agentID, numberI
 
 // PATCH /api/projects/{project_id}/telephony/numbers/{number_id} {status?, agent_id?}
 func (h *Handler) updateNumber(w http.ResponseWriter, r *http.Request) error {
-	projectID, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermCreate)
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (h *Handler) changeNumber(ctx context.Context, projectID, numberID int64, i
 	if in.Status != nil && !in.Status.Valid() {
 		return agentline.PhoneNumber{}, agentline.Invalid("status", "status must be active, suspended or unassigned, not %q", *in.Status)
 	}
-	n, err := h.Store.PhoneNumber(ctx, projectID, numberID)
+	n, err := h.store.PhoneNumber(ctx, projectID, numberID)
 	if err != nil {
 		return agentline.PhoneNumber{}, err
 	}
@@ -149,12 +149,12 @@ func (h *Handler) changeNumber(ctx context.Context, projectID, numberID int64, i
 	case n.AgentID == nil:
 		return agentline.PhoneNumber{}, agentline.Invalid("status", "the number has no agent: send agent_id to link one before it can be %s", n.Status)
 	}
-	return h.Store.UpdatePhoneNumber(ctx, n)
+	return h.store.UpdatePhoneNumber(ctx, n)
 }
 
 // DELETE /api/projects/{project_id}/telephony/numbers/{number_id}
 func (h *Handler) releaseNumber(w http.ResponseWriter, r *http.Request) error {
-	projectID, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermDelete)
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermDelete)
 	if err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func (h *Handler) releaseNumber(w http.ResponseWriter, r *http.Request) error {
 // record. A number the carrier no longer has still loses its record; one
 // the carrier would not release keeps it.
 func (h *Handler) releaseProvisioned(ctx context.Context, projectID, numberID int64) error {
-	n, err := h.Store.PhoneNumber(ctx, projectID, numberID)
+	n, err := h.store.PhoneNumber(ctx, projectID, numberID)
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func (h *Handler) releaseProvisioned(ctx context.Context, projectID, numberID in
 	} else if err != nil {
 		return err
 	}
-	if err := h.Store.DeletePhoneNumber(ctx, projectID, n.ID); err != nil {
+	if err := h.store.DeletePhoneNumber(ctx, projectID, n.ID); err != nil {
 		return err
 	}
 	log.Info("released a phone number", "phone_number", n.PhoneNumber)

@@ -117,7 +117,7 @@ func (e *opsEnv) carrierTimeout(t *testing.T, d time.Duration) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.h.Carrier = tw
+	e.h.carrierAPI = tw
 }
 
 func (e *opsEnv) agent(t *testing.T, projectID int64, name, model string) int64 {

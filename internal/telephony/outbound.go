@@ -16,7 +16,7 @@ import (
 
 // POST /api/agents/{agent_id}/telephony/outbound {to_number}
 func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
-	agentID, projectID, err := h.Auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermCreate)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -70,17 +70,17 @@ func (h *Handler) placeCall(ctx context.Context, projectID, agentID int64, to st
 	if err != nil {
 		return agentline.Call{}, err
 	}
-	token := streamtoken.Sign(h.Secret, agentID, ref, agentline.CallOutbound, h.Now().Add(streamtoken.TTL))
+	token := streamtoken.Sign(h.secret, agentID, ref, agentline.CallOutbound, h.now().Add(streamtoken.TTL))
 	twiml, err := carrier.StreamTwiML(host, agentID, carrier.StreamParam{Name: "direction", Value: agentline.CallOutbound},
 		carrier.StreamParam{Name: "stream_token", Value: token}, carrier.StreamParam{Name: "stream_ref", Value: ref})
 	if err != nil {
 		return agentline.Call{}, err
 	}
-	call, err := h.Store.ReserveCall(ctx, agentline.Call{
+	call, err := h.store.ReserveCall(ctx, agentline.Call{
 		ProjectID: projectID, AgentID: agentID, NumberID: &number.ID, CallSID: agentline.PendingCallSID(ref),
 		Direction: agentline.CallOutbound, From: number.PhoneNumber, To: to,
 		Status: agentline.CallQueued, StreamRef: ref,
-	}, h.MaxConcurrentCalls)
+	}, h.maxCalls)
 	if err != nil {
 		return agentline.Call{}, err
 	}
@@ -93,14 +93,14 @@ func (h *Handler) placeCall(ctx context.Context, projectID, agentID int64, to st
 // callingNumber returns the number an agent of the project calls to from:
 // the agent must take calls and have an active number that is not to.
 func (h *Handler) callingNumber(ctx context.Context, projectID, agentID int64, to string) (agentline.PhoneNumber, error) {
-	agent, err := h.Store.Agent(ctx, projectID, agentID)
+	agent, err := h.store.Agent(ctx, projectID, agentID)
 	if err != nil {
 		return agentline.PhoneNumber{}, err
 	}
 	if err := livecall.CheckAgent(agent); err != nil {
 		return agentline.PhoneNumber{}, err
 	}
-	number, err := h.Store.AgentPhoneNumber(ctx, projectID, agentID)
+	number, err := h.store.AgentPhoneNumber(ctx, projectID, agentID)
 	if errors.Is(err, agentline.ErrNotFound) {
 		return number, agentline.Invalid("", "agent %d has no phone number to call from: provision one first", agentID)
 	}
@@ -126,12 +126,12 @@ func (h *Handler) dial(ctx context.Context, cr carrier.Carrier, call agentline.C
 	cc, err := cr.CreateCall(ctx, req)
 	if err != nil {
 		h.calls.Settle(call.StreamRef)
-		if derr := h.Store.DeleteCall(ctx, call.ProjectID, call.ID); derr != nil {
+		if derr := h.store.DeleteCall(ctx, call.ProjectID, call.ID); derr != nil {
 			log.Error("could not remove the record of a call the carrier refused", "err", derr)
 		}
 		return agentline.Call{}, err
 	}
-	recorded, err := h.Store.AttachCallSID(ctx, call.ProjectID, call.ID, cc.SID, cc.Status)
+	recorded, err := h.store.AttachCallSID(ctx, call.ProjectID, call.ID, cc.SID, cc.Status)
 	if err != nil {
 		if _, herr := cr.HangUp(ctx, cc.SID); herr != nil {
 			log.Error("placed a call, could not record it, and could not hang it up", "call_sid", cc.SID, "err", herr)

@@ -45,11 +45,11 @@ func TestPlaceCallOperation(t *testing.T) {
 			}
 		}, code: agentline.EInvalid, message: "make it active"},
 		{name: "calling itself", arrange: func(t *testing.T, e *opsEnv) { withNumber(t, e) }, to: ours, code: agentline.EInvalid, message: "own number"},
-		{name: "no carrier account", arrange: func(t *testing.T, e *opsEnv) { withNumber(t, e); e.h.Carrier = nil }, code: agentline.ENotConfigured},
-		{name: "no bot host", arrange: func(t *testing.T, e *opsEnv) { withNumber(t, e); e.h.BotHost = "" }, code: agentline.ENotConfigured, message: "BOT_HOST"},
+		{name: "no carrier account", arrange: func(t *testing.T, e *opsEnv) { withNumber(t, e); e.h.carrierAPI = nil }, code: agentline.ENotConfigured},
+		{name: "no bot host", arrange: func(t *testing.T, e *opsEnv) { withNumber(t, e); e.h.host = "" }, code: agentline.ENotConfigured, message: "BOT_HOST"},
 		{name: "concurrency cap", arrange: func(t *testing.T, e *opsEnv) {
 			withNumber(t, e)
-			e.h.MaxConcurrentCalls = 1
+			e.h.maxCalls = 1
 			if _, err := e.h.placeCall(context.Background(), e.project, e.ada, "+14155550198"); err != nil {
 				t.Fatal(err)
 			}

@@ -13,7 +13,7 @@ import (
 
 // POST /api/projects/{project_id}/telephony/numbers {phone_number, agent_id}
 func (h *Handler) createNumber(w http.ResponseWriter, r *http.Request) error {
-	projectID, _, err := h.Auth.AuthorizeProjectPath(r, agentline.PermCreate)
+	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (h *Handler) provisionNumber(ctx context.Context, projectID int64, phone st
 // unprovisioned answers conflict when phone is already provisioned, here
 // or in another project, before anything is paid for it.
 func (h *Handler) unprovisioned(ctx context.Context, projectID int64, phone string) error {
-	existing, err := h.Store.PhoneNumberByE164(ctx, phone)
+	existing, err := h.store.PhoneNumberByE164(ctx, phone)
 	switch {
 	case errors.Is(err, agentline.ErrNotFound):
 		return nil
@@ -101,7 +101,7 @@ func (h *Handler) unprovisioned(ctx context.Context, projectID int64, phone stri
 // when it cannot be stored.
 func (h *Handler) storeBought(ctx context.Context, cr carrier.Carrier, bought agentline.PhoneNumber) (agentline.PhoneNumber, error) {
 	log := httpx.Logger(ctx).With("project_id", bought.ProjectID, "agent_id", *bought.AgentID, "carrier_sid", bought.CarrierSID)
-	n, err := h.Store.CreatePhoneNumber(ctx, bought)
+	n, err := h.store.CreatePhoneNumber(ctx, bought)
 	if err != nil {
 		if rerr := cr.ReleaseNumber(ctx, bought.CarrierSID); rerr != nil && !errors.Is(rerr, carrier.ErrNumberGone) {
 			log.Error("bought a number, could not store it, and could not release it: release it by hand", "phone_number", bought.PhoneNumber, "err", rerr, "store_err", err)

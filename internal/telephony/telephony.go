@@ -83,9 +83,28 @@ type Options struct {
 }
 
 // Handler serves the phone channel's management routes, the carrier's
-// webhooks and the media streams of calls.
+// webhooks and the media streams of calls. Its dependencies are private
+// copies of the Options it was built from: nothing outside can swap the
+// store or the carrier under a running handler.
 type Handler struct {
-	Options
+	// enabled is TELEPHONY_ENABLED: when false every route answers 404.
+	enabled bool
+	store   Store
+	auth    *auth.Service
+	// carrierAPI is nil when no carrier account is configured (see
+	// Options.Carrier).
+	carrierAPI carrier.Carrier
+	// secret signs stream tokens.
+	secret string
+	// host is BOT_HOST, the public host the carrier reaches.
+	host       string
+	signatures *carrier.Signatures
+	// maxCalls caps a project's live calls.
+	maxCalls int
+	now      func() time.Time
+	// openAIAPIKey is only checked for presence: a test call needs a
+	// realtime model to talk to.
+	openAIAPIKey string
 	// live is the live call path, which the app drains and whose calls it
 	// ends on shutdown through the Handler.
 	live *livecall.Handler
@@ -130,13 +149,18 @@ func New(opts Options) *Handler {
 		MaxCallDuration: opts.MaxCallDuration, ModelReadyTimeout: opts.ModelReadyTimeout,
 		Registerer: opts.Registerer, Logger: opts.Logger, Recordings: opts.Recordings,
 	})
-	return &Handler{Options: opts, live: live, calls: live}
+	return &Handler{
+		enabled: opts.Enabled, store: opts.Store, auth: opts.Auth, carrierAPI: opts.Carrier,
+		secret: opts.Secret, host: opts.BotHost, signatures: opts.Signatures,
+		maxCalls: opts.MaxConcurrentCalls, now: opts.Now, openAIAPIKey: opts.OpenAIAPIKey,
+		live: live, calls: live,
+	}
 }
 
 // Routes lists the phone channel's routes. With telephony disabled, each
 // answers 404 saying so.
 func (h *Handler) Routes() []httpx.Route {
-	user := h.Auth.Route
+	user := h.auth.Route
 	routes := []httpx.Route{
 		user("GET", "/api/projects/{project_id}/telephony/numbers/available", h.availableNumbers),
 		user("GET", "/api/projects/{project_id}/telephony/numbers", h.listNumbers),
@@ -148,11 +172,11 @@ func (h *Handler) Routes() []httpx.Route {
 		user("POST", "/api/agents/{agent_id}/test-calls", h.createTestCall),
 		user("GET", "/api/projects/{project_id}/telephony/calls", h.listCalls),
 		user("GET", "/api/calls/{call_sid}", h.getCall),
-		h.Signatures.Route("/api/telephony/status", h.statusCallback),
+		h.signatures.Route("/api/telephony/status", h.statusCallback),
 	}
 	routes = append(routes, h.live.Routes()...)
 	for i := range routes {
-		routes[i].Handler = h.enabled(routes[i].Handler)
+		routes[i].Handler = h.whenEnabled(routes[i].Handler)
 	}
 	return routes
 }
@@ -172,8 +196,10 @@ func (h *Handler) EndCalls(ctx context.Context) error { return h.live.EndCalls(c
 
 var errDisabled = agentline.Errorf(agentline.ENotFound, "telephony is disabled on this deployment (set TELEPHONY_ENABLED=true to enable it)")
 
-func (h *Handler) enabled(next http.Handler) http.Handler {
-	if h.Enabled {
+// whenEnabled is next when telephony is enabled, else a handler that
+// answers 404 saying so.
+func (h *Handler) whenEnabled(next http.Handler) http.Handler {
+	if h.enabled {
 		return next
 	}
 	return httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error { return errDisabled })
@@ -181,17 +207,17 @@ func (h *Handler) enabled(next http.Handler) http.Handler {
 
 // carrier returns the carrier, or not_configured.
 func (h *Handler) carrier() (carrier.Carrier, error) {
-	if h.Carrier == nil {
+	if h.carrierAPI == nil {
 		return nil, agentline.Errorf(agentline.ENotConfigured, "no carrier account is configured: set TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN")
 	}
-	return h.Carrier, nil
+	return h.carrierAPI, nil
 }
 
 // botHost returns BOT_HOST, or not_configured: webhook and stream URLs are
 // built from it.
 func (h *Handler) botHost() (string, error) {
-	if h.BotHost == "" {
+	if h.host == "" {
 		return "", agentline.Errorf(agentline.ENotConfigured, "BOT_HOST is not set: the carrier needs a public host name to reach this service")
 	}
-	return h.BotHost, nil
+	return h.host, nil
 }

@@ -41,7 +41,7 @@ const neverConnected = "never_connected"
 // path with the token in its query: the stream handler admits an unsigned
 // upgrade with that token, and only with a test call's token.
 func (h *Handler) createTestCall(w http.ResponseWriter, r *http.Request) error {
-	agentID, projectID, err := h.Auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermCreate)
+	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -61,14 +61,14 @@ func (h *Handler) startTestCall(ctx context.Context, projectID, agentID int64, u
 	if h.calls.Draining() {
 		return testCallStarted{}, errDraining
 	}
-	agent, err := h.Store.Agent(ctx, projectID, agentID)
+	agent, err := h.store.Agent(ctx, projectID, agentID)
 	if err != nil {
 		return testCallStarted{}, err
 	}
 	if err := livecall.CheckAgent(agent); err != nil {
 		return testCallStarted{}, err
 	}
-	if h.OpenAIAPIKey == "" {
+	if h.openAIAPIKey == "" {
 		return testCallStarted{}, agentline.Errorf(agentline.ENotConfigured, "OPENAI_API_KEY is not set: calls need an OpenAI-compatible realtime model")
 	}
 	var b [16]byte
@@ -76,17 +76,17 @@ func (h *Handler) startTestCall(ctx context.Context, projectID, agentID int64, u
 		return testCallStarted{}, err
 	}
 	sid := "CA" + hex.EncodeToString(b[:])
-	call, err := h.Store.ReserveCall(ctx, agentline.Call{
+	call, err := h.store.ReserveCall(ctx, agentline.Call{
 		ProjectID: projectID, AgentID: agentID, CallSID: sid, Direction: agentline.CallTest,
 		From: user.Email, Status: agentline.CallQueued,
-	}, h.MaxConcurrentCalls)
+	}, h.maxCalls)
 	if err != nil {
 		return testCallStarted{}, err
 	}
-	expires := h.Now().Add(streamtoken.TestTTL)
-	token := streamtoken.SignClaims(h.Secret, streamtoken.Claims{AgentID: agentID, Ref: sid, Direction: agentline.CallTest,
+	expires := h.now().Add(streamtoken.TestTTL)
+	token := streamtoken.SignClaims(h.secret, streamtoken.Claims{AgentID: agentID, Ref: sid, Direction: agentline.CallTest,
 		Expires: expires.Unix(), UserID: user.ID})
-	h.abandonUnused(projectID, sid, expires.Sub(h.Now())+time.Second, httpx.Logger(ctx))
+	h.abandonUnused(projectID, sid, expires.Sub(h.now())+time.Second, httpx.Logger(ctx))
 	return testCallStarted{
 		CallSID: sid, ConversationID: agentline.CallConversationID(call.ID), Token: token, ExpiresAt: expires.UTC(),
 		StreamURL: "/api/telephony/stream/" + strconv.FormatInt(agentID, 10) + "?test_token=" + url.QueryEscape(token),
@@ -107,11 +107,11 @@ func (h *Handler) abandonUnused(projectID int64, sid string, after time.Duration
 func (h *Handler) endUnused(projectID int64, sid string, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	call, err := h.Store.Call(ctx, projectID, sid)
+	call, err := h.store.Call(ctx, projectID, sid)
 	if err != nil || call.Status != agentline.CallQueued {
 		return
 	}
-	if _, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallCanceled, EndReason: neverConnected}); err != nil {
+	if _, err := h.store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallCanceled, EndReason: neverConnected}); err != nil {
 		log.Warn("could not end a test call that never connected", "call_sid", sid, "err", err)
 	}
 }

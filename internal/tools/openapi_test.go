@@ -14,7 +14,7 @@ func TestRoutesAreInOpenAPI(t *testing.T) {
 	var doc struct {
 		Paths map[string]map[string]any `yaml:"paths"`
 	}
-	if err := yaml.Unmarshal(agentline.OpenAPI, &doc); err != nil {
+	if err := yaml.Unmarshal(agentline.OpenAPI(), &doc); err != nil {
 		t.Fatalf("docs/openapi.yaml: %v", err)
 	}
 	for _, r := range NewHandler(nil, nil, false).Routes() {

@@ -35,7 +35,7 @@ func TestCatalogIsDocumented(t *testing.T) {
 			} `yaml:"post"`
 		} `yaml:"webhooks"`
 	}
-	if err := yaml.Unmarshal(agentline.OpenAPI, &doc); err != nil {
+	if err := yaml.Unmarshal(agentline.OpenAPI(), &doc); err != nil {
 		t.Fatal(err)
 	}
 	var listed []string
@@ -52,19 +52,19 @@ func TestCatalogIsDocumented(t *testing.T) {
 		}
 	}
 	slices.Sort(listed)
-	want := slices.Sorted(slices.Values(agentline.EventTypes))
+	want := slices.Sorted(slices.Values(agentline.EventTypes()))
 	if !slices.Equal(listed, want) {
 		t.Errorf("openapi webhooks section lists %v, the catalog is %v", listed, want)
 	}
-	enum := "enum: ['*', " + strings.Join(agentline.EventTypes, ", ") + "]"
-	if !strings.Contains(string(agentline.OpenAPI), enum) {
+	enum := "enum: ['*', " + strings.Join(agentline.EventTypes(), ", ") + "]"
+	if !strings.Contains(string(agentline.OpenAPI()), enum) {
 		t.Errorf("openapi has no events enum %s", enum)
 	}
 	page, err := os.ReadFile("../../docs/webhooks.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, typ := range agentline.EventTypes {
+	for _, typ := range agentline.EventTypes() {
 		if !strings.Contains(string(page), "`"+typ+"`") {
 			t.Errorf("docs/webhooks.md does not name %s", typ)
 		}

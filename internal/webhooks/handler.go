@@ -256,7 +256,7 @@ func checkEvents(events []string) ([]string, error) {
 		case t == "*":
 			return nil, agentline.Invalid("events", `"*" stands alone: it means every event`)
 		case !agentline.KnownEventType(t):
-			return nil, agentline.Invalid("events", "events[%d]: %q is no event type; the types are %s", i, t, strings.Join(agentline.EventTypes, ", "))
+			return nil, agentline.Invalid("events", "events[%d]: %q is no event type; the types are %s", i, t, strings.Join(agentline.EventTypes(), ", "))
 		}
 		if !contains(out, t) {
 			out = append(out, t)

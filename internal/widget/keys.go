@@ -129,33 +129,69 @@ var errInvalidKey = agentline.Errorf(agentline.EInvalidKey,
 	"the X-API-Key header must hold this channel's current widget key (svc_pk_...); it is missing, malformed, rotated or revoked")
 
 // toucher records keys' last use without a write per request: at most one
-// write per key per interval, off the request path.
+// write per key per interval, off the request path. Each write runs on a
+// goroutine of its own that the toucher owns: shutdown (stop) waits for them,
+// so none writes to a store that has been closed.
 type toucher struct {
 	write    func(ctx context.Context, keyID int64, at time.Time) error
 	interval time.Duration
-	mu       sync.Mutex
-	last     map[int64]time.Time
+	// writes counts the writes in flight; cancel ends them when stop gives
+	// up waiting.
+	writes sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	last   map[int64]time.Time
+	// stopped refuses new writes; set under mu, so that no write is added
+	// to writes once stop waits on it.
+	stopped bool
 }
 
 func newToucher(write func(context.Context, int64, time.Time) error, interval time.Duration) *toucher {
-	return &toucher{write: write, interval: interval, last: map[int64]time.Time{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &toucher{write: write, interval: interval, last: map[int64]time.Time{}, ctx: ctx, cancel: cancel}
 }
 
 func (t *toucher) used(ctx context.Context, keyID int64, now time.Time) {
 	t.mu.Lock()
-	due := now.Sub(t.last[keyID]) >= t.interval
+	due := !t.stopped && now.Sub(t.last[keyID]) >= t.interval
 	if due {
 		t.last[keyID] = now
+		t.writes.Add(1)
 	}
 	t.mu.Unlock()
 	if !due {
 		return
 	}
 	go func() {
+		defer t.writes.Done()
+		// The request's values (its logger) without its end: the answer
+		// does not wait for this write. stop's cancel ends it.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
+		defer context.AfterFunc(t.ctx, cancel)()
 		if err := t.write(ctx, keyID, now.UTC().Truncate(time.Second)); err != nil {
 			httpx.Logger(ctx).Warn("record widget key use", "key_id", keyID, "err", err)
 		}
 	}()
+}
+
+// stop refuses new writes and waits for those in flight until ctx ends,
+// then cancels them and waits for them to return. It reports whether the
+// writes finished before ctx ended.
+func (t *toucher) stop(ctx context.Context) bool {
+	t.mu.Lock()
+	t.stopped = true
+	t.mu.Unlock()
+	done := make(chan struct{})
+	go func() { t.writes.Wait(); close(done) }()
+	finished := true
+	select {
+	case <-done:
+	case <-ctx.Done():
+		finished = false
+	}
+	t.cancel()
+	<-done
+	return finished
 }

@@ -9,6 +9,7 @@ package widget
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -161,6 +162,18 @@ func (h *Handler) Routes() []httpx.Route {
 // so that visitors start their conversations on another instance; the rest
 // of the widget API keeps serving sessions already running.
 func (h *Handler) Drain() { h.draining.Store(true) }
+
+// Shutdown ends the handler's background work, the writes that record
+// keys' last use: requests after it record none, and those in flight get
+// until ctx ends, then are cancelled. When it returns no goroutine of the
+// handler runs, so the store can be closed under it. A second call returns
+// at once.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	if !h.touch.stop(ctx) {
+		return fmt.Errorf("widget key uses in flight were cancelled: %w", context.Cause(ctx))
+	}
+	return nil
+}
 
 var errDraining = &agentline.Error{Code: agentline.EUnavailable, RetryAfter: 1,
 	Message: "this instance is shutting down and starts no new sessions; retry, and another instance will take it"}

@@ -877,7 +877,7 @@ async function leadsPage({ show }) {
       }
     });
     // An opened lead's details take a row of their own below it, as wide
-    // as the table, so the answers keep their column (issue 27).
+    // as the table, so the answers keep their column.
     const more = h("tr", { class: "lead-more", id: `lead-${l.id}-more`, hidden: true }, h("td", { colspan: 5 }));
     return [h("tr", { "data-lead": l.id }, h("td", {}, when(l.created_at)), h("td", {}, names.get(l.channel_id) || `channel ${l.channel_id}`),
       h("td", {}, answerList(fields.get(l.channel_id), l.answers)),

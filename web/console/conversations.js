@@ -270,7 +270,7 @@ export async function analyticsPage({ show }) {
 
 // chart draws one bar chart of days[*][key] in SVG. Minutes read as m:ss
 // on the axis, in the bars' titles and the label, as the total above them
-// does (issue 27: not 1.10 beside 1:06).
+// does (not 1.10 beside 1:06).
 function chart(title, days, key) {
   const num = key === "minutes" ? (x) => clock(Math.round(x * 60000)) : count;
   const W = 600, H = 220, left = 48, bottom = 28, top = 12;

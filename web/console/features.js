@@ -2,7 +2,7 @@
 // keys) come with GET /api/me and decide what the console offers: the
 // Phone tab, the sandbox banner, the Test panel's provider. A restart can
 // change them (TELEPHONY_ENABLED turned on), and a console that read them
-// once showed the old ones until a full reload (issue 27). So it reads
+// once showed the old ones until a full reload. So it reads
 // them again: every few seconds while the tab is visible, every second
 // while the server cannot be reached, at once when the tab comes back into
 // view, and when they changed it draws the frame and the page again.

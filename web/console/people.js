@@ -11,8 +11,8 @@ const roles = [["owner", "Owner"], ["editor", "Editor"], ["viewer", "Viewer"]];
 const article = (role) => (/^[aeiou]/.test(role) ? "an" : "a");
 
 // A link made just now stays on screen until it is dismissed, even if the
-// page renders again (ui.js keep; issue 27: secrets shown once must not
-// vanish). Each project's invitations have their own slot.
+// page renders again (ui.js keep: a secret shown only once must not vanish
+// before it is copied). Each project's invitations have their own slot.
 function keepShown(slot, node) {
   keep(slot, node);
   render();

@@ -171,7 +171,7 @@ export function values(form) {
 // can tells whether the signed-in user's role in the current project
 // allows what: "create" (creating, changing, testing: editors and owners)
 // or "delete" (deleting, revoking, ending calls: owners). The console shows
-// only the controls a role can use (issue 27); the API decides anyway.
+// only the controls a role can use; the API decides anyway.
 export function can(what) {
   const role = state.project && state.project.role;
   return what === "delete" ? role === "owner" : role === "owner" || role === "editor";
@@ -304,7 +304,7 @@ export function copyButton(text, target, label = "Copy") {
 // A secret is whole on screen only when it is made (a webhook's signing
 // secret, a channel's key, an invitation or reset link): agentline keeps
 // just its hash. So it stays, through every redraw of its page and visits
-// to others, until the user dismisses it (issue 27); signing out or
+// to others, until the user dismisses it; signing out or
 // closing the tab forgets it too. slot names whose it is ("key:3").
 const kept = new Map();
 

@@ -1,4 +1,5 @@
-// agentline console: the project's event webhooks (issue 19). The pages
+// agentline console: the project's event webhooks (endpoints and their
+// deliveries; docs/webhooks.md). The pages
 // are here, apart from app.js, which imports this module and adds its routes
 // and its navigation entry; the helpers come from ui.js.
 
@@ -174,7 +175,7 @@ function attemptList(list) {
 
 // notifyCard lists a form channel's latest notify_url deliveries, one row
 // per lead, like an endpoint's deliveries: delivered, retrying or failed,
-// the last answer's status, and each attempt when opened (issue 27).
+// the last answer's status, and each attempt when opened.
 export async function notifyCard(c) {
   const { attempts } = await api("GET", `/api/channels/${c.id}/notify-attempts?limit=100`);
   const byLead = new Map();

@@ -101,7 +101,7 @@ func BenchmarkSignatureValid(b *testing.B) {
 }
 
 // TestSignatureMismatchSaysWhatWasExpected: a 403 names the URL the
-// signature must cover and the setting that decides it (issue 27: a
+// signature must cover and the setting that decides it (before, a
 // simulator signing for another host got a message naming neither).
 func TestSignatureMismatchSaysWhatWasExpected(t *testing.T) {
 	ok := func(w http.ResponseWriter, r *http.Request) error { return nil }

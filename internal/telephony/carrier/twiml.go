@@ -18,7 +18,8 @@ func StreamURL(botHost string, agentID int64) string {
 
 // StreamTwiML connects a call to the agent's media stream, then hangs up:
 // without the <Hangup/>, Twilio would run the next verb when the stream
-// closes. Inbound (issue 9) and outbound calls use it alike.
+// closes. Inbound calls (the answer to the carrier's inbound webhook) and
+// outbound calls use it alike.
 func StreamTwiML(botHost string, agentID int64, params ...StreamParam) (string, error) {
 	inner := make([]twiml.Element, len(params))
 	for i, p := range params {

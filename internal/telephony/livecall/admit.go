@@ -49,7 +49,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) error {
 			httpx.Logger(r.Context()).Warn("test call stream refused", "agent_id", agentID, "err", err)
 			return agentline.Errorf(agentline.EForbidden, "the test_token is not a valid test call token for this agent")
 		}
-	} else if err := h.Signatures.CheckUpgrade(r); err != nil {
+	} else if err := h.signatures.CheckUpgrade(r); err != nil {
 		return err
 	}
 	conn, err := relay.Accept(w, r, nil)
@@ -137,7 +137,7 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 		return nil, errors.New("start without streamSid or a valid callSid")
 	}
 	token := start.CustomParameters["stream_token"]
-	claims, err := streamtoken.Verify(h.Secret, token, agentID, h.Now())
+	claims, err := streamtoken.Verify(h.secret, token, agentID, h.now())
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 		return nil, errors.New("the start message's stream token is not the test call token the stream was opened with")
 	}
 	h.live.settle(claims.Ref)
-	projectID, err := h.Store.ProjectOf(ctx, agentline.KindAgent, agentID)
+	projectID, err := h.store.ProjectOf(ctx, agentline.KindAgent, agentID)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 		// progress) takes no second stream on the same token.
 		return nil, fmt.Errorf("the call has ended (%s %s)", call.Status, call.EndReason)
 	}
-	agent, err := h.Store.Agent(ctx, projectID, agentID)
+	agent, err := h.store.Agent(ctx, projectID, agentID)
 	if err != nil {
 		return nil, err
 	}
@@ -177,8 +177,8 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 	// One transaction with the call going in progress.
 	// The call starts now, for its record and its recording alike, so that
 	// the two last equally long.
-	started := h.Now()
-	call, err = h.Store.AdmitStream(ctx, claims.Direction+":"+claims.Ref, time.Unix(claims.Expires, 0),
+	started := h.now()
+	call, err = h.store.AdmitStream(ctx, claims.Direction+":"+claims.Ref, time.Unix(claims.Expires, 0),
 		agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress, At: started})
 	if err != nil {
 		return nil, fmt.Errorf("admit stream: %w", err)
@@ -196,24 +196,24 @@ func (h *Handler) streamCallRecord(ctx context.Context, projectID int64, claims 
 		if claims.Ref != start.CallSID {
 			return agentline.Call{}, errors.New("stream token issued for another call")
 		}
-		return wrapRecord(h.Store.Call(ctx, projectID, start.CallSID))
+		return wrapRecord(h.store.Call(ctx, projectID, start.CallSID))
 	case agentline.CallOutbound:
 		if start.CustomParameters["stream_ref"] != claims.Ref {
 			return agentline.Call{}, errors.New("stream_ref does not match the stream token")
 		}
-		call, err := h.Store.CallByStreamRef(ctx, projectID, claims.Ref)
+		call, err := h.store.CallByStreamRef(ctx, projectID, claims.Ref)
 		if err != nil || call.CallSID == start.CallSID {
 			return wrapRecord(call, err)
 		}
 		if call.CallSID != agentline.PendingCallSID(claims.Ref) {
 			return agentline.Call{}, errors.New("stream token issued for another call")
 		}
-		return wrapRecord(h.Store.AttachCallSID(ctx, projectID, call.ID, start.CallSID, call.Status))
+		return wrapRecord(h.store.AttachCallSID(ctx, projectID, call.ID, start.CallSID, call.Status))
 	case agentline.CallTest:
 		if claims.Ref != start.CallSID {
 			return agentline.Call{}, errors.New("stream token issued for another call")
 		}
-		call, err := h.Store.Call(ctx, projectID, start.CallSID)
+		call, err := h.store.Call(ctx, projectID, start.CallSID)
 		if err == nil && call.Direction != agentline.CallTest {
 			return agentline.Call{}, errors.New("a test call's token for a call that is not a test call")
 		}
@@ -234,7 +234,7 @@ func wrapRecord(call agentline.Call, err error) (agentline.Call, error) {
 // checkTestToken checks, before the upgrade, the token of a test call's
 // stream: it must verify for the agent and be a test call's.
 func (h *Handler) checkTestToken(token string, agentID int64) error {
-	claims, err := streamtoken.Verify(h.Secret, token, agentID, h.Now())
+	claims, err := streamtoken.Verify(h.secret, token, agentID, h.now())
 	if err != nil {
 		return err
 	}

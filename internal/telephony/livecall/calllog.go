@@ -36,7 +36,7 @@ const maxCallLog = 10000
 func (h *Handler) startCallLog(sc *streamCall, log *slog.Logger) *callLog {
 	l := &callLog{
 		write: func(ctx context.Context, entries []agentline.CallLogEntry) error {
-			return h.Store.AppendCallLog(ctx, sc.call.ProjectID, sc.call.ID, entries)
+			return h.store.AppendCallLog(ctx, sc.call.ProjectID, sc.call.ID, entries)
 		},
 		log: log, wake: make(chan struct{}, 1), stopped: make(chan struct{}), done: make(chan struct{}),
 	}

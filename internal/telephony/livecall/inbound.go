@@ -88,18 +88,18 @@ func (h *Handler) answerInbound(ctx context.Context, in inboundRing) (string, er
 	if !agentline.ValidCallStatus(status) {
 		status = agentline.CallRinging
 	}
-	call, err := h.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, Direction: agentline.CallInbound, From: in.From, To: to})
+	call, err := h.store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, Direction: agentline.CallInbound, From: in.From, To: to})
 	if err != nil {
 		return "", err
 	}
-	token := streamtoken.Sign(h.Secret, agent.ID, sid, agentline.CallInbound, h.Now().Add(streamtoken.TTL))
+	token := streamtoken.Sign(h.secret, agent.ID, sid, agentline.CallInbound, h.now().Add(streamtoken.TTL))
 	doc, err := carrier.StreamTwiML(host, agent.ID,
 		carrier.StreamParam{Name: "call_sid", Value: sid}, carrier.StreamParam{Name: "direction", Value: agentline.CallInbound}, carrier.StreamParam{Name: "stream_token", Value: token})
 	if err != nil {
 		return "", err
 	}
 	log.Info("inbound call", "project_id", call.ProjectID, "agent_id", agent.ID, "call_id", call.ID)
-	h.live.expect(sid, h.Now().Add(inboundStreamGrace), h.Now())
+	h.live.expect(sid, h.now().Add(inboundStreamGrace), h.now())
 	return doc, nil
 }
 
@@ -109,7 +109,7 @@ var errNotInService = errors.New("not in service")
 // inboundAgent is the agent that answers calls to the number to, or
 // errNotInService joined with the reason none does.
 func (h *Handler) inboundAgent(ctx context.Context, to string) (agentline.Agent, error) {
-	n, err := h.Store.PhoneNumberByE164(ctx, to)
+	n, err := h.store.PhoneNumberByE164(ctx, to)
 	if errors.Is(err, agentline.ErrNotFound) {
 		return agentline.Agent{}, errors.Join(errNotInService, errors.New("unknown number"))
 	}
@@ -119,7 +119,7 @@ func (h *Handler) inboundAgent(ctx context.Context, to string) (agentline.Agent,
 	if n.Status != agentline.NumberActive || n.AgentID == nil {
 		return agentline.Agent{}, errors.Join(errNotInService, errors.New("number is "+string(n.Status)))
 	}
-	agent, err := h.Store.Agent(ctx, n.ProjectID, *n.AgentID)
+	agent, err := h.store.Agent(ctx, n.ProjectID, *n.AgentID)
 	if errors.Is(err, agentline.ErrNotFound) {
 		return agentline.Agent{}, errors.Join(errNotInService, errors.New("agent is gone"))
 	}

@@ -47,7 +47,7 @@ func TestAnswerInboundOperation(t *testing.T) {
 			recorded: agentline.CallRinging, awaited: true},
 		{name: "malformed CallSid", arrange: func(t *testing.T, e *admitEnv, in *inboundRing) { in.CallSID = "CA-1" }, code: agentline.EInvalid},
 		{name: "To not E.164", arrange: func(t *testing.T, e *admitEnv, in *inboundRing) { in.To = "4155550100" }, code: agentline.EInvalid},
-		{name: "no BOT_HOST", arrange: func(t *testing.T, e *admitEnv, in *inboundRing) { e.h.BotHost = "" }, code: agentline.ENotConfigured},
+		{name: "no BOT_HOST", arrange: func(t *testing.T, e *admitEnv, in *inboundRing) { e.h.host = "" }, code: agentline.ENotConfigured},
 		{name: "draining: rejected busy, not recorded", arrange: func(t *testing.T, e *admitEnv, in *inboundRing) { e.h.Drain() }, said: "busy"},
 		{name: "unknown number: not in service", arrange: func(t *testing.T, e *admitEnv, in *inboundRing) { in.To = "+14155550111" }, said: notInService},
 		{name: "suspended number: not in service", arrange: func(t *testing.T, e *admitEnv, in *inboundRing) {
@@ -56,14 +56,14 @@ func TestAnswerInboundOperation(t *testing.T) {
 		{name: "agent that takes no calls: not in service", arrange: func(t *testing.T, e *admitEnv, in *inboundRing) {
 			e.setNumber(t, func(n *agentline.PhoneNumber) { n.AgentID = &e.gem })
 		}, said: notInService},
-		{name: "not recorded: no stream expected", arrange: func(t *testing.T, e *admitEnv, in *inboundRing) { e.h.Store = failingEvents{e.db} },
+		{name: "not recorded: no stream expected", arrange: func(t *testing.T, e *admitEnv, in *inboundRing) { e.h.store = failingEvents{e.db} },
 			code: agentline.EInternal, err: errStoreDown},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newAdmitEnv(t)
-			e.h.BotHost = botHost
+			e.h.host = botHost
 			in := ring
 			if tc.arrange != nil {
 				tc.arrange(t, e, &in)

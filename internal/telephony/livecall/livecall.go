@@ -86,9 +86,27 @@ type Options struct {
 }
 
 // Handler answers the carrier's inbound webhook and media streams, and
-// keeps the calls it relays.
+// keeps the calls it relays. Its dependencies are private copies of the
+// Options it was built from: nothing outside can swap them under calls
+// that are running.
 type Handler struct {
-	Options
+	store Store
+	// carrierAPI is nil without a carrier account (see Options.Carrier).
+	carrierAPI carrier.Carrier
+	// secret checks and signs stream tokens.
+	secret string
+	// host is BOT_HOST, the public host the carrier reaches.
+	host       string
+	signatures *carrier.Signatures
+	now        func() time.Time
+	// tools may be nil: calls then offer no tools.
+	tools                       Tools
+	openAIBaseURL, openAIAPIKey string
+	maxCallDuration             time.Duration
+	modelReadyTimeout           time.Duration
+	// recordings is nil when no call is recorded.
+	recordings Recordings
+
 	live    *liveCalls
 	metrics *metrics
 	voices  *voiceMapper
@@ -97,14 +115,21 @@ type Handler struct {
 // New returns the live call path. The caller (package telephony) fills in
 // the defaults of every option, so they are decided in one place.
 func New(opts Options) *Handler {
-	return &Handler{Options: opts, live: &liveCalls{}, metrics: newMetrics(opts.Registerer), voices: &voiceMapper{log: opts.Logger}}
+	return &Handler{
+		store: opts.Store, carrierAPI: opts.Carrier, secret: opts.Secret, host: opts.BotHost,
+		signatures: opts.Signatures, now: opts.Now, tools: opts.Tools,
+		openAIBaseURL: opts.OpenAIBaseURL, openAIAPIKey: opts.OpenAIAPIKey,
+		maxCallDuration: opts.MaxCallDuration, modelReadyTimeout: opts.ModelReadyTimeout,
+		recordings: opts.Recordings, live: &liveCalls{},
+		metrics: newMetrics(opts.Registerer), voices: &voiceMapper{log: opts.Logger},
+	}
 }
 
 // Routes lists the live path's routes: the carrier's inbound webhook and
 // the media stream.
 func (h *Handler) Routes() []httpx.Route {
 	return []httpx.Route{
-		h.Signatures.Route("/api/telephony/inbound", h.inboundCall),
+		h.signatures.Route("/api/telephony/inbound", h.inboundCall),
 		{Method: "GET", Pattern: "/api/telephony/stream/{agent_id}", Auth: httpx.StreamToken, Name: httpx.NameOf(h.stream), Handler: httpx.HandlerFunc(h.stream)},
 	}
 }
@@ -112,10 +137,10 @@ func (h *Handler) Routes() []httpx.Route {
 // botHost returns BOT_HOST, or not_configured: stream URLs are built from
 // it.
 func (h *Handler) botHost() (string, error) {
-	if h.BotHost == "" {
+	if h.host == "" {
 		return "", agentline.Errorf(agentline.ENotConfigured, "BOT_HOST is not set: the carrier needs a public host name to reach this service")
 	}
-	return h.BotHost, nil
+	return h.host, nil
 }
 
 // CheckAgent checks that an agent can take calls: the relay passes the

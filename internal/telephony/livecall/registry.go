@@ -149,10 +149,10 @@ func (h *Handler) LiveCalls() int {
 func (h *Handler) WaitCalls(ctx context.Context) error {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
-	for h.live.busy(h.Now()) > 0 {
+	for h.live.busy(h.now()) > 0 {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%d calls still live or awaited: %w", h.live.busy(h.Now()), ctx.Err())
+			return fmt.Errorf("%d calls still live or awaited: %w", h.live.busy(h.now()), ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -167,7 +167,7 @@ func (h *Handler) Draining() bool { return h.live.isDraining() }
 // is being placed from here: a drain waits for its stream, which may come
 // before the carrier has even answered the call request.
 func (h *Handler) ExpectOutbound(ref string) {
-	h.live.expect(ref, h.Now().Add(outboundStreamGrace), h.Now())
+	h.live.expect(ref, h.now().Add(outboundStreamGrace), h.now())
 }
 
 // Settle stops waiting for the stream of ref: the carrier refused the call,

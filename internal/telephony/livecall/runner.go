@@ -50,7 +50,7 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	model, _, err := relay.Dial(dctx, h.realtimeURL(sc.agent.Model), &websocket.DialOptions{
-		HTTPHeader: http.Header{"Authorization": {"Bearer " + h.OpenAIAPIKey}},
+		HTTPHeader: http.Header{"Authorization": {"Bearer " + h.openAIAPIKey}},
 	})
 	cancel()
 	if err != nil {
@@ -58,7 +58,7 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 		res := relay.Result{Reason: relay.EndModelDisconnect, Err: err}
 		h.apologize(sc, res, log)
 		relay.CloseEnded(conn, res.Reason)
-		rec(res, string(res.Reason), h.Now())
+		rec(res, string(res.Reason), h.now())
 		return
 	}
 	model.SetReadLimit(1 << 22)
@@ -73,7 +73,7 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 		OnEvent:       entries.add,
 		Logger:        log,
 		FrameLatency:  h.metrics.frameLatency,
-		ReadyTimeout:  h.ModelReadyTimeout,
+		ReadyTimeout:  h.modelReadyTimeout,
 		BeforeCarrierClose: func(res relay.Result) {
 			if tools.transfer.Load() && res.Reason == relay.EndAgentHangup {
 				transferred = h.transfer(sc, log)
@@ -94,9 +94,9 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 		return
 	}
 	h.metrics.active.Inc()
-	timer := time.AfterFunc(h.MaxCallDuration, func() { rc.End(errMaxDuration) })
+	timer := time.AfterFunc(h.maxCallDuration, func() { rc.End(errMaxDuration) })
 	res := rc.Run(ctx)
-	ended := h.Now()
+	ended := h.now()
 	recorder.End(ended) // the recording lasts as long as the call; nil records nothing
 	timer.Stop()
 	h.live.remove(sid)
@@ -116,10 +116,10 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 // and hands it to the relay's opts; a recorder that cannot start (no disk)
 // costs the recording, not the call.
 func (h *Handler) beginRecording(sc *streamCall, opts *relay.Options, log *slog.Logger) *recording.Recorder {
-	if !sc.agent.RecordCalls || h.Recordings == nil {
+	if !sc.agent.RecordCalls || h.recordings == nil {
 		return nil
 	}
-	r, err := h.Recordings.Begin(sc.started)
+	r, err := h.recordings.Begin(sc.started)
 	if err != nil {
 		log.Error("could not start recording the call; it goes on unrecorded", "err", err)
 		return nil
@@ -137,7 +137,7 @@ func (h *Handler) finishRecording(sc *streamCall, r *recording.Recorder, log *sl
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := h.Recordings.Finish(ctx, sc.call.ProjectID, sc.call.ID, r); err != nil {
+	if err := h.recordings.Finish(ctx, sc.call.ProjectID, sc.call.ID, r); err != nil {
 		log.Error("could not keep the call's recording", "err", err)
 	}
 }
@@ -159,7 +159,7 @@ func (h *Handler) carrierOf(sc *streamCall) carrier.Carrier {
 	if sc.claims.Direction == agentline.CallTest {
 		return nil
 	}
-	return h.Carrier
+	return h.carrierAPI
 }
 
 // carrierLost asks the carrier about a call whose media stream closed
@@ -269,7 +269,7 @@ func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, en
 		// callback will say when it ends, and how long it lasted.
 		end.Status, end.DurationS = agentline.CallInProgress, nil
 	}
-	if _, err := h.Store.ApplyCallEvent(ctx, end); err != nil {
+	if _, err := h.store.ApplyCallEvent(ctx, end); err != nil {
 		log.Error("could not record the call's end and transcript", "err", err, "events", len(entries))
 	}
 	log.Info("call ended", "reason", reason, "duration", d, "caller_frames", res.CallerFrames, "agent_frames", res.AgentFrames, "err", res.Err)
@@ -277,7 +277,7 @@ func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, en
 
 // realtimeURL is the realtime WebSocket URL of model at OPENAI_BASE_URL.
 func (h *Handler) realtimeURL(model string) string {
-	base := strings.TrimSuffix(h.OpenAIBaseURL, "/")
+	base := strings.TrimSuffix(h.openAIBaseURL, "/")
 	switch {
 	case strings.HasPrefix(base, "https://"):
 		base = "wss://" + strings.TrimPrefix(base, "https://")

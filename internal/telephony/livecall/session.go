@@ -32,8 +32,8 @@ var transferCallTool = agentline.ToolDefinition{
 func (h *Handler) toolDefinitions(ctx context.Context, agent agentline.Agent) ([]agentline.ToolDefinition, error) {
 	var defs []agentline.ToolDefinition
 	var err error
-	if h.Tools != nil {
-		defs, err = h.Tools.Definitions(ctx, agent)
+	if h.tools != nil {
+		defs, err = h.tools.Definitions(ctx, agent)
 	}
 	defs = append(defs, endCallTool)
 	if agent.TransferNumber != "" {
@@ -116,9 +116,9 @@ func (t callTools) Execute(ctx context.Context, call agentline.ToolCall) (agentl
 		t.relay.EndAfterPlayback()
 		return agentline.ToolResult{CallID: call.CallID, Output: `{"ok":true,"note":"the caller is transferred once your words have played"}`}, nil
 	}
-	if t.h.Tools == nil {
+	if t.h.tools == nil {
 		return agentline.ToolResult{CallID: call.CallID, IsError: true,
 			Output: `{"error":{"code":"unknown_tool","message":"this agent has no tools"}}`}, nil
 	}
-	return t.h.Tools.Execute(ctx, t.agent, call)
+	return t.h.tools.Execute(ctx, t.agent, call)
 }

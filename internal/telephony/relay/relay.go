@@ -3,9 +3,13 @@
 // with audio/pcmu both ways). Audio passes through as the same base64 bytes:
 // no decoding, no transcoding, no buffering beyond a frame.
 //
-// One goroutine reads each socket and one writes each (a sender: what has
-// queued up while it wrote goes out in one write), and one runs per tool
-// call while it runs, so that audio keeps flowing meanwhile:
+// One goroutine reads each socket, and one runs per tool call while it
+// runs, so that audio keeps flowing meanwhile. No goroutine is given to
+// writing: each socket's writes go through its sender, and whichever
+// goroutine flushes the sender writes what has queued up, in one write.
+// Each reader queues what it relays and flushes it from inside its own
+// socket's next read from the network (wire.Read), so the messages that
+// arrived together leave together:
 //
 //	carrier -> model: media -> input_audio_buffer.append; mark echoes -> played position; dtmf -> text item; stop -> end
 //	model -> carrier: output_audio.delta -> media (+ a mark per batch); speech_started -> clear + truncate;

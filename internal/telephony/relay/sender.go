@@ -13,12 +13,16 @@ import (
 // one batch (one write syscall over a wire), and a goroutine that flushes
 // while another is writing leaves its messages to that one, which writes
 // them next. A message is written at once (send), as a plain pass-through
-// would, or queued to go with the next flush (queue): the relay's two
-// readers queue what they relay and their sockets' wires flush before each
-// socket read, so the messages that arrived in one read leave in one write,
-// and nothing waits once the reader has nothing more to handle. Under load,
-// reads bring several messages and writes carry several; idle, each message
-// is written as it comes, with no hand-off to another goroutine.
+// would, or queued to go with the next flush (queue). The relay's two
+// readers queue what they relay, and the flush of that queue runs inside
+// the reader's own socket's next read from the network: wire.Read, the
+// net.Conn under the WebSocket library, calls it first. The library reads
+// the network only once it has handed out every message its buffer held
+// (wire.Read says what that relies on, and wire_test.go checks it), so the
+// messages that arrived in one read leave in one write, and nothing stays
+// queued while the reader waits. Under load, reads bring several messages
+// and writes carry several; idle, each message is written as it comes,
+// with no hand-off to another goroutine.
 type sender struct {
 	conn *websocket.Conn
 	wire *wire       // nil: one write per message

@@ -14,11 +14,14 @@ import (
 
 // The relay's sockets send several queued messages in one write, with the
 // framing still done by coder/websocket. The library flushes its buffered
-// writer after every message, and it has no API to write several messages
-// and flush once, so the batching happens one level down: a wire is the
-// net.Conn under the library, and while the relay's sender holds it, the
-// library's flushes only append to the wire's buffer; releasing it sends
-// the lot in one write. Accept and Dial open Sockets over a wire. A socket
+// writer after every message, before Conn.Write returns, and it has no API
+// to write several messages and flush once, so the batching happens one
+// level down: a wire is the net.Conn under the library, and while the
+// relay's sender holds it, the library's flushes only append to the wire's
+// buffer; releasing it sends the lot in one write (whole messages only:
+// wire_test.go checks that Write leaves no part of one in the library's
+// buffer). Reads go through the wire too, and that is where the readers'
+// queued messages are flushed (see Read). Accept and Dial open Sockets over a wire. A socket
 // without one (Dial with an HTTPClient of its own) still works, one write
 // per message, and its close handshake is bounded only by the library's
 // own timeouts (5 s).
@@ -39,12 +42,31 @@ type wire struct {
 	mu   sync.Mutex // held across the socket write: bytes leave in call order
 	held bool
 	buf  []byte
-	// beforeRead, once set, runs before every read from the socket, when
-	// the library has no more buffered bytes to give: the relay flushes
-	// there what its reader of this socket has queued (see sender).
+	// beforeRead, once set, runs before every read from the network (see
+	// Read): the relay flushes there what its reader of this socket has
+	// queued for the other socket (see sender).
 	beforeRead atomic.Pointer[func() error]
 }
 
+// Read reads from the network, after running beforeRead: this is where
+// the relay's queued messages are flushed, and nowhere else on the
+// readers' path. That is right only because of how coder/websocket (v1.8)
+// reads, which wire_test.go pins, each part by a test:
+//
+//   - it reads through this wire: Accept resets the hijacked connection's
+//     bufio.Reader to read from the net.Conn Hijack returned (hijackWriter
+//     returns the wire), and Dial reads the upgraded response body over
+//     the transport's connection (dialWire made it a wire). Otherwise Read
+//     would never run and queued messages would wait for maxQueued;
+//   - it reads frames through that bufio.Reader, on the goroutine that
+//     called Conn.Read, with no read-ahead goroutine (the relay never
+//     calls CloseRead, which would start one): so Read runs, on the
+//     reader's goroutine, only once every message of the last network read
+//     has been handed to the relay's reader, which has queued them all. The
+//     flush then sends them as one batch, before the reader waits for more.
+//
+// The flush's error is not this read's: the sender keeps it, refuses
+// further writes and tells the relay (its fail func), which ends the call.
 func (w *wire) Read(p []byte) (int, error) {
 	if f := w.beforeRead.Load(); f != nil {
 		(*f)()
