@@ -26,9 +26,14 @@ type call struct {
 	cancel  context.CancelFunc
 	in      chan map[string]any
 	heard   atomic.Int64 // audio packets (RTP) or appends (WebSocket) received
-	spoke   atomic.Bool  // the script's first words have begun
-	seq     atomic.Int64
-	once    sync.Once
+	// turnOver is set when the caller's speech stopped (the WebSocket
+	// path's voice activity detection, after its speech_stopped event):
+	// there, like the real service, the script answers once the caller's
+	// turn is over, so its report never overtakes that event.
+	turnOver atomic.Bool
+	spoke    atomic.Bool // the script's first words have begun
+	seq      atomic.Int64
+	once     sync.Once
 
 	// The transport: out sends one event (nil when it cannot yet); speak
 	// plays d of the voice for an item of a response; hangUp closes it.
@@ -194,7 +199,7 @@ func (c *call) open() bool {
 	c.spoke.Store(true)
 	c.say(first)
 	deadline := time.Now().Add(8 * c.srv.pause)
-	for c.heard.Load() < 25 && time.Now().Before(deadline) {
+	for (c.heard.Load() < 25 || (!c.webrtc && !c.turnOver.Load())) && time.Now().Before(deadline) {
 		if !c.wait(0.25) {
 			return false
 		}

@@ -141,6 +141,7 @@ func (c *call) readSocket(conn *websocket.Conn) {
 				c.send(map[string]any{"type": "input_audio_buffer.speech_started", "audio_start_ms": received, "item_id": vad.item})
 			case speechStopped:
 				c.send(map[string]any{"type": "input_audio_buffer.speech_stopped", "audio_end_ms": received, "item_id": vad.item})
+				c.turnOver.Store(true)
 			}
 		case "conversation.item.truncate":
 			c.send(map[string]any{"type": "conversation.item.truncated", "item_id": ev["item_id"], "content_index": ev["content_index"], "audio_end_ms": ev["audio_end_ms"]})
