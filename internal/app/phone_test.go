@@ -22,10 +22,7 @@ func TestShutdownEndsCalls(t *testing.T) {
 	model := realtimefake.New("sk-test")
 	defer model.Close()
 	url := storetest.URL(t, store.SQLite)
-	s := apptest.Start(t, apptest.Config(t, url, map[string]string{
-		"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(),
-		"TWILIO_AUTH_TOKEN": carrierToken, "AGENTLINE_ADMIN_EMAIL": "owner@example.com", "AGENTLINE_ADMIN_PASSWORD": "owner-password",
-	}))
+	s := apptest.Start(t, apptest.Config(t, url, phoneEnv(model.URL(), nil)))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	p, c, ss := inboundCall(ctx, t, s, model)

@@ -26,10 +26,7 @@ import (
 func TestRecordingCoversTheWholeCall(t *testing.T) {
 	model := realtimefake.New("sk-test")
 	defer model.Close()
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{
-		"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(),
-		"TWILIO_AUTH_TOKEN": carrierToken, "AGENTLINE_ADMIN_EMAIL": "owner@example.com", "AGENTLINE_ADMIN_PASSWORD": "owner-password",
-	})
+	s := apptest.StartFresh(t, store.SQLite, phoneEnv(model.URL(), nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	tok := s.Login(t, "owner@example.com", "owner-password")

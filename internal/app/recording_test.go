@@ -53,11 +53,9 @@ func testPhoneCallRecording(t *testing.T, d store.Dialect, bucket bool) {
 	model := realtimefake.New("sk-test")
 	defer model.Close()
 	dir := t.TempDir()
-	env := map[string]string{
-		"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(),
-		"TWILIO_AUTH_TOKEN": carrierToken, "AGENTLINE_ADMIN_EMAIL": "owner@example.com", "AGENTLINE_ADMIN_PASSWORD": "owner-password",
+	env := phoneEnv(model.URL(), map[string]string{
 		"AGENTLINE_RECORDINGS_DIR": dir,
-	}
+	})
 	objects, err := recording.NewDirStore(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -367,10 +365,7 @@ func startS3(t *testing.T, withBucket bool) (string, *s3mem.Backend) {
 func TestRecordingShowsBargeIn(t *testing.T) {
 	model := realtimefake.New("sk-test")
 	defer model.Close()
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{
-		"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(),
-		"TWILIO_AUTH_TOKEN": carrierToken, "AGENTLINE_ADMIN_EMAIL": "owner@example.com", "AGENTLINE_ADMIN_PASSWORD": "owner-password",
-	})
+	s := apptest.StartFresh(t, store.SQLite, phoneEnv(model.URL(), nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	tok := s.Login(t, "owner@example.com", "owner-password")
@@ -392,11 +387,9 @@ func TestRecordingUploadRetries(t *testing.T) {
 			defer model.Close()
 			dir := t.TempDir()
 			s3url, backend := startS3(t, false) // no bucket yet: every put fails
-			s := apptest.StartFresh(t, d, map[string]string{
-				"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(),
-				"TWILIO_AUTH_TOKEN": carrierToken, "AGENTLINE_ADMIN_EMAIL": "owner@example.com", "AGENTLINE_ADMIN_PASSWORD": "owner-password",
+			s := apptest.StartFresh(t, d, phoneEnv(model.URL(), map[string]string{
 				"AGENTLINE_RECORDINGS_DIR": dir, "AGENTLINE_RECORDINGS_URL": s3url, "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s",
-			})
+			}))
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			tok := s.Login(t, "owner@example.com", "owner-password")
@@ -429,4 +422,18 @@ func TestRecordingUploadRetries(t *testing.T) {
 			}
 		})
 	}
+}
+
+// phoneEnv is the settings of a phone test instance: the phone channel on,
+// the model at modelURL, the carrier's token, and a known owner
+// (owner@example.com, owner-password); extra adds to them.
+func phoneEnv(modelURL string, extra map[string]string) map[string]string {
+	env := map[string]string{
+		"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": modelURL,
+		"TWILIO_AUTH_TOKEN": carrierToken, "AGENTLINE_ADMIN_EMAIL": "owner@example.com", "AGENTLINE_ADMIN_PASSWORD": "owner-password",
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
 }
