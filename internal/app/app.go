@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,6 +78,9 @@ type App struct {
 // account exist (printing a generated password once on stdout), and builds
 // every route.
 func New(ctx context.Context, cfg config.Config, logger *slog.Logger, stdout io.Writer) (*App, error) {
+	// config.Load applied the sandbox's settings already; again here, since
+	// a caller may have changed the listen address since (tests do).
+	cfg.ApplySandbox()
 	db, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
@@ -116,11 +118,9 @@ func (a *App) init(ctx context.Context, stdout io.Writer) error {
 	}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if a.Config.Sandbox {
-		// OpenAI-kind agents talk to the sandbox provider.
+		// config.ApplySandbox pointed OpenAI-kind agents at it.
 		a.Sandbox = sandbox.New(a.Logger)
 		a.closers = append(a.closers, a.Sandbox)
-		a.Config.OpenAIBaseURL = a.BaseURL() + sandboxPrefix
-		a.Config.OpenAIAPIKey = sandbox.APIKey
 		a.Logger.Warn("sandbox provider on: OpenAI-kind agents talk to a pretend provider", "url", a.Config.OpenAIBaseURL)
 	}
 	if err := a.mount(ctx); err != nil {
@@ -222,20 +222,8 @@ func (a *App) bootstrapOwner(ctx context.Context, stdout io.Writer) error {
 }
 
 // BaseURL is AGENTLINE_PUBLIC_URL, or a local URL built from the listen
-// address.
-func (a *App) BaseURL() string {
-	if a.Config.PublicURL != "" {
-		return strings.TrimSuffix(a.Config.PublicURL, "/")
-	}
-	host, port, err := net.SplitHostPort(a.Config.Addr)
-	if err != nil {
-		return "http://localhost:8080"
-	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "localhost"
-	}
-	return "http://" + net.JoinHostPort(host, port)
-}
+// address (config.BaseURL).
+func (a *App) BaseURL() string { return a.Config.BaseURL() }
 
 // Serve serves on ln, and /metrics on metrics unless it is nil, until ctx
 // ends, then shuts down gracefully. First it drains: /readyz answers 503 at

@@ -67,7 +67,8 @@ func (a *App) jobQueue(ctx context.Context) error {
 }
 
 // mailJobs registers the workers that email invitations and reset links,
-// when AGENTLINE_SMTP_URL is set.
+// when AGENTLINE_SMTP_URL is set. mail.New checks the URL and the sender
+// address, naming the setting: a bad one stops the start here.
 func (a *App) mailJobs(r *jobs.Registry) error {
 	if a.Config.SMTPURL == "" {
 		return nil

@@ -25,7 +25,9 @@ func (a *App) openRecordings() error {
 		return nil
 	}
 	dir := a.Config.RecordingsDirectory()
-	st, err := recording.OpenStore(a.Config.RecordingsURL, dir, a.Config.RecordingsCredentials)
+	// config keeps the bucket's credentials as plain values, field for
+	// field recording's own.
+	st, err := recording.OpenStore(a.Config.RecordingsURL, dir, recording.Credentials(a.Config.RecordingsCredentials))
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/api"
 	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/httpx"
@@ -65,7 +66,7 @@ func (a *App) mount(ctx context.Context) error {
 	}
 	a.routes = append(a.routes, assets.Routes()...)
 	if a.Sandbox != nil {
-		a.routes = append(a.routes, a.Sandbox.Routes(sandboxPrefix)...)
+		a.routes = append(a.routes, a.Sandbox.Routes(config.SandboxPath)...)
 		a.routes = append(a.routes, a.sandboxPhoneRoutes()...)
 	}
 	if err := a.openRecordings(); err != nil {
@@ -131,10 +132,6 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
 	}
 	return allow
 }
-
-// sandboxPrefix is where the sandbox provider is served; it is
-// OPENAI_BASE_URL's path in sandbox mode.
-const sandboxPrefix = "/sandbox/openai"
 
 func (a *App) ownRoutes() []httpx.Route {
 	return []httpx.Route{
