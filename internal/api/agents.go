@@ -67,14 +67,10 @@ func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.store.Agents(r.Context(), projectID)
-	if err == nil {
-		list, err = listing.Whole(w, r.URL.Query(), list, func(a agentline.Agent) listing.Cursor { return listing.After(a.ID) })
-	}
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, list)
-	return nil
+	return listing.WriteWhole(w, r, list, func(a agentline.Agent) listing.Cursor { return listing.After(a.ID) })
 }
 
 func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) error {

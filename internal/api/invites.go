@@ -33,14 +33,10 @@ func (h *Handler) listInvites(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.store.Invites(r.Context(), projectID)
-	if err == nil {
-		list, err = listing.Whole(w, r.URL.Query(), list, func(i agentline.Invite) listing.Cursor { return listing.After(i.ID) })
-	}
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, list)
-	return nil
+	return listing.WriteWhole(w, r, list, func(i agentline.Invite) listing.Cursor { return listing.After(i.ID) })
 }
 
 func (h *Handler) createInvite(w http.ResponseWriter, r *http.Request) error {

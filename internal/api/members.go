@@ -20,17 +20,13 @@ func (h *Handler) listMembers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.store.Members(r.Context(), projectID)
-	if err == nil { // in order of joining
-		list, err = listing.Whole(w, r.URL.Query(), list, func(m agentline.Member) listing.Cursor {
-			return listing.AfterTime(m.CreatedAt, strconv.FormatInt(m.UserID, 10))
-		})
-	}
+	list, err := h.store.Members(r.Context(), projectID) // in order of joining
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, list)
-	return nil
+	return listing.WriteWhole(w, r, list, func(m agentline.Member) listing.Cursor {
+		return listing.AfterTime(m.CreatedAt, strconv.FormatInt(m.UserID, 10))
+	})
 }
 
 func (h *Handler) inviteMember(w http.ResponseWriter, r *http.Request) error {

@@ -48,14 +48,10 @@ func (h *Handler) listNumbers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.store.PhoneNumbers(r.Context(), projectID)
-	if err == nil {
-		list, err = listing.Whole(w, r.URL.Query(), list, func(n agentline.PhoneNumber) listing.Cursor { return listing.After(n.ID) })
-	}
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, list)
-	return nil
+	return listing.WriteWhole(w, r, list, func(n agentline.PhoneNumber) listing.Cursor { return listing.After(n.ID) })
 }
 
 // linkableAgent loads an agent of the project that may get a number: it
