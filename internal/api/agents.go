@@ -130,15 +130,7 @@ func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) deleteAgent(w http.ResponseWriter, r *http.Request) error {
-	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermDelete)
-	if err != nil {
-		return err
-	}
-	if err := h.store.DeleteAgent(r.Context(), projectID, agentID); err != nil {
-		return err
-	}
-	httpx.NoContent(w)
-	return nil
+	return h.auth.DeletePath(w, r, "agent_id", agentline.KindAgent, h.store.DeleteAgent)
 }
 
 // catalog serves GET /api/catalog: the models and voices the console's

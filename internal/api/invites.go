@@ -71,15 +71,7 @@ func (h *Handler) invite(w http.ResponseWriter, r *http.Request, status int) err
 }
 
 func (h *Handler) deleteInvite(w http.ResponseWriter, r *http.Request) error {
-	id, projectID, err := h.auth.AuthorizePath(r, "invite_id", agentline.KindInvite, agentline.PermDelete)
-	if err != nil {
-		return err
-	}
-	if err := h.store.DeleteInvite(r.Context(), projectID, id); err != nil {
-		return err
-	}
-	httpx.NoContent(w)
-	return nil
+	return h.auth.DeletePath(w, r, "invite_id", agentline.KindInvite, h.store.DeleteInvite)
 }
 
 type tokenBody struct {

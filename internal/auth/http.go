@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -197,6 +198,22 @@ func (s *Service) AuthorizePath(r *http.Request, param string, kind agentline.Ki
 		return 0, 0, err
 	}
 	return id, projectID, nil
+}
+
+// DeletePath serves the DELETE of the object whose id is in the path
+// segment param, as every project-owned object's is: authorized as
+// AuthorizePath with PermDelete, removed by del (given its project's id
+// and its own), answered 204.
+func (s *Service) DeletePath(w http.ResponseWriter, r *http.Request, param string, kind agentline.Kind, del func(ctx context.Context, projectID, id int64) error) error {
+	id, projectID, err := s.AuthorizePath(r, param, kind, agentline.PermDelete)
+	if err != nil {
+		return err
+	}
+	if err := del(r.Context(), projectID, id); err != nil {
+		return err
+	}
+	httpx.NoContent(w)
+	return nil
 }
 
 // AuthorizeProjectPath is Authorize for the project whose id is the path's

@@ -294,13 +294,5 @@ func (h *Handler) updateTool(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) deleteTool(w http.ResponseWriter, r *http.Request) error {
-	toolID, projectID, err := h.auth.AuthorizePath(r, "tool_id", agentline.KindTool, agentline.PermDelete)
-	if err != nil {
-		return err
-	}
-	if err := h.store.DeleteTool(r.Context(), projectID, toolID); err != nil {
-		return err
-	}
-	httpx.NoContent(w)
-	return nil
+	return h.auth.DeletePath(w, r, "tool_id", agentline.KindTool, h.store.DeleteTool)
 }

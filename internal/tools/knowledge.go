@@ -269,13 +269,5 @@ func (h *Handler) searchKnowledge(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (h *Handler) deleteKnowledge(w http.ResponseWriter, r *http.Request) error {
-	documentID, projectID, err := h.auth.AuthorizePath(r, "document_id", agentline.KindKnowledgeDocument, agentline.PermDelete)
-	if err != nil {
-		return err
-	}
-	if err := h.store.DeleteKnowledgeDocument(r.Context(), projectID, documentID); err != nil {
-		return err
-	}
-	httpx.NoContent(w)
-	return nil
+	return h.auth.DeletePath(w, r, "document_id", agentline.KindKnowledgeDocument, h.store.DeleteKnowledgeDocument)
 }
