@@ -33,12 +33,20 @@ func (h *Handler) inviteMember(w http.ResponseWriter, r *http.Request) error {
 	return h.invite(w, r, http.StatusAccepted)
 }
 
-func (h *Handler) setMemberRole(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := h.auth.AuthorizeMembers(r, "change roles")
-	if err != nil {
-		return err
+// memberPath authorizes managing the path's project's members (action
+// says what, for the refusal) and reads the path's user_id.
+func (h *Handler) memberPath(r *http.Request, action string) (projectID, userID int64, err error) {
+	if projectID, err = h.auth.AuthorizeMembers(r, action); err != nil {
+		return 0, 0, err
 	}
-	userID, err := httpx.PathID(r, "user_id")
+	if userID, err = httpx.PathID(r, "user_id"); err != nil {
+		return 0, 0, err
+	}
+	return projectID, userID, nil
+}
+
+func (h *Handler) setMemberRole(w http.ResponseWriter, r *http.Request) error {
+	projectID, userID, err := h.memberPath(r, "change roles")
 	if err != nil {
 		return err
 	}
@@ -60,11 +68,7 @@ func (h *Handler) setMemberRole(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) removeMember(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := h.auth.AuthorizeMembers(r, "remove members")
-	if err != nil {
-		return err
-	}
-	userID, err := httpx.PathID(r, "user_id")
+	projectID, userID, err := h.memberPath(r, "remove members")
 	if err != nil {
 		return err
 	}
