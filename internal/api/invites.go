@@ -15,15 +15,12 @@ import (
 
 func (h *Handler) inviteRoutes() []httpx.Route {
 	r := h.auth.Route
-	public := func(method, pattern string, fn httpx.HandlerFunc) httpx.Route {
-		return httpx.Route{Method: method, Pattern: pattern, Auth: httpx.Public, Name: httpx.NameOf(fn), Handler: fn}
-	}
 	return []httpx.Route{
 		r("GET", "/api/projects/{project_id}/invites", h.listInvites),
 		r("POST", "/api/projects/{project_id}/invites", h.createInvite),
 		r("DELETE", "/api/invites/{invite_id}", h.deleteInvite),
-		public("POST", "/api/invites/details", h.inviteDetails),
-		public("POST", "/api/invites/accept", h.acceptInvite),
+		httpx.PublicRoute("POST", "/api/invites/details", h.inviteDetails),
+		httpx.PublicRoute("POST", "/api/invites/accept", h.acceptInvite),
 	}
 }
 

@@ -37,13 +37,13 @@ func NewHandler(svc *Service, features Features) *Handler {
 // Routes lists the routes of this package.
 func (h *Handler) Routes() []httpx.Route {
 	return []httpx.Route{
-		{Method: "POST", Pattern: "/api/auth/login", Auth: httpx.Public, Name: httpx.NameOf(h.login), Handler: httpx.HandlerFunc(h.login)},
+		httpx.PublicRoute("POST", "/api/auth/login", h.login),
 		h.svc.Route("POST", "/api/auth/logout", h.logout),
 		h.svc.Route("GET", "/api/me", h.me),
 		h.svc.Route("POST", "/api/me/password", h.changePassword),
-		{Method: "GET", Pattern: "/api/auth/methods", Auth: httpx.Public, Name: httpx.NameOf(h.methods), Handler: httpx.HandlerFunc(h.methods)},
-		{Method: "POST", Pattern: "/api/auth/forgot-password", Auth: httpx.Public, Name: httpx.NameOf(h.forgotPassword), Handler: httpx.HandlerFunc(h.forgotPassword)},
-		{Method: "POST", Pattern: "/api/auth/reset-password", Auth: httpx.Public, Name: httpx.NameOf(h.resetPassword), Handler: httpx.HandlerFunc(h.resetPassword)},
+		httpx.PublicRoute("GET", "/api/auth/methods", h.methods),
+		httpx.PublicRoute("POST", "/api/auth/forgot-password", h.forgotPassword),
+		httpx.PublicRoute("POST", "/api/auth/reset-password", h.resetPassword),
 	}
 }
 
