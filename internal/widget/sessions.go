@@ -30,13 +30,18 @@ type sessionAnswer struct {
 	} `json:"connect"`
 }
 
+// sessionBody is what the SDK posts to start a session: to
+// /widget/v1/session, and from the console's Test panel to the agent's
+// test-session route.
+type sessionBody struct {
+	AgentID   int64  `json:"agent_id"`
+	SessionID string `json:"session_id"`
+	Modality  string `json:"modality"`
+}
+
 // createSession serves POST /widget/v1/session; public checked the key.
 func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, ch channelRef) error {
-	var in struct {
-		AgentID   int64  `json:"agent_id"`
-		SessionID string `json:"session_id"`
-		Modality  string `json:"modality"`
-	}
+	var in sessionBody
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
