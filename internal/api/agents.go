@@ -134,14 +134,16 @@ func (h *Handler) deleteAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 // catalog serves GET /api/catalog: the models and voices the console's
-// pickers offer, from the same tables the API validates and maps with, so
-// the console never hard-codes a list that drifts from the server's.
+// pickers offer and the webhook event types its webhooks page names, from
+// the same tables the API validates and maps with, so the console never
+// hard-codes a list that drifts from the server's.
 func (h *Handler) catalog(w http.ResponseWriter, r *http.Request) error {
 	httpx.WriteJSON(w, http.StatusOK, struct {
 		Models        []agentline.ModelChoice       `json:"models"`
 		Voices        []agentline.VoiceChoice       `json:"voices"`
 		DefaultVoices map[agentline.Provider]string `json:"default_voices"`
 		DefaultModel  string                        `json:"default_model"`
-	}{agentline.KnownModels(), agentline.Voices(), agentline.DefaultVoices(), agentline.DefaultModel})
+		EventTypes    []string                      `json:"event_types"`
+	}{agentline.KnownModels(), agentline.Voices(), agentline.DefaultVoices(), agentline.DefaultModel, agentline.EventTypes()})
 	return nil
 }
