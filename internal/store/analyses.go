@@ -34,9 +34,9 @@ func (db *DB) startAnalysis(ctx context.Context, c conn, projectID int64, id str
 	if err := c.queryRow(ctx, q, projectID, ref).Scan(&agentID, &raw); err != nil {
 		return ignoreNoRows(err) // the agent is gone: nothing to analyse for
 	}
-	settings, err := parseAnalysis(agentID, raw)
+	settings, err := agentline.ParseAnalysisSettings([]byte(raw))
 	if err != nil {
-		return err
+		return fmt.Errorf("agent %d analysis: %w", agentID, err)
 	}
 	if !settings.Enabled() {
 		return nil
