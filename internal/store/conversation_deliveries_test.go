@@ -12,9 +12,10 @@ import (
 	"github.com/agentline/agentline/internal/store/storetest"
 )
 
-// A conversation's deliveries are its own events' (the call's started and
-// ended), to every endpoint of its project with the endpoint's URL, newest
-// first; another conversation's and another project's are not among them.
+// A conversation's deliveries are its own events' (one per change of the
+// call's status here), to every endpoint of its project with the
+// endpoint's URL, newest first; another conversation's and another
+// project's are not among them.
 func TestConversationDeliveries(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -37,7 +38,7 @@ func TestConversationDeliveries(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, st := range []string{agentline.CallInProgress, agentline.CallCompleted} {
-				if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: st, At: time.Now()}); err != nil {
+				if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: st, At: time.Now()}, callChanged); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -58,7 +59,7 @@ func TestConversationDeliveries(t *testing.T) {
 				t.Errorf("deliveries not newest first: %d after %d", d.ID, list[i-1].ID)
 			}
 		}
-		if !slices.Contains(types, agentline.EventConversationStarted) || !slices.Contains(types, agentline.EventConversationEnded) {
+		if !slices.Equal(types, []string{agentline.EventCallStatusChanged, agentline.EventCallStatusChanged}) {
 			t.Errorf("event types of %s: %v", mine, types)
 		}
 		if few, _ := db.ConversationDeliveries(ctx, f.p1.ID, mine, 1); len(few) != 1 {
