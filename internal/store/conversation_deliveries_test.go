@@ -45,7 +45,7 @@ func TestConversationDeliveries(t *testing.T) {
 			return agentline.CallConversationID(c.ID)
 		}
 		mine, sibling, other := call(f.p1, f.a1, "CA1"), call(f.p1, f.a1, "CA2"), call(f.p2, f.a2, "CA3")
-		list, err := db.ConversationDeliveries(ctx, f.p1.ID, mine, 50)
+		list, err := db.ConversationDeliveriesBefore(ctx, f.p1.ID, mine, 0, 50)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,14 +62,14 @@ func TestConversationDeliveries(t *testing.T) {
 		if !slices.Equal(types, []string{agentline.EventCallStatusChanged, agentline.EventCallStatusChanged}) {
 			t.Errorf("event types of %s: %v", mine, types)
 		}
-		if few, _ := db.ConversationDeliveries(ctx, f.p1.ID, mine, 1); len(few) != 1 {
+		if few, _ := db.ConversationDeliveriesBefore(ctx, f.p1.ID, mine, 0, 1); len(few) != 1 {
 			t.Errorf("limit 1 gave %d", len(few))
 		}
 		// Another project's conversation is not found through this project.
-		if none, _ := db.ConversationDeliveries(ctx, f.p1.ID, other, 50); len(none) != 0 {
+		if none, _ := db.ConversationDeliveriesBefore(ctx, f.p1.ID, other, 0, 50); len(none) != 0 {
 			t.Errorf("project 1 sees %d deliveries of project 2's conversation", len(none))
 		}
-		if sib, _ := db.ConversationDeliveries(ctx, f.p1.ID, sibling, 50); len(sib) != len(list) {
+		if sib, _ := db.ConversationDeliveriesBefore(ctx, f.p1.ID, sibling, 0, 50); len(sib) != len(list) {
 			t.Errorf("the sibling call has %d deliveries, want %d of its own", len(sib), len(list))
 		}
 	})
