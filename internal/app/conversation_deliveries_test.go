@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/store"
 )
 
@@ -31,7 +32,7 @@ func TestConversationDeliveriesAndCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, st := range []string{agentline.CallInProgress, agentline.CallCompleted} {
-		if _, err := s.App.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: st}); err != nil {
+		if _, err := s.App.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: st}, conversation.CallChanged); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/httpx"
 )
 
@@ -124,7 +125,7 @@ func (h *Handler) executeTool(w http.ResponseWriter, r *http.Request, ch channel
 	data, _ := json.Marshal(map[string]any{"call_id": call.CallID, "name": call.Name, "arguments": call.Arguments,
 		"output": res.Output, "is_error": res.IsError, "source": "server", "duration_ms": time.Since(began).Milliseconds()})
 	if err := h.store.AddSessionEvents(r.Context(), ch.key.ProjectID, s.ID, []agentline.SessionEvent{
-		{Type: agentline.EventToolCall, At: h.now().UTC(), Data: data}}); err != nil {
+		{Type: agentline.EventToolCall, At: h.now().UTC(), Data: data}}, conversation.Ended); err != nil {
 		httpx.Logger(r.Context()).Warn("record tool call", "session_id", s.ID, "err", err)
 	}
 	httpx.WriteJSON(w, http.StatusOK, res)
@@ -200,7 +201,7 @@ func (h *Handler) reportEvents(w http.ResponseWriter, r *http.Request, ch channe
 		return err
 	}
 	if len(events) > 0 {
-		if err := h.store.AddSessionEvents(r.Context(), ch.key.ProjectID, s.ID, events); err != nil {
+		if err := h.store.AddSessionEvents(r.Context(), ch.key.ProjectID, s.ID, events, conversation.Ended); err != nil {
 			return err
 		}
 	}
