@@ -256,6 +256,26 @@ func TestContactDials(t *testing.T) {
 		if err == nil {
 			t.Fatal("a second dial of attempt 1 was stored")
 		}
+		// A call keeps its campaign until the campaign goes; the project
+		// goes with everything in it.
+		mustExec(t, db, fmt.Sprintf(`UPDATE calls SET campaign_id = %d, contact_id = %d, variables = '{"first_name":"N0"}' WHERE id = %d`,
+			c.ID, ct.ID, calls[0]))
+		if _, _, err := db.TransitionCampaign(ctx, f.p1.ID, c.ID, []string{agentline.CampaignDraft}, agentline.CampaignCancelled); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.DeleteCampaign(ctx, f.p1.ID, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		if calls, err := db.Calls(ctx, f.p1.ID, agentline.CallFilter{Limit: 10}); err != nil || len(calls) != 1 {
+			t.Fatalf("the campaign's calls after its deletion: %+v %v", calls, err)
+		}
+		d := newCampaign(t, db, f.p1.ID, f.a1.ID, "Again")
+		if _, _, _, err := db.AddContacts(ctx, f.p1.ID, d.ID, contacts("+14155550101"), 10); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.DeleteProject(ctx, f.p1.ID); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
 
