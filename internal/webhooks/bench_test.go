@@ -23,7 +23,6 @@ import (
 type queued struct {
 	db      *store.DB
 	q       *jobs.Queue
-	d       *webhooks.Dispatcher
 	project int64
 	got     *atomic.Int64
 }
@@ -45,12 +44,12 @@ func newQueued(b *testing.B, d store.Dialect, span time.Duration) *queued {
 	}
 	r := jobs.NewRegistry()
 	jobs.Add(r, webhooks.NewDeliverer(webhooks.DelivererOptions{Store: db, Client: &http.Client{}, Span: span, Logger: quiet}), 25)
+	jobs.AddCoalescing(r, &webhooks.Dispatcher{Store: db, Logger: quiet}, 10, 0, agentline.DispatchWebhooks{})
 	q, err := jobs.New(jobs.Options{Pool: db.JobPool(), Dialect: string(d), PollInterval: 100 * time.Millisecond, Logger: quiet}, r)
 	if err != nil {
 		b.Fatal(err)
 	}
-	disp := webhooks.NewDispatcher(db, quiet, 100*time.Millisecond)
-	db.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx, Wake: disp.Wake, DeliverySpan: span})
+	db.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx, DeliverySpan: span})
 	u, err := db.CreateUser(ctx, "owner@example.com", "x")
 	if err != nil {
 		b.Fatal(err)
@@ -66,11 +65,11 @@ func newQueued(b *testing.B, d store.Dialect, span time.Duration) *queued {
 	if _, err := db.CreateWebhook(ctx, agentline.WebhookEndpoint{ProjectID: p.ID, URL: srv.URL + "/hook", Events: []string{"*"}, Enabled: true, Secret: secret}); err != nil {
 		b.Fatal(err)
 	}
-	return &queued{db: db, q: q, d: disp, project: p.ID, got: got}
+	return &queued{db: db, q: q, project: p.ID, got: got}
 }
 
-// emit stores one lead.created event with its delivery and job, in one
-// transaction, as a form submit does.
+// emit stores one lead.created event with its delivery and the dispatch
+// job, in one transaction, as a form submit does.
 func (w *queued) emit(b *testing.B, n int) {
 	ev, err := agentline.NewEvent(w.project, agentline.EventLeadCreated, "lead:"+itoa(int64(n)), map[string]any{"lead": map[string]any{"id": n, "name": "Ada"}})
 	if err != nil {
@@ -81,10 +80,27 @@ func (w *queued) emit(b *testing.B, n int) {
 	}
 }
 
-// BenchmarkEnqueue is events emitted per second: the event and its
-// delivery written in one transaction, one event at a time, then the
-// River jobs of all of them inserted by the dispatcher (in batches of 500),
-// all timed (no worker running).
+// dispatchAll gives every delivery waiting its job, as the dispatch job
+// does, and returns how many.
+func (w *queued) dispatchAll(b *testing.B) int {
+	total := 0
+	for {
+		n, err := w.db.DispatchDeliveries(context.Background(), 500, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += n
+		if n < 500 {
+			return total
+		}
+	}
+}
+
+// BenchmarkEnqueue is events emitted per second: the event, its delivery
+// and the (coalesced) dispatch job written in one transaction, one event at
+// a time, then the River jobs of all of them inserted as the dispatch job
+// does (DispatchDeliveries, in batches of 500), all timed (no worker
+// running).
 func BenchmarkEnqueue(b *testing.B) {
 	for _, d := range storetest.Dialects() {
 		b.Run(string(d), func(b *testing.B) {
@@ -93,7 +109,7 @@ func BenchmarkEnqueue(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				w.emit(b, i)
 			}
-			if n := w.d.Drain(context.Background()); n != b.N {
+			if n := w.dispatchAll(b); n != b.N {
 				b.Fatalf("dispatched %d of %d", n, b.N)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
@@ -103,8 +119,8 @@ func BenchmarkEnqueue(b *testing.B) {
 
 // BenchmarkDeliver is deliveries per second to a loopback receiver that
 // answers 204 at once: b.N events are enqueued first (untimed), then the
-// queue (20 workers, at most 4 requests at a time to the endpoint) and the
-// dispatcher (which inserts their jobs) are started and timed until the
+// queue (20 workers, at most 4 requests at a time to the endpoint; its
+// dispatch job inserts their jobs) is started and timed until the
 // receiver has them all. A job that finds its
 // endpoint's 4 slots busy waits for one (up to 8 jobs wait, up to 2 s);
 // the others snooze for about twice the age of the oldest request in
@@ -131,10 +147,6 @@ func benchDeliver(b *testing.B, d store.Dialect, span time.Duration) {
 	if err := w.q.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
-	dctx, stopDispatch := context.WithCancel(ctx)
-	dispatched := make(chan struct{})
-	go func() { w.d.Run(dctx); close(dispatched) }()
-	defer func() { stopDispatch(); <-dispatched }()
 	for w.got.Load() < int64(b.N) {
 		if ctx.Err() != nil {
 			b.Fatalf("%d of %d delivered", w.got.Load(), b.N)
