@@ -14,10 +14,11 @@ import (
 
 // An emitted event's deliveries get no job in the emitting transaction,
 // which inserts one DispatchWebhooks job however many deliveries it
-// stores. DispatchDeliveries gives each delivery one job, oldest first,
-// in batches of its limit; its finish runs first in its transaction (an
-// error rolls the batch back), and a full batch with finish inserts the
-// dispatch job that goes on.
+// stores, or none while deliveries stored before still wait for theirs
+// (their dispatch comes after it commits). DispatchDeliveries gives each
+// delivery one job, oldest first, in batches of its limit; its finish runs
+// first in its transaction (an error rolls the batch back), and a full
+// batch with finish inserts the dispatch job that goes on.
 func TestDispatchDeliveries(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -64,10 +65,11 @@ func TestDispatchDeliveries(t *testing.T) {
 			}
 		}
 		emit(false, "lead:1", "lead:2")
-		emit(true, "lead:3") // its job insert is rolled back with it
+		emit(true, "lead:3") // rolled back before its insert, which comes last
 		emit(false, "lead:4")
-		if len(jobs) != 0 || dispatches != 3 {
-			t.Fatalf("after emitting: %d delivery jobs, %d dispatch jobs; want 0, one a transaction", len(jobs), dispatches)
+		// lead:4's transaction finds lead:1's dispatch still to run.
+		if len(jobs) != 0 || dispatches != 1 {
+			t.Fatalf("after emitting: %d delivery jobs, %d dispatch jobs; want 0, 1", len(jobs), dispatches)
 		}
 		dispatch := func(limit, want, wantDispatches int, finish func(context.Context, *sql.Tx) error) {
 			t.Helper()
@@ -88,15 +90,19 @@ func TestDispatchDeliveries(t *testing.T) {
 		if _, err := db.DispatchDeliveries(ctx, 2, func(context.Context, *sql.Tx) error { return boom }); !errors.Is(err, boom) {
 			t.Fatalf("a failed finish: %v", err)
 		}
-		dispatch(2, 2, 4, finish) // a full batch: one more dispatch job
-		dispatch(3, 3, 4, nil)
-		dispatch(3, 1, 4, finish)
-		dispatch(3, 0, 4, nil)
+		dispatch(2, 2, 2, finish) // a full batch: one more dispatch job
+		dispatch(3, 3, 2, nil)
+		dispatch(3, 1, 2, finish)
+		dispatch(3, 0, 2, nil)
 		if finished != 2 {
 			t.Errorf("finish ran %d times, want 2", finished)
 		}
 		if !slices.IsSorted(jobs) || len(slices.Compact(slices.Clone(jobs))) != 6 {
 			t.Errorf("jobs for deliveries %v, want 6 distinct, oldest first", jobs)
+		}
+		emit(false, "lead:5") // none waits now: it inserts one
+		if dispatches != 3 {
+			t.Errorf("%d dispatch jobs after an emit with none waiting, want 3", dispatches)
 		}
 	})
 }

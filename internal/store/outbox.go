@@ -135,9 +135,9 @@ func wanting(eps []agentline.WebhookEndpoint, typ string) []int64 {
 	return ids
 }
 
-// emitTo stores e and one delivery to each endpoint, without its job: the
-// DispatchWebhooks job it inserts, once per transaction, gives it one after
-// the transaction commits (DispatchDeliveries).
+// emitTo stores e and one delivery to each endpoint, without its job: a
+// DispatchWebhooks job gives it one after the transaction commits
+// (DispatchDeliveries, beforeCommit).
 func (o *outbox) emitTo(ctx context.Context, e agentline.Event, endpointIDs ...int64) ([]int64, error) {
 	body, err := e.Body()
 	if err != nil {
@@ -157,9 +157,7 @@ func (o *outbox) emitTo(ctx context.Context, e agentline.Event, endpointIDs ...i
 			return nil, fmt.Errorf("emit %s: %w", e.Type, err)
 		}
 		ids = append(ids, id)
-	}
-	if err := o.dispatchAfterCommit(ctx); err != nil {
-		return nil, fmt.Errorf("emit %s: %w", e.Type, err)
+		o.c.tx.storedDelivery(id)
 	}
 	return ids, nil
 }

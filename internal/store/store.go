@@ -259,7 +259,12 @@ func (db *DB) tx(ctx context.Context, fn func(c conn) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", classify(err))
 	}
-	if err := fn(conn{db, t, &txState{}}); err != nil {
+	c := conn{db, t, &txState{}}
+	err = fn(c)
+	if err == nil {
+		err = c.beforeCommit(ctx)
+	}
+	if err != nil {
 		t.Rollback()
 		return err
 	}

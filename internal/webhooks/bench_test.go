@@ -68,16 +68,20 @@ func newQueued(b *testing.B, d store.Dialect, span time.Duration) *queued {
 	return &queued{db: db, q: q, project: p.ID, got: got}
 }
 
-// emit stores one lead.created event with its delivery and the dispatch
-// job, in one transaction, as a form submit does.
+// emit stores one lead.created event with its delivery and dispatch, in
+// one transaction, as a form submit does.
 func (w *queued) emit(b *testing.B, n int) {
+	if err := w.emitErr(n); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func (w *queued) emitErr(n int) error {
 	ev, err := agentline.NewEvent(w.project, agentline.EventLeadCreated, "lead:"+itoa(int64(n)), map[string]any{"lead": map[string]any{"id": n, "name": "Ada"}})
 	if err != nil {
-		b.Fatal(err)
+		return err
 	}
-	if err := w.db.WithOutbox(context.Background(), func(ctx context.Context, out agentline.Outbox) error { return out.Emit(ctx, ev) }); err != nil {
-		b.Fatal(err)
-	}
+	return w.db.WithOutbox(context.Background(), func(ctx context.Context, out agentline.Outbox) error { return out.Emit(ctx, ev) })
 }
 
 // dispatchAll gives every delivery waiting its job, as the dispatch job
@@ -97,10 +101,11 @@ func (w *queued) dispatchAll(b *testing.B) int {
 }
 
 // BenchmarkEnqueue is events emitted per second: the event, its delivery
-// and the (coalesced) dispatch job written in one transaction, one event at
-// a time, then the River jobs of all of them inserted as the dispatch job
-// does (DispatchDeliveries, in batches of 500), all timed (no worker
-// running).
+// and its dispatch written in one transaction, one event at a time, then
+// the River jobs of all of them inserted as the dispatch job does
+// (DispatchDeliveries, in batches of 500), all timed (no worker running).
+// With no worker, the first emit's dispatch job stays pending and the
+// others insert none (they find its deliveries waiting).
 func BenchmarkEnqueue(b *testing.B) {
 	for _, d := range storetest.Dialects() {
 		b.Run(string(d), func(b *testing.B) {
@@ -111,6 +116,33 @@ func BenchmarkEnqueue(b *testing.B) {
 			}
 			if n := w.dispatchAll(b); n != b.N {
 				b.Fatalf("dispatched %d of %d", n, b.N)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkEnqueueParallel is BenchmarkEnqueue from 16 goroutines at once,
+// as many requests would. On PostgreSQL, were each emit to insert the
+// dispatch job, its insert, coalescing with the pending one, would lock
+// that job's row until commit, and the emits would commit one at a time.
+func BenchmarkEnqueueParallel(b *testing.B) {
+	for _, d := range storetest.Dialects() {
+		b.Run(string(d), func(b *testing.B) {
+			w := newQueued(b, d, webhooks.DefaultSpan)
+			var n atomic.Int64
+			b.SetParallelism(8)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := w.emitErr(int(n.Add(1))); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			if got := w.dispatchAll(b); got != b.N {
+				b.Fatalf("dispatched %d of %d", got, b.N)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		})

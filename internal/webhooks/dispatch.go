@@ -30,11 +30,12 @@ const dispatchBatch = 500
 const DispatchInterval = 30 * time.Second
 
 // Dispatcher is the worker of the DispatchWebhooks job. A request that
-// emits an event writes the event, its deliveries and a DispatchWebhooks
-// job (two small statements and one insert of the job queue's); the
-// queue coalesces that job with one already waiting, so the deliveries'
-// own jobs, whose insert costs more than all three (on SQLite mostly in
-// parsing River's statement), are inserted here, many in one transaction.
+// emits an event writes the event and its deliveries (two small
+// statements) and, unless a dispatch is already bound to run after it
+// commits, a DispatchWebhooks job, which the queue coalesces with one
+// already waiting. The deliveries' own jobs, whose insert costs more than
+// the rest of an emit (on SQLite mostly in parsing River's statement), are
+// inserted here, many in one transaction.
 type Dispatcher struct {
 	river.WorkerDefaults[agentline.DispatchWebhooks]
 	Store  DispatchStore
@@ -43,11 +44,11 @@ type Dispatcher struct {
 
 // Work dispatches every delivery waiting for its job. Its first
 // transaction completes the job (jobs.CompleteTx) before it looks for
-// deliveries: a delivery committed after that look finds the job
-// completed and inserts another. A full first batch inserts the dispatch
-// job that goes on from there; meanwhile this one goes on dispatching (up
-// to 100 batches), rather than leave the rest to wait for the queue's
-// pickup of that job.
+// deliveries: the transaction of a delivery committed after that look
+// finds the job completed, not running, and inserts another. A full first
+// batch inserts the dispatch job that goes on from there; meanwhile this
+// one goes on dispatching (up to 100 batches), rather than leave the rest
+// to wait for the queue's pickup of that job.
 func (d *Dispatcher) Work(ctx context.Context, j *river.Job[agentline.DispatchWebhooks]) error {
 	n, err := d.Store.DispatchDeliveries(ctx, dispatchBatch, func(ctx context.Context, tx *sql.Tx) error {
 		return jobs.CompleteTx(ctx, tx, j)
