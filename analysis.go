@@ -27,6 +27,20 @@ func (s AnalysisSettings) Enabled() bool {
 	return s.Summary || s.SuccessCriteria != "" || len(s.DataSchema) > 0
 }
 
+// ParseAnalysisSettings reads an agent's analysis settings as stored; a
+// null data_schema reads as none, as the API writes it (Validate), so that
+// it does not count as something to extract.
+func ParseAnalysisSettings(stored []byte) (AnalysisSettings, error) {
+	var s AnalysisSettings
+	if err := json.Unmarshal(stored, &s); err != nil {
+		return s, err
+	}
+	if string(s.DataSchema) == "null" {
+		s.DataSchema = nil
+	}
+	return s, nil
+}
+
 // Validate checks the sizes and that data_schema is a JSON Schema object
 // whose properties are named.
 func (s *AnalysisSettings) Validate() error {

@@ -68,20 +68,28 @@ func sdkPlugin(fsys fs.FS) api.Plugin {
 	}}
 }
 
-// consolePlugin resolves the console's relative imports ("./ui.js") to the
-// files of dir in fsys, and leaves absolute ones ("/sdk/client.js") as
-// imports the browser loads when the page asks for them; anything else
-// is refused.
+// consolePlugin resolves the console's relative imports ("./dom.js" from
+// app.js, "../api.js" from pages/agents.js) to the files of dir in fsys,
+// relative to the importing file, and leaves absolute ones
+// ("/sdk/client.js") as imports the browser loads when the page asks for
+// them; anything else, or a path out of dir, is refused.
 func consolePlugin(fsys fs.FS, dir string) api.Plugin {
 	return api.Plugin{Name: "agentline-console", Setup: func(b api.PluginBuild) {
 		b.OnResolve(api.OnResolveOptions{Filter: ".*"}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
-			switch {
-			case strings.HasPrefix(a.Path, "/"):
+			if strings.HasPrefix(a.Path, "/") {
 				return api.OnResolveResult{Path: a.Path, External: true}, nil
-			case strings.HasPrefix(a.Path, "./") && strings.HasSuffix(a.Path, ".js"):
-				return api.OnResolveResult{Path: path.Join(dir, a.Path), Namespace: "console"}, nil
 			}
-			return api.OnResolveResult{}, fmt.Errorf("import %q: the console imports only its own files (./name.js) and the server's (/path)", a.Path)
+			// The entry (stdin) is dir's app.js; a module imports from its own folder.
+			from := dir
+			if a.Namespace == "console" {
+				from = path.Dir(a.Importer)
+			}
+			p := path.Join(from, a.Path)
+			relative := strings.HasPrefix(a.Path, "./") || strings.HasPrefix(a.Path, "../")
+			if relative && strings.HasSuffix(a.Path, ".js") && strings.HasPrefix(p, dir+"/") {
+				return api.OnResolveResult{Path: p, Namespace: "console"}, nil
+			}
+			return api.OnResolveResult{}, fmt.Errorf("import %q: the console imports only its own files (./name.js, ../name.js) and the server's (/path)", a.Path)
 		})
 		b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "console"}, loadJS(fsys))
 	}}

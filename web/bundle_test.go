@@ -63,19 +63,27 @@ func TestBundleRefusesOtherImports(t *testing.T) {
 	}
 }
 
-// The console's bundle takes its own modules and leaves the server's paths
-// to the browser; a package import fails the build.
+// The console's bundle takes its own modules, relative to the importing
+// file (pages/ import ../), and leaves the server's paths to the browser; a
+// package import, or a path out of the console's folder, fails the build.
 func TestConsoleBundle(t *testing.T) {
-	fsys := fstest.MapFS{"c/ui.js": {Data: []byte(`export const hello = "from ui";`)}}
-	out, err := bundleWith("app.js", []byte(`import {hello} from "./ui.js"; console.log(hello, import("/sdk/client.js"));`),
+	fsys := fstest.MapFS{
+		"c/dom.js":         {Data: []byte(`export const hello = "from dom";`)},
+		"c/pages/agent.js": {Data: []byte(`import {hello} from "../dom.js"; import {more} from "./more.js"; export const page = hello + more;`)},
+		"c/pages/more.js":  {Data: []byte(`export const more = " and from pages";`)},
+		"outside.js":       {Data: []byte(`export const x = 1;`)},
+	}
+	out, err := bundleWith("app.js", []byte(`import {page} from "./pages/agent.js"; console.log(page, import("/sdk/client.js"));`),
 		api.FormatESModule, consolePlugin(fsys, "c"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(out, []byte("from ui")) || !bytes.Contains(out, []byte(`import("/sdk/client.js")`)) {
+	if !bytes.Contains(out, []byte("from dom")) || !bytes.Contains(out, []byte("and from pages")) || !bytes.Contains(out, []byte(`import("/sdk/client.js")`)) {
 		t.Errorf("console bundle: %s", out)
 	}
-	if _, err := bundleWith("app.js", []byte(`import "left-pad";`), api.FormatESModule, consolePlugin(fsys, "c")); err == nil {
-		t.Error("the console bundle took a package import")
+	for _, bad := range []string{`import "left-pad";`, `import "../outside.js";`, `import "./pages/../../outside.js";`} {
+		if _, err := bundleWith("app.js", []byte(bad), api.FormatESModule, consolePlugin(fsys, "c")); err == nil {
+			t.Errorf("the console bundle took %s", bad)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 // Package web holds the files agentline serves to browsers: the widget
 // script that site owners embed and its audio worklet, and the web console
-// (console/: one page, its script and its stylesheet). They are plain
+// (console/: one page, its modules, bundled into one script, and its
+// stylesheet). They are plain
 // JavaScript, CSS and HTML in the repository (no npm step); at start they
 // are minified with esbuild and gzip-compressed once, then served from
 // memory with a strong ETag.
@@ -23,7 +24,10 @@ import (
 	"github.com/agentline/agentline/internal/httpx"
 )
 
-//go:embed chat-widget.js chat-widget-audio.js console
+// The console's page, stylesheet, icon and modules (its type-check
+// configuration stays out of the binary).
+//
+//go:embed chat-widget.js chat-widget-audio.js console/*.html console/*.css console/*.svg console/*.js console/pages/*.js
 var files embed.FS
 
 // Asset is one minified file, ready to serve.
@@ -44,7 +48,7 @@ type Assets struct {
 	SDK    *Asset // /sdk/client.js: @agentline/client as one ES module
 
 	Console    *Asset // the console's page, at /
-	ConsoleJS  *Asset // /console/app.js (its modules, webhooks.js among them, bundled in)
+	ConsoleJS  *Asset // /console/app.js (its modules, pages/*.js among them, bundled in)
 	ConsoleCSS *Asset // /console/app.css
 	Favicon    *Asset // /favicon.svg, also at /favicon.ico
 

@@ -233,6 +233,11 @@ func TestConsole(t *testing.T) {
 		}
 	}
 	modules, _ := fs.Glob(files, "console/*.js")
+	pages, _ := fs.Glob(files, "console/pages/*.js")
+	modules = append(modules, pages...)
+	if len(pages) == 0 {
+		t.Error("no console/pages/*.js embedded")
+	}
 	var src []byte
 	for _, name := range modules {
 		code, _ := files.ReadFile(name)
@@ -240,6 +245,12 @@ func TestConsole(t *testing.T) {
 		for _, bad := range []string{"innerHTML", "outerHTML =", "insertAdjacentHTML", "document.write", "eval("} {
 			if bytes.Contains(code, []byte(bad)) {
 				t.Errorf("%s uses %s: API data must reach the page as text", name, bad)
+			}
+		}
+		// Every endpoint the console calls is a function of console/api.js.
+		for _, bad := range []string{"fetch(", "/api/"} {
+			if name != "console/api.js" && bytes.Contains(code, []byte(bad)) {
+				t.Errorf("%s has %q: the console reaches the API only through console/api.js", name, bad)
 			}
 		}
 	}

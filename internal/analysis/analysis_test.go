@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/provider/analysisfake"
 	"github.com/agentline/agentline/internal/provider/providerfake"
 	"github.com/agentline/agentline/internal/store"
@@ -164,7 +165,7 @@ func (f *fixture) phoneConversation(t *testing.T, a agentline.Agent, sid string,
 			agentline.CallLogEntry{Type: "transcript", Role: "agent", Text: "Let me see.", At: time.Now().UTC()})
 	}
 	d := 42
-	if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallCompleted, DurationS: &d, Log: log}); err != nil {
+	if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallCompleted, DurationS: &d, Log: log}, conversation.CallChanged); err != nil {
 		t.Fatal(err)
 	}
 	return agentline.CallConversationID(call.ID)

@@ -67,14 +67,10 @@ func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.store.Agents(r.Context(), projectID)
-	if err == nil {
-		list, err = listing.Whole(w, r.URL.Query(), list, func(a agentline.Agent) listing.Cursor { return listing.After(a.ID) })
-	}
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, list)
-	return nil
+	return listing.WriteWhole(w, r, list, func(a agentline.Agent) listing.Cursor { return listing.After(a.ID) })
 }
 
 func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) error {
@@ -134,26 +130,20 @@ func (h *Handler) updateAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) deleteAgent(w http.ResponseWriter, r *http.Request) error {
-	agentID, projectID, err := h.auth.AuthorizePath(r, "agent_id", agentline.KindAgent, agentline.PermDelete)
-	if err != nil {
-		return err
-	}
-	if err := h.store.DeleteAgent(r.Context(), projectID, agentID); err != nil {
-		return err
-	}
-	httpx.NoContent(w)
-	return nil
+	return h.auth.DeletePath(w, r, "agent_id", agentline.KindAgent, h.store.DeleteAgent)
 }
 
 // catalog serves GET /api/catalog: the models and voices the console's
-// pickers offer, from the same tables the API validates and maps with, so
-// the console never hard-codes a list that drifts from the server's.
+// pickers offer and the webhook event types its webhooks page names, from
+// the same tables the API validates and maps with, so the console never
+// hard-codes a list that drifts from the server's.
 func (h *Handler) catalog(w http.ResponseWriter, r *http.Request) error {
 	httpx.WriteJSON(w, http.StatusOK, struct {
 		Models        []agentline.ModelChoice       `json:"models"`
 		Voices        []agentline.VoiceChoice       `json:"voices"`
 		DefaultVoices map[agentline.Provider]string `json:"default_voices"`
 		DefaultModel  string                        `json:"default_model"`
-	}{agentline.KnownModels(), agentline.Voices(), agentline.DefaultVoices(), agentline.DefaultModel})
+		EventTypes    []string                      `json:"event_types"`
+	}{agentline.KnownModels(), agentline.Voices(), agentline.DefaultVoices(), agentline.DefaultModel, agentline.EventTypes()})
 	return nil
 }

@@ -15,15 +15,12 @@ import (
 
 func (h *Handler) inviteRoutes() []httpx.Route {
 	r := h.auth.Route
-	public := func(method, pattern string, fn httpx.HandlerFunc) httpx.Route {
-		return httpx.Route{Method: method, Pattern: pattern, Auth: httpx.Public, Name: httpx.NameOf(fn), Handler: fn}
-	}
 	return []httpx.Route{
 		r("GET", "/api/projects/{project_id}/invites", h.listInvites),
 		r("POST", "/api/projects/{project_id}/invites", h.createInvite),
 		r("DELETE", "/api/invites/{invite_id}", h.deleteInvite),
-		public("POST", "/api/invites/details", h.inviteDetails),
-		public("POST", "/api/invites/accept", h.acceptInvite),
+		httpx.PublicRoute("POST", "/api/invites/details", h.inviteDetails),
+		httpx.PublicRoute("POST", "/api/invites/accept", h.acceptInvite),
 	}
 }
 
@@ -33,14 +30,10 @@ func (h *Handler) listInvites(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.store.Invites(r.Context(), projectID)
-	if err == nil {
-		list, err = listing.Whole(w, r.URL.Query(), list, func(i agentline.Invite) listing.Cursor { return listing.After(i.ID) })
-	}
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, list)
-	return nil
+	return listing.WriteWhole(w, r, list, func(i agentline.Invite) listing.Cursor { return listing.After(i.ID) })
 }
 
 func (h *Handler) createInvite(w http.ResponseWriter, r *http.Request) error {
@@ -75,15 +68,7 @@ func (h *Handler) invite(w http.ResponseWriter, r *http.Request, status int) err
 }
 
 func (h *Handler) deleteInvite(w http.ResponseWriter, r *http.Request) error {
-	id, projectID, err := h.auth.AuthorizePath(r, "invite_id", agentline.KindInvite, agentline.PermDelete)
-	if err != nil {
-		return err
-	}
-	if err := h.store.DeleteInvite(r.Context(), projectID, id); err != nil {
-		return err
-	}
-	httpx.NoContent(w)
-	return nil
+	return h.auth.DeletePath(w, r, "invite_id", agentline.KindInvite, h.store.DeleteInvite)
 }
 
 type tokenBody struct {

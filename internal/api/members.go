@@ -20,29 +20,33 @@ func (h *Handler) listMembers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.store.Members(r.Context(), projectID)
-	if err == nil { // in order of joining
-		list, err = listing.Whole(w, r.URL.Query(), list, func(m agentline.Member) listing.Cursor {
-			return listing.AfterTime(m.CreatedAt, strconv.FormatInt(m.UserID, 10))
-		})
-	}
+	list, err := h.store.Members(r.Context(), projectID) // in order of joining
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, list)
-	return nil
+	return listing.WriteWhole(w, r, list, func(m agentline.Member) listing.Cursor {
+		return listing.AfterTime(m.CreatedAt, strconv.FormatInt(m.UserID, 10))
+	})
 }
 
 func (h *Handler) inviteMember(w http.ResponseWriter, r *http.Request) error {
 	return h.invite(w, r, http.StatusAccepted)
 }
 
-func (h *Handler) setMemberRole(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := h.auth.AuthorizeMembers(r, "change roles")
-	if err != nil {
-		return err
+// memberPath authorizes managing the path's project's members (action
+// says what, for the refusal) and reads the path's user_id.
+func (h *Handler) memberPath(r *http.Request, action string) (projectID, userID int64, err error) {
+	if projectID, err = h.auth.AuthorizeMembers(r, action); err != nil {
+		return 0, 0, err
 	}
-	userID, err := httpx.PathID(r, "user_id")
+	if userID, err = httpx.PathID(r, "user_id"); err != nil {
+		return 0, 0, err
+	}
+	return projectID, userID, nil
+}
+
+func (h *Handler) setMemberRole(w http.ResponseWriter, r *http.Request) error {
+	projectID, userID, err := h.memberPath(r, "change roles")
 	if err != nil {
 		return err
 	}
@@ -64,11 +68,7 @@ func (h *Handler) setMemberRole(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) removeMember(w http.ResponseWriter, r *http.Request) error {
-	projectID, err := h.auth.AuthorizeMembers(r, "remove members")
-	if err != nil {
-		return err
-	}
-	userID, err := httpx.PathID(r, "user_id")
+	projectID, userID, err := h.memberPath(r, "remove members")
 	if err != nil {
 		return err
 	}

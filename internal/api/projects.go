@@ -59,14 +59,10 @@ func (in projectInput) apply(p *agentline.Project) error {
 func (h *Handler) listProjects(w http.ResponseWriter, r *http.Request) error {
 	u, _ := auth.UserFrom(r.Context())
 	list, err := h.store.ProjectsForUser(r.Context(), u.ID)
-	if err == nil {
-		list, err = listing.Whole(w, r.URL.Query(), list, func(p agentline.Project) listing.Cursor { return listing.After(p.ID) })
-	}
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, list)
-	return nil
+	return listing.WriteWhole(w, r, list, func(p agentline.Project) listing.Cursor { return listing.After(p.ID) })
 }
 
 func (h *Handler) createProject(w http.ResponseWriter, r *http.Request) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/provider/providerfake"
 	"github.com/agentline/agentline/internal/store"
 )
@@ -109,7 +110,7 @@ func testAnalyticsAcrossChannels(t *testing.T, d store.Dialect) {
 				{Type: "tool_call", Data: json.RawMessage(`{"name":"lookup_order","arguments":{"id":"7"},"result":"{}","is_error":false}`), At: time.Now()},
 			}
 		}
-		if _, err := db.ApplyCallEvent(ctx, e); err != nil {
+		if _, err := db.ApplyCallEvent(ctx, e, conversation.CallChanged); err != nil {
 			t.Fatal(err)
 		}
 	}

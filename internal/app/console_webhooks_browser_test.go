@@ -93,6 +93,14 @@ func TestConsoleWebhooks(t *testing.T) {
 	c.accessible("webhooks")
 	c.axeCheck(code, "#/webhooks")
 
+	// The events field names the server's event types (GET /api/catalog).
+	hint := eval[string](t, ctx, `(el => document.getElementById(el.getAttribute("aria-describedby").split(" ")[1]).textContent)(`+field("New endpoint", "Events")+`)`)
+	for _, e := range agentline.EventTypes() {
+		if !strings.Contains(hint, e) {
+			t.Errorf("the events hint %q lacks %s", hint, e)
+		}
+	}
+
 	// A new endpoint, from the form.
 	c.fill("New endpoint", "URL", okSrv.URL+"/hooks")
 	c.fill("New endpoint", "Events", "lead.created\nwebhook.test")

@@ -2,16 +2,19 @@ package app_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/store"
 )
 
 // A conversation's webhook deliveries through the wired app: a call's
 // started and ended events to the project's endpoint, with its URL; another
-// tenant gets 404. And the catalog the console's pickers read.
+// tenant gets 404. And the catalog the console's pickers and webhooks page
+// read.
 func TestConversationDeliveriesAndCatalog(t *testing.T) {
 	s := apptest.StartFresh(t, store.SQLite, nil)
 	ctx := context.Background()
@@ -29,7 +32,7 @@ func TestConversationDeliveriesAndCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, st := range []string{agentline.CallInProgress, agentline.CallCompleted} {
-		if _, err := s.App.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: st}); err != nil {
+		if _, err := s.App.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: st}, conversation.CallChanged); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -56,11 +59,15 @@ func TestConversationDeliveriesAndCatalog(t *testing.T) {
 	s.Must(t, 401, "GET", "/api/catalog", "", nil, nil)
 
 	var cat struct {
-		Models []agentline.ModelChoice `json:"models"`
-		Voices []agentline.VoiceChoice `json:"voices"`
+		Models     []agentline.ModelChoice `json:"models"`
+		Voices     []agentline.VoiceChoice `json:"voices"`
+		EventTypes []string                `json:"event_types"`
 	}
 	s.Must(t, 200, "GET", "/api/catalog", tok, nil, &cat)
 	if len(cat.Models) != len(agentline.KnownModels()) || len(cat.Voices) < 15 {
 		t.Errorf("catalog: %d models, %d voices", len(cat.Models), len(cat.Voices))
+	}
+	if !slices.Equal(cat.EventTypes, agentline.EventTypes()) {
+		t.Errorf("catalog event_types %v, want %v", cat.EventTypes, agentline.EventTypes())
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/provider/providerfake"
 	"github.com/agentline/agentline/internal/store"
 )
@@ -73,7 +74,7 @@ func TestConversationsThroughTheApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := 30
-	if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA9", Status: agentline.CallCompleted, DurationS: &d}); err != nil {
+	if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA9", Status: agentline.CallCompleted, DurationS: &d}, conversation.CallChanged); err != nil {
 		t.Fatal(err)
 	}
 

@@ -17,8 +17,9 @@ import (
 )
 
 // jobQueue migrates River's tables, builds the durable job queue with the
-// workers of every job kind, and connects the store's outbox to it.
-func (a *App) jobQueue(ctx context.Context) error {
+// workers of every job kind (the mail workers when sender is not nil), and
+// connects the store's outbox to it.
+func (a *App) jobQueue(ctx context.Context, s shared, sender *mail.Sender) error {
 	dialect := string(a.Store.Dialect())
 	if err := jobs.Migrate(ctx, dialect, a.Store.JobPool(), a.Store.MigrationLock); err != nil {
 		return err
@@ -28,34 +29,32 @@ func (a *App) jobQueue(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	notifier := form.NewNotifier(form.NotifierOptions{Client: a.Tools.Client(), Logger: a.Logger, Attempts: a.Store, Backoff: backoff})
+	notifier := form.NewNotifier(form.NotifierOptions{Client: a.Tools.Client(), Logger: a.logger, Attempts: a.Store, Backoff: backoff})
 	jobs.Add(r, notifier, notifier.MaxAttempts())
-	jobs.Add(r, webhooks.NewDeliverer(webhooks.DelivererOptions{Store: a.Store, Client: a.Tools.Client(), Logger: a.Logger,
-		Span: a.Config.WebhookRetrySpan, Registerer: a.Registry}), 25)
-	jobs.AddCoalescing(r, &webhooks.Dispatcher{Store: a.Store, Logger: a.Logger}, 10, webhooks.DispatchInterval, agentline.DispatchWebhooks{})
-	pruner := &webhooks.Pruner{Store: a.Store, Retention: a.Config.WebhookRetention, Logger: a.Logger}
+	jobs.Add(r, webhooks.NewDeliverer(webhooks.DelivererOptions{Store: a.Store, Client: a.Tools.Client(), Logger: a.logger,
+		Span: a.Config.WebhookRetrySpan, Registerer: a.registry}), 25)
+	jobs.AddCoalescing(r, &webhooks.Dispatcher{Store: a.Store, Logger: a.logger}, 10, webhooks.DispatchInterval, agentline.DispatchWebhooks{})
+	pruner := &webhooks.Pruner{Store: a.Store, Retention: a.Config.WebhookRetention, Logger: a.logger}
 	jobs.AddPeriodic(r, pruner, pruner.Interval(), agentline.PruneWebhooks{})
 	sweeper := &conversation.Sweeper{Store: a.Store, IdleTimeout: a.Config.SessionIdleTimeout,
-		ConnectTimeout: a.Config.LiveChatTimeout, Logger: a.Logger}
+		ConnectTimeout: a.Config.LiveChatTimeout, Logger: a.logger}
 	jobs.AddPeriodic(r, sweeper, sweeper.Interval(), agentline.SweepConversations{})
 	// A nil carrier converts to a nil CallFetcher: nobody to ask.
-	a.reconciler = &telephony.Reconciler{Store: a.Store, Carrier: a.carrier, After: a.Config.CallReconcileAfter, Logger: a.Logger}
+	a.reconciler = &telephony.Reconciler{Store: a.Store, Carrier: s.carrier, After: a.Config.CallReconcileAfter, Logger: a.logger}
 	jobs.AddPeriodic(r, a.reconciler, a.reconciler.Interval(), agentline.ReconcileCalls{})
-	analyst := analysis.NewWorker(analysis.Options{Store: a.Store, Logger: a.Logger,
+	analyst := analysis.NewWorker(analysis.Options{Store: a.Store, Logger: a.logger,
 		MaxAttempts: int(a.Config.AnalysisMaxAttempts), Backoff: a.Config.AnalysisRetryBackoff,
 		Analysts: analysis.NewAnalysts(analysis.AnalystOptions{Sandbox: a.Config.Sandbox,
 			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey, OpenAIModel: a.Config.AnalysisModelOpenAI,
 			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey, GeminiModel: a.Config.AnalysisModelGemini})})
 	jobs.Add(r, analyst, analyst.MaxAttempts())
-	jobs.Add(r, &recording.Purger{Calls: a.recordings}, 10)
-	if err := a.mailJobs(r); err != nil {
-		return err
+	jobs.Add(r, &recording.Purger{Calls: s.recordings}, 10)
+	a.mailJobs(r, sender)
+	if s.recordings != nil {
+		jobs.Add(r, &recording.Uploader{Calls: s.recordings, MaxAttempts: 20}, 20)
+		jobs.AddPeriodic(r, &recording.Retention{Calls: s.recordings}, recording.RetentionInterval, agentline.SweepRecordings{})
 	}
-	if a.recordings != nil {
-		jobs.Add(r, &recording.Uploader{Calls: a.recordings, MaxAttempts: 20}, 20)
-		jobs.AddPeriodic(r, &recording.Retention{Calls: a.recordings}, recording.RetentionInterval, agentline.SweepRecordings{})
-	}
-	q, err := jobs.New(jobs.Options{Pool: a.Store.JobPool(), Dialect: dialect, Logger: a.Logger, Registerer: a.Registry,
+	q, err := jobs.New(jobs.Options{Pool: a.Store.JobPool(), Dialect: dialect, Logger: a.logger, Registerer: a.registry,
 		RescueAfter: a.Config.JobRescueAfter}, r)
 	if err != nil {
 		return err
@@ -65,20 +64,15 @@ func (a *App) jobQueue(ctx context.Context) error {
 	return nil
 }
 
-// mailJobs registers the workers that email invitations and reset links,
-// when AGENTLINE_SMTP_URL is set.
-func (a *App) mailJobs(r *jobs.Registry) error {
-	if a.Config.SMTPURL == "" {
-		return nil
+// mailJobs registers the workers that email invitations and reset links
+// through sender, when AGENTLINE_SMTP_URL is set (sender is not nil).
+func (a *App) mailJobs(r *jobs.Registry, sender *mail.Sender) {
+	if sender == nil {
+		return
 	}
-	sender, err := mail.New(mail.Config{URL: a.Config.SMTPURL, From: a.Config.MailFrom})
-	if err != nil {
-		return err
-	}
-	m := &auth.Mailer{Store: a.Store, Sender: sender, BaseURL: a.BaseURL(), Service: a.Auth}
+	m := &auth.Mailer{Store: a.Store, Sender: sender, BaseURL: a.Config.BaseURL(), Service: a.Auth}
 	jobs.Add(r, m.Invitations(), auth.MailAttempts)
 	jobs.Add(r, m.Resets(), auth.MailAttempts)
-	return nil
 }
 
 // stopJobs lets the jobs running finish within the shutdown timeout; those
@@ -87,6 +81,6 @@ func (a *App) stopJobs() {
 	ctx, cancel := context.WithTimeout(context.Background(), a.Config.ShutdownTimeout)
 	defer cancel()
 	if err := a.jobs.Stop(ctx); err != nil {
-		a.Logger.Warn("stop job queue", "err", err)
+		a.logger.Warn("stop job queue", "err", err)
 	}
 }

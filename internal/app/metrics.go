@@ -32,7 +32,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 // operators, so they live on their own, by default loopback-only, listener.
 func (a *App) MetricsHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{}))
 	return mux
 }
 
@@ -44,16 +44,16 @@ func (a *App) serveMetrics(ln net.Listener) (stop func()) {
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      30 * time.Second,
-		ErrorLog:          slog.NewLogLogger(a.Logger.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn),
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			a.Logger.Error("metrics listener stopped", "err", err)
+			a.logger.Error("metrics listener stopped", "err", err)
 		}
 	}()
-	a.Logger.Info("metrics listening", "addr", ln.Addr().String())
+	a.logger.Info("metrics listening", "addr", ln.Addr().String())
 	return func() {
 		srv.Close()
 		<-done

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/listing"
 )
 
@@ -160,7 +161,7 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 		// Two at the same time: the cursor's id breaks the tie.
 		at := t0.Add(time.Duration(i/2) * time.Minute)
 		if _, err := db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: fmt.Sprint("ses_page", i), ProjectID: p.ID, ChannelID: ch.ID,
-			AgentID: agent.ID, Provider: agentline.ProviderOpenAI, Model: "gpt-realtime", StartedAt: at}); err != nil {
+			AgentID: agent.ID, Provider: agentline.ProviderOpenAI, Model: "gpt-realtime", StartedAt: at}, conversation.Started); err != nil {
 			t.Fatal(err)
 		}
 		lead, err := db.CreateLead(ctx, agentline.Lead{ProjectID: p.ID, ChannelID: ch.ID, Mode: agentline.FormLeadCapture,
@@ -182,7 +183,7 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 		}
 		callID = c.ID
 		for _, st := range []string{agentline.CallRinging, agentline.CallInProgress} {
-			if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: c.CallSID, Status: st}); err != nil {
+			if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: c.CallSID, Status: st}, conversation.CallChanged); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/store/storetest"
 	"github.com/agentline/agentline/internal/telephony/twiliofake"
@@ -108,7 +109,7 @@ func testReconcile(t *testing.T, d store.Dialect) {
 		sid := fake.IncomingCall("+14155550199", ours)
 		for _, st := range []string{agentline.CallRinging, agentline.CallInProgress} {
 			if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: st, Direction: agentline.CallInbound,
-				From: "+14155550199", To: ours}); err != nil {
+				From: "+14155550199", To: ours}, conversation.CallChanged); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -117,7 +118,7 @@ func testReconcile(t *testing.T, d store.Dialect) {
 	ended, goingOn := live(first.App.Store), live(first.App.Store)
 	unknown := "CA" + strings.Repeat("0", 32)
 	if _, err := first.App.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: unknown, Status: agentline.CallInProgress,
-		Direction: agentline.CallInbound, From: "+14155550198", To: ours}); err != nil {
+		Direction: agentline.CallInbound, From: "+14155550198", To: ours}, conversation.CallChanged); err != nil {
 		t.Fatal(err)
 	}
 	first.Stop(t)

@@ -14,86 +14,36 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
-	"github.com/agentline/agentline/internal/api"
-	"github.com/agentline/agentline/internal/auth"
-	"github.com/agentline/agentline/internal/conversation"
-	"github.com/agentline/agentline/internal/form"
+	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/httpx"
-	"github.com/agentline/agentline/internal/provider"
-	"github.com/agentline/agentline/internal/tools"
-	"github.com/agentline/agentline/internal/webhooks"
-	"github.com/agentline/agentline/internal/widget"
-	"github.com/agentline/agentline/web"
 )
 
-// mount builds each package's handler and collects its routes into
-// a.routes, in the order the features were added.
-func (a *App) mount(ctx context.Context) error {
-	features := auth.Features{
-		TelephonyEnabled: a.Config.TelephonyEnabled,
-		OpenAIConfigured: a.Config.OpenAIAPIKey != "",
-		GeminiConfigured: a.Config.GeminiAPIKey != "",
-		Sandbox:          a.Config.Sandbox,
-		SandboxCarrier:   a.usesSandboxCarrier(),
-	}
-	a.routes = append(a.routes, a.ownRoutes()...)
-	authHandler := auth.NewHandler(a.Auth, features)
-	a.routes = append(a.routes, authHandler.Routes()...)
-	a.routes = append(a.routes, authHandler.AdminRoutes()...)
-	a.routes = append(a.routes, api.New(a.Store, a.Auth).Routes()...)
-	a.Tools = tools.New(a.Store, tools.Options{
-		AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks, Registerer: a.Registry, Logger: a.Logger,
-	})
-	a.routes = append(a.routes, tools.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks).Routes()...)
-	limiter, err := a.rateLimiter(ctx)
-	if err != nil {
-		return err
-	}
-	a.widget = widget.New(widget.Options{
-		Store: a.Store, Auth: a.Auth, Limiter: limiter,
-		Provider: provider.New(provider.Config{
-			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
-			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey,
-		}, nil),
-		Tools: a.Tools, PublicURL: a.Config.PublicURL, AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks,
-	})
-	a.routes = append(a.routes, a.widget.Routes()...)
-	a.routes = append(a.routes, a.widget.TestSessionRoutes()...)
-	assets, err := web.Load()
-	if err != nil {
-		return err
-	}
-	a.routes = append(a.routes, assets.Routes()...)
-	if a.Sandbox != nil {
-		a.routes = append(a.routes, a.Sandbox.Routes(sandboxPrefix)...)
-		a.routes = append(a.routes, a.sandboxPhoneRoutes()...)
-	}
-	if err := a.openRecordings(); err != nil {
-		return err
-	}
-	phone, err := a.telephony()
-	if err != nil {
-		return err
-	}
-	a.phone = phone
-	a.routes = append(a.routes, phone.Routes()...)
-	a.routes = append(a.routes, form.New(form.Options{
-		Store: a.Store, Auth: a.Auth, Limiter: limiter, SubmitsPerMinute: a.Config.FormSubmitsPerMinute, Logger: a.Logger,
-	}).Routes()...)
-	if err := a.jobQueue(ctx); err != nil {
-		return err
-	}
-	a.routes = append(a.routes, webhooks.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks).Routes()...)
-	convs := conversation.New(a.Store, a.Auth)
-	if a.recordings != nil {
-		convs.WithRecordings(a.recordings)
-	}
-	a.routes = append(a.routes, convs.Routes()...)
-	// The Test panel on an agent's page talks to the providers directly.
-	assets.AllowConnect(a.Config.OpenAIBaseURL, a.Config.GeminiBaseURL)
-	a.routes = append(a.routes, assets.ConsoleRoutes()...)
+// mount lists the routes of the handlers build made, in the order the
+// features were added. It builds nothing and cannot fail.
+func (a *App) mount() []httpx.Route {
+	return slices.Concat(
+		a.ownRoutes(),
+		a.accounts.Routes(), a.accounts.AdminRoutes(),
+		a.api.Routes(),
+		a.toolAdmin.Routes(),
+		a.widget.Routes(), a.widget.TestSessionRoutes(),
+		a.assets.Routes(),
+		a.sandboxRoutes(),
+		a.phone.Routes(),
+		a.form.Routes(),
+		a.webhooks.Routes(),
+		a.conversations.Routes(),
+		a.assets.ConsoleRoutes(),
+	)
+}
 
-	return nil
+// sandboxRoutes are, in sandbox mode only, the sandbox provider's routes
+// and the one that tells a simulator how the sandbox's carrier signs.
+func (a *App) sandboxRoutes() []httpx.Route {
+	if a.Sandbox == nil {
+		return nil
+	}
+	return append(a.Sandbox.Routes(config.SandboxPath), a.sandboxPhoneRoutes()...)
 }
 
 // serveMux mounts a.routes on one ServeMux, with 405 for a known path asked
@@ -110,7 +60,7 @@ func (a *App) serveMux() http.Handler {
 		}
 		return agentline.Errorf(agentline.ENotFound, "no route for %s %s", r.Method, r.URL.Path)
 	}))
-	edge := httpx.NewEdge(a.Logger, a.Config.MaxBodyBytes, a.Registry)
+	edge := httpx.NewEdge(a.logger, a.Config.MaxBodyBytes, a.registry)
 	edge.TrustedProxies, edge.BodyReadTimeout = a.Config.TrustedProxies(), a.Config.BodyReadTimeout
 	return edge.Wrap(mux)
 }
@@ -131,10 +81,6 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
 	}
 	return allow
 }
-
-// sandboxPrefix is where the sandbox provider is served; it is
-// OPENAI_BASE_URL's path in sandbox mode.
-const sandboxPrefix = "/sandbox/openai"
 
 func (a *App) ownRoutes() []httpx.Route {
 	return []httpx.Route{

@@ -18,20 +18,20 @@ import (
 // asked to place (before, they stayed queued): they ring, a pretend
 // callee answers on this server's media stream, hears the agent's
 // greeting, says something and hangs up, with the status callbacks a
-// real carrier sends. *token is the carrier token the
-// signatures are checked with: TWILIO_AUTH_TOKEN when set, else it
-// becomes the published twiliofake.SandboxAuthToken.
-func (a *App) sandboxCarrier(token *string) (phonecarrier.Carrier, error) {
-	if *token == "" {
-		*token = twiliofake.SandboxAuthToken
+// real carrier sends. token is TWILIO_AUTH_TOKEN; the one returned, which
+// the signatures are checked with, is it when set, else the published
+// twiliofake.SandboxAuthToken.
+func (a *App) sandboxCarrier(token string) (phonecarrier.Carrier, string, error) {
+	if token == "" {
+		token = twiliofake.SandboxAuthToken
 	}
-	server, signed := a.loopbackURL(), *token
-	f := twiliofake.New(twiliofake.Options{AuthToken: *token, Play: &twiliofake.Play{
+	server := a.loopbackURL()
+	f := twiliofake.New(twiliofake.Options{AuthToken: token, Play: &twiliofake.Play{
 		Server: server,
 		Answer: func(ctx context.Context, c twiliofake.Call) error {
-			err := callsim.Callee(ctx, c.Twiml, callsim.Options{Server: server, CallSID: c.SID, AuthToken: signed})
+			err := callsim.Callee(ctx, c.Twiml, callsim.Options{Server: server, CallSID: c.SID, AuthToken: token})
 			if err != nil {
-				a.Logger.Warn("sandbox carrier: the pretend callee could not talk", "call_sid", c.SID, "err", err)
+				a.logger.Warn("sandbox carrier: the pretend callee could not talk", "call_sid", c.SID, "err", err)
 			}
 			return err
 		},
@@ -39,10 +39,10 @@ func (a *App) sandboxCarrier(token *string) (phonecarrier.Carrier, error) {
 	a.closers = append(a.closers, closeFunc(f.Close))
 	t, err := phonecarrier.NewTwilio(phonecarrier.TwilioConfig{AccountSID: f.AccountSID(), AuthToken: f.AuthToken(), BaseURL: f.URL(), Timeout: a.Config.TwilioTimeout})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	a.Logger.Warn("sandbox carrier on: phone numbers are bought from a pretend Twilio; call them with `agentline call`")
-	return t, nil
+	a.logger.Warn("sandbox carrier on: phone numbers are bought from a pretend Twilio; call them with `agentline call`")
+	return t, token, nil
 }
 
 // loopbackURL is this server's own address, where the sandbox's carrier
@@ -51,7 +51,7 @@ func (a *App) sandboxCarrier(token *string) (phonecarrier.Carrier, error) {
 func (a *App) loopbackURL() string {
 	host, port, err := net.SplitHostPort(a.Config.Addr)
 	if err != nil {
-		return a.BaseURL()
+		return a.Config.BaseURL()
 	}
 	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1"

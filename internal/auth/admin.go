@@ -41,14 +41,10 @@ func (h *Handler) listUsers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	users, err := h.svc.store.Users(r.Context())
-	if err == nil {
-		users, err = listing.Whole(w, r.URL.Query(), users, func(u agentline.User) listing.Cursor { return listing.After(u.ID) })
-	}
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, users)
-	return nil
+	return listing.WriteWhole(w, r, users, func(u agentline.User) listing.Cursor { return listing.After(u.ID) })
 }
 
 func (h *Handler) updateUser(w http.ResponseWriter, r *http.Request) error {

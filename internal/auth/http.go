@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -36,13 +37,13 @@ func NewHandler(svc *Service, features Features) *Handler {
 // Routes lists the routes of this package.
 func (h *Handler) Routes() []httpx.Route {
 	return []httpx.Route{
-		{Method: "POST", Pattern: "/api/auth/login", Auth: httpx.Public, Name: httpx.NameOf(h.login), Handler: httpx.HandlerFunc(h.login)},
+		httpx.PublicRoute("POST", "/api/auth/login", h.login),
 		h.svc.Route("POST", "/api/auth/logout", h.logout),
 		h.svc.Route("GET", "/api/me", h.me),
 		h.svc.Route("POST", "/api/me/password", h.changePassword),
-		{Method: "GET", Pattern: "/api/auth/methods", Auth: httpx.Public, Name: httpx.NameOf(h.methods), Handler: httpx.HandlerFunc(h.methods)},
-		{Method: "POST", Pattern: "/api/auth/forgot-password", Auth: httpx.Public, Name: httpx.NameOf(h.forgotPassword), Handler: httpx.HandlerFunc(h.forgotPassword)},
-		{Method: "POST", Pattern: "/api/auth/reset-password", Auth: httpx.Public, Name: httpx.NameOf(h.resetPassword), Handler: httpx.HandlerFunc(h.resetPassword)},
+		httpx.PublicRoute("GET", "/api/auth/methods", h.methods),
+		httpx.PublicRoute("POST", "/api/auth/forgot-password", h.forgotPassword),
+		httpx.PublicRoute("POST", "/api/auth/reset-password", h.resetPassword),
 	}
 }
 
@@ -197,6 +198,22 @@ func (s *Service) AuthorizePath(r *http.Request, param string, kind agentline.Ki
 		return 0, 0, err
 	}
 	return id, projectID, nil
+}
+
+// DeletePath serves the DELETE of the object whose id is in the path
+// segment param, as every project-owned object's is: authorized as
+// AuthorizePath with PermDelete, removed by del (given its project's id
+// and its own), answered 204.
+func (s *Service) DeletePath(w http.ResponseWriter, r *http.Request, param string, kind agentline.Kind, del func(ctx context.Context, projectID, id int64) error) error {
+	id, projectID, err := s.AuthorizePath(r, param, kind, agentline.PermDelete)
+	if err != nil {
+		return err
+	}
+	if err := del(r.Context(), projectID, id); err != nil {
+		return err
+	}
+	httpx.NoContent(w)
+	return nil
 }
 
 // AuthorizeProjectPath is Authorize for the project whose id is the path's

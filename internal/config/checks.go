@@ -7,19 +7,16 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/agentline/agentline/internal/mail"
 )
 
 // mailErrors checks the settings of what agentline sends by itself: the
-// mail server and the notify_url retries.
+// mail settings go together, and the notify_url retries parse. The SMTP
+// URL and the sender address themselves are checked by internal/mail, the
+// one place that knows what it can send through, when the app builds its
+// sender at start (app.New fails then, naming the setting).
 func (c *Config) mailErrors() []error {
 	var errs []error
-	if c.SMTPURL != "" {
-		if err := (mail.Config{URL: c.SMTPURL, From: c.MailFrom}).Check(); err != nil {
-			errs = append(errs, err)
-		}
-	} else if c.MailFrom != "" {
+	if c.SMTPURL == "" && c.MailFrom != "" {
 		errs = append(errs, errors.New("AGENTLINE_MAIL_FROM is set but AGENTLINE_SMTP_URL is not: set both to send invitations and reset links by email"))
 	}
 	if _, err := c.NotifyBackoff(); err != nil {

@@ -7,13 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/agentline/agentline/internal/recording"
 )
 
 // Config is every setting of a running agentline.
@@ -76,7 +75,7 @@ type Config struct {
 	// RecordingsCredentials authenticate to the recordings bucket:
 	// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN (env
 	// only, never flags: secrets stay out of the process list).
-	RecordingsCredentials recording.Credentials
+	RecordingsCredentials S3Credentials
 
 	// sandboxSet records that AGENTLINE_SANDBOX or --sandbox was given,
 	// so that DefaultSandbox leaves an explicit choice alone.
@@ -107,6 +106,22 @@ func (c *Config) RecordingsDirectory() string {
 
 // Production reports whether the service runs in production mode.
 func (c *Config) Production() bool { return c.Env == "production" }
+
+// BaseURL is AGENTLINE_PUBLIC_URL without a trailing slash, or a local URL
+// built from the listen address: where the console's links point.
+func (c *Config) BaseURL() string {
+	if c.PublicURL != "" {
+		return strings.TrimSuffix(c.PublicURL, "/")
+	}
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return "http://localhost:8080"
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
 
 // setting describes one setting: its env var, its flag, its default and where
 // it goes. The table is the single source for flags, env vars and the README.
@@ -174,8 +189,8 @@ func (c *Config) settings() []setting {
 	}
 }
 
-// Load reads settings from getenv, then from flags in args (flags win), and
-// validates the result. Unknown flags and bad values are errors.
+// Load reads settings from getenv, then from flags in args (flags win),
+// applies the sandbox's settings (ApplySandbox), and validates the result. Unknown flags and bad values are errors.
 func Load(args []string, getenv func(string) string) (Config, error) {
 	fs := flag.NewFlagSet("agentline serve", flag.ContinueOnError)
 	c, err := Register(fs, getenv)
@@ -186,8 +201,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	c.sandboxSet = getenv("AGENTLINE_SANDBOX") != ""
-	c.RecordingsCredentials = recording.CredentialsFromEnv(getenv)
+	c.RecordingsCredentials = s3CredentialsFromEnv(getenv)
 	fs.Visit(func(f *flag.Flag) { c.sandboxSet = c.sandboxSet || f.Name == "sandbox" })
+	c.ApplySandbox()
 	return *c, c.Validate()
 }
 
@@ -320,7 +336,10 @@ func (c *Config) Validate() error {
 		"AGENTLINE_PUBLIC_URL": c.PublicURL, "OPENAI_BASE_URL": c.OpenAIBaseURL,
 		"GEMINI_BASE_URL": c.GeminiBaseURL, "TWILIO_API_BASE_URL": c.TwilioAPIBaseURL,
 	} {
-		if u == "" {
+		// In sandbox mode OPENAI_BASE_URL is computed from
+		// AGENTLINE_PUBLIC_URL (ApplySandbox), which is checked itself:
+		// a bad one is reported once, under the name that was set.
+		if u == "" || name == "OPENAI_BASE_URL" && c.Sandbox {
 			continue
 		}
 		p, err := url.Parse(u)

@@ -1,7 +1,10 @@
-// Package conversation serves a project's conversations (widget sessions,
-// live chats and phone calls in one shape) and ends the widget ones nobody
-// is talking in any more: a recurring job, run once per deployment by the
-// job queue, abandons sessions idle for longer than the idle timeout.
+// Package conversation owns a conversation's life on every channel: what
+// follows its start and its end (life.go: its events, its analysis), run by
+// the store in the transaction that started or ended it. It ends the widget
+// conversations nobody is talking in any more (a recurring job, run once
+// per deployment by the job queue, abandons sessions idle for longer than
+// the idle timeout), and serves a project's conversations (widget
+// sessions, live chats and phone calls in one shape).
 package conversation
 
 import (

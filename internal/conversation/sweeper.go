@@ -12,9 +12,10 @@ import (
 )
 
 // SweepStore is what the sweeper needs from storage: end the live widget
-// sessions of every project that are over (abandoned) and say how many.
+// sessions of every project that are over (abandoned), each followed by
+// ended in its transaction, and say how many.
 type SweepStore interface {
-	AbandonIdleSessions(ctx context.Context, idleBefore, connectBefore time.Time) (int, error)
+	AbandonIdleSessions(ctx context.Context, idleBefore, connectBefore time.Time, ended agentline.ConversationFollowUp) (int, error)
 }
 
 // Sweeper is the worker of the recurring SweepConversations job: a widget
@@ -48,7 +49,7 @@ func (s *Sweeper) Sweep(ctx context.Context) error {
 		now = s.Now
 	}
 	t := now().UTC()
-	n, err := s.Store.AbandonIdleSessions(ctx, t.Add(-s.IdleTimeout), t.Add(-s.ConnectTimeout))
+	n, err := s.Store.AbandonIdleSessions(ctx, t.Add(-s.IdleTimeout), t.Add(-s.ConnectTimeout), Ended)
 	if err != nil {
 		return fmt.Errorf("sweep conversations: %w", err)
 	}

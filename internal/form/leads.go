@@ -80,15 +80,7 @@ func (h *Handler) getLead(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) deleteLead(w http.ResponseWriter, r *http.Request) error {
-	id, projectID, err := h.auth.AuthorizePath(r, "lead_id", agentline.KindLead, agentline.PermDelete)
-	if err != nil {
-		return err
-	}
-	if err := h.store.DeleteLead(r.Context(), projectID, id); err != nil {
-		return err
-	}
-	httpx.NoContent(w)
-	return nil
+	return h.auth.DeletePath(w, r, "lead_id", agentline.KindLead, h.store.DeleteLead)
 }
 
 // listNotifyAttempts serves GET /api/channels/{channel_id}/notify-attempts

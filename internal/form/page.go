@@ -16,10 +16,7 @@ import (
 // with each field's problem next to it), so it works with JavaScript off;
 // with it on, the script sends the same answers as JSON and shows the same
 // messages without a reload.
-var pageTemplate = template.Must(template.New("form").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<title>{{.Title}}</title>
+var pageTemplate = template.Must(template.New("form").Parse(httpx.PageHead + `<title>{{.Title}}</title>
 <style nonce="{{.Nonce}}">
 *{box-sizing:border-box}
 body{margin:0;padding:16px;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#111827;background:#fff}
@@ -161,14 +158,9 @@ func renderPage(w http.ResponseWriter, status int, ch agentline.Channel, title s
 			}
 		}
 	}
-	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'nonce-"+n+"'; script-src 'nonce-"+n+
-		"'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors *")
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Referrer-Policy", "no-referrer")
-	w.WriteHeader(status)
-	pageTemplate.Execute(w, d)
+	csp := "default-src 'none'; style-src 'nonce-" + n + "'; script-src 'nonce-" + n +
+		"'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors *"
+	httpx.WriteHTML(w, status, csp, pageTemplate, d)
 }
 
 // setRetryAfter sets Retry-After when err asks the client to wait.

@@ -45,6 +45,13 @@ const (
 	ProviderKey Auth = "provider key (sandbox)"
 )
 
+// PublicRoute is a Public route served by fn: the one way packages
+// declare the routes that anyone may call (sign-in, reading an
+// invitation), as auth.Service.Route is for session routes.
+func PublicRoute(method, pattern string, fn HandlerFunc) Route {
+	return Route{Method: method, Pattern: pattern, Auth: Public, Name: NameOf(fn), Handler: fn}
+}
+
 // NameOf names a handler function or value for the route table:
 // "widget.(*Handler).createSession" for a method value.
 func NameOf(h any) string {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
 )
 
 // Cursor is a position in a list: the sort key of the last item of a
@@ -166,6 +167,17 @@ func Whole[T any](w http.ResponseWriter, q url.Values, list []T, key func(T) Cur
 		w.Header().Set(NextCursorHeader, *next)
 	}
 	return page, err
+}
+
+// WriteWhole answers 200 with Whole's page of list as a bare JSON array:
+// the end of every handler that lists a short list the store reads whole.
+func WriteWhole[T any](w http.ResponseWriter, r *http.Request, list []T, key func(T) Cursor) error {
+	page, err := Whole(w, r.URL.Query(), list, key)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, page)
+	return nil
 }
 
 // compare orders cursors by time, then by id: integer ids by value

@@ -18,21 +18,10 @@ func scanAgent(row interface{ Scan(...any) error }) (agentline.Agent, error) {
 	if err != nil {
 		return a, err
 	}
-	a.Analysis, err = parseAnalysis(a.ID, analysis)
-	return a, err
-}
-
-// parseAnalysis reads an agent's stored analysis settings; a null
-// data_schema reads as none, as the API writes it.
-func parseAnalysis(agentID int64, raw string) (agentline.AnalysisSettings, error) {
-	var s agentline.AnalysisSettings
-	if err := json.Unmarshal([]byte(raw), &s); err != nil {
-		return s, fmt.Errorf("agent %d analysis: %w", agentID, err)
+	if a.Analysis, err = agentline.ParseAnalysisSettings([]byte(analysis)); err != nil {
+		return a, fmt.Errorf("agent %d analysis: %w", a.ID, err)
 	}
-	if string(s.DataSchema) == "null" {
-		s.DataSchema = nil
-	}
-	return s, nil
+	return a, nil
 }
 
 func analysisJSON(s agentline.AnalysisSettings) (string, error) {

@@ -1,11 +1,13 @@
 package store
 
 // Post-conversation analyses (migration 00015): a pending row and its job
-// are written in the transaction that ends a conversation, so an analysis
-// is neither lost to a crash nor started for an end that was rolled back;
-// the job's result is stored, with its conversation.analyzed event, in one
-// transaction that only a pending row accepts, so a job that runs twice
-// (its first instance died mid-run) stores and announces one result.
+// are written in the transaction that ends a conversation (package
+// conversation decides whether, through the transaction's ConversationTx),
+// so an analysis is neither lost to a crash nor started for an end that
+// was rolled back; the job's result is stored, with its
+// conversation.analyzed event, in one transaction that only a pending row
+// accepts, so a job that runs twice (its first instance died mid-run)
+// stores and announces one result.
 
 import (
 	"context"
@@ -19,10 +21,9 @@ import (
 	"github.com/agentline/agentline"
 )
 
-// startAnalysis writes the pending analysis of the conversation id, which
-// ended in the transaction c, and enqueues its job, when the agent asks for
-// any analysis. A conversation already analysed (or pending) is left alone.
-func (db *DB) startAnalysis(ctx context.Context, c conn, projectID int64, id string) error {
+// AgentAnalysis returns the agent of the conversation id and its analysis
+// settings as stored; not found when the agent is gone.
+func (t *convTx) AgentAnalysis(ctx context.Context, projectID int64, id string) (int64, []byte, error) {
 	q := `SELECT a.id, a.analysis FROM widget_sessions s JOIN agents a ON a.id = s.agent_id WHERE s.project_id = ? AND s.id = ?`
 	var ref any = id
 	if callID, ok := agentline.ParseCallConversationID(id); ok {
@@ -30,36 +31,22 @@ func (db *DB) startAnalysis(ctx context.Context, c conn, projectID int64, id str
 		ref = callID
 	}
 	var agentID int64
-	var raw string
-	if err := c.queryRow(ctx, q, projectID, ref).Scan(&agentID, &raw); err != nil {
-		return ignoreNoRows(err) // the agent is gone: nothing to analyse for
-	}
-	settings, err := parseAnalysis(agentID, raw)
-	if err != nil {
-		return err
-	}
-	if !settings.Enabled() {
-		return nil
-	}
-	now := db.now()
-	res, err := c.exec(ctx, `INSERT INTO conversation_analyses (conversation_id, project_id, agent_id, status, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id) DO NOTHING`, id, projectID, agentID, agentline.AnalysisPending, now, now)
-	if err != nil {
-		return fmt.Errorf("start analysis of %s: %w", id, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return err
-	}
-	return db.outboxOn(c).Enqueue(ctx, agentline.AnalyzeConversation{ProjectID: projectID, ConversationID: id})
+	var settings string
+	err := t.c.queryRow(ctx, q, projectID, ref).Scan(&agentID, &settings)
+	return agentID, []byte(settings), notFound(err, "agent")
 }
 
-// conversationEnded is what follows the end of a conversation in the
-// transaction that ended it: its analysis, then conversation.ended.
-func (db *DB) conversationEnded(ctx context.Context, c conn, projectID int64, id string) error {
-	if err := db.startAnalysis(ctx, c, projectID, id); err != nil {
-		return err
+// AddPendingAnalysis writes the pending analysis of the conversation id,
+// unless it has one (pending or not) already.
+func (t *convTx) AddPendingAnalysis(ctx context.Context, projectID, agentID int64, id string) (bool, error) {
+	now := t.db.now()
+	res, err := t.c.exec(ctx, `INSERT INTO conversation_analyses (conversation_id, project_id, agent_id, status, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id) DO NOTHING`, id, projectID, agentID, agentline.AnalysisPending, now, now)
+	if err != nil {
+		return false, fmt.Errorf("start analysis of %s: %w", id, err)
 	}
-	return db.emitConversation(ctx, c, projectID, id, agentline.EventConversationEnded)
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
 const analysisColumns = `conversation_id, status, summary, success, success_reason, data, model, error, attempts, finished_at`

@@ -33,7 +33,7 @@ func TestCallLog(t *testing.T) {
 			{Type: "tool_call", Text: "opening_hours", Data: json.RawMessage(`{"name":"opening_hours","output":"{\"open\":true}"}`), At: at.Add(time.Second)},
 			{Type: "transcript", Role: "agent", Text: "Yes, until six.", At: at.Add(2 * time.Second)},
 		}
-		if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, EndReason: "caller_hangup", Log: entries}); err != nil {
+		if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, EndReason: "caller_hangup", Log: entries}, callChanged); err != nil {
 			t.Fatal(err)
 		}
 		got, err := db.CallLog(ctx, p1.ID, call.ID)
@@ -51,7 +51,7 @@ func TestCallLog(t *testing.T) {
 			t.Fatalf("data = %s / %s (%v)", got[1].Data, got[0].Data, err)
 		}
 		// A report about an unknown call stores nothing.
-		if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA2", Status: agentline.CallCompleted, Log: entries}); !errors.Is(err, agentline.ErrNotFound) {
+		if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA2", Status: agentline.CallCompleted, Log: entries}, callChanged); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("log of an unknown call: %v", err)
 		}
 		// Cross-tenant probe.

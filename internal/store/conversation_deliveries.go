@@ -7,17 +7,13 @@ import (
 	"github.com/agentline/agentline"
 )
 
-// ConversationDeliveries lists the webhook deliveries of a conversation's
-// events (those whose subject is the conversation's id), newest first, at
-// most limit, each with its endpoint's URL. It goes through the project's
-// endpoints (a handful) so that the (endpoint_id, subject) index finds the
-// rows; withBody's extra column is the endpoint's URL here.
-func (db *DB) ConversationDeliveries(ctx context.Context, projectID int64, conversationID string, limit int) ([]agentline.ConversationDelivery, error) {
-	return db.ConversationDeliveriesBefore(ctx, projectID, conversationID, 0, limit)
-}
-
-// ConversationDeliveriesBefore is ConversationDeliveries older than the
-// delivery before (any when 0): a page after a cursor.
+// ConversationDeliveriesBefore lists the webhook deliveries of a
+// conversation's events (those whose subject is the conversation's id)
+// older than the delivery before (any when 0: a page after a cursor),
+// newest first, at most limit, each with its endpoint's URL. It goes
+// through the project's endpoints (a handful) so that the (endpoint_id,
+// subject) index finds the rows; withBody's extra column is the endpoint's
+// URL here.
 func (db *DB) ConversationDeliveriesBefore(ctx context.Context, projectID int64, conversationID string, before int64, limit int) ([]agentline.ConversationDelivery, error) {
 	if before <= 0 {
 		before = math.MaxInt64

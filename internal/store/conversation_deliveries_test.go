@@ -12,9 +12,10 @@ import (
 	"github.com/agentline/agentline/internal/store/storetest"
 )
 
-// A conversation's deliveries are its own events' (the call's started and
-// ended), to every endpoint of its project with the endpoint's URL, newest
-// first; another conversation's and another project's are not among them.
+// A conversation's deliveries are its own events' (one per change of the
+// call's status here), to every endpoint of its project with the
+// endpoint's URL, newest first; another conversation's and another
+// project's are not among them.
 func TestConversationDeliveries(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -37,14 +38,14 @@ func TestConversationDeliveries(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, st := range []string{agentline.CallInProgress, agentline.CallCompleted} {
-				if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: st, At: time.Now()}); err != nil {
+				if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: st, At: time.Now()}, callChanged); err != nil {
 					t.Fatal(err)
 				}
 			}
 			return agentline.CallConversationID(c.ID)
 		}
 		mine, sibling, other := call(f.p1, f.a1, "CA1"), call(f.p1, f.a1, "CA2"), call(f.p2, f.a2, "CA3")
-		list, err := db.ConversationDeliveries(ctx, f.p1.ID, mine, 50)
+		list, err := db.ConversationDeliveriesBefore(ctx, f.p1.ID, mine, 0, 50)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,17 +59,17 @@ func TestConversationDeliveries(t *testing.T) {
 				t.Errorf("deliveries not newest first: %d after %d", d.ID, list[i-1].ID)
 			}
 		}
-		if !slices.Contains(types, agentline.EventConversationStarted) || !slices.Contains(types, agentline.EventConversationEnded) {
+		if !slices.Equal(types, []string{agentline.EventCallStatusChanged, agentline.EventCallStatusChanged}) {
 			t.Errorf("event types of %s: %v", mine, types)
 		}
-		if few, _ := db.ConversationDeliveries(ctx, f.p1.ID, mine, 1); len(few) != 1 {
+		if few, _ := db.ConversationDeliveriesBefore(ctx, f.p1.ID, mine, 0, 1); len(few) != 1 {
 			t.Errorf("limit 1 gave %d", len(few))
 		}
 		// Another project's conversation is not found through this project.
-		if none, _ := db.ConversationDeliveries(ctx, f.p1.ID, other, 50); len(none) != 0 {
+		if none, _ := db.ConversationDeliveriesBefore(ctx, f.p1.ID, other, 0, 50); len(none) != 0 {
 			t.Errorf("project 1 sees %d deliveries of project 2's conversation", len(none))
 		}
-		if sib, _ := db.ConversationDeliveries(ctx, f.p1.ID, sibling, 50); len(sib) != len(list) {
+		if sib, _ := db.ConversationDeliveriesBefore(ctx, f.p1.ID, sibling, 0, 50); len(sib) != len(list) {
 			t.Errorf("the sibling call has %d deliveries, want %d of its own", len(sib), len(list))
 		}
 	})

@@ -248,23 +248,3 @@ func (db *DB) DeleteConversation(ctx context.Context, projectID int64, id string
 		return err
 	})
 }
-
-// emitConversation emits typ (conversation.started or .ended) with the
-// conversation as it is in the transaction c.
-func (db *DB) emitConversation(ctx context.Context, c conn, projectID int64, id, typ string) error {
-	out := db.outboxOn(c)
-	ids, err := out.subscribers(ctx, projectID, typ)
-	if err != nil || len(ids) == 0 {
-		return err
-	}
-	conv, err := conversationIn(ctx, c, projectID, id)
-	if err != nil {
-		return err
-	}
-	e, err := agentline.NewConversationEvent(typ, conv)
-	if err != nil {
-		return err
-	}
-	_, err = out.emitTo(ctx, e, ids...)
-	return err
-}

@@ -30,7 +30,7 @@ func newConvFixture(t *testing.T, db *store.DB) convFixture {
 	mustSession := func(p agentline.Project, c agentline.Channel, a agentline.Agent, id string, at time.Time) {
 		t.Helper()
 		if _, err := db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: id, ProjectID: p.ID, ChannelID: c.ID, AgentID: a.ID,
-			Provider: agentline.ProviderOpenAI, Model: "gpt-realtime", StartedAt: at}); err != nil {
+			Provider: agentline.ProviderOpenAI, Model: "gpt-realtime", StartedAt: at}, started); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -46,7 +46,7 @@ func newConvFixture(t *testing.T, db *store.DB) convFixture {
 		{Type: agentline.EventToolCall, At: f.t0.Add(3 * time.Second), Data: failed},
 		{Type: agentline.EventTranscript, At: f.t0.Add(4 * time.Second), Data: json.RawMessage(`{"role":"assistant","text":"We do."}`)},
 		{Type: agentline.EventSessionEnded, At: f.t0.Add(90 * time.Second)},
-	}); err != nil {
+	}, ended); err != nil {
 		t.Fatal(err)
 	}
 	f.liveChat = "ses_livechat"
@@ -63,14 +63,14 @@ func newConvFixture(t *testing.T, db *store.DB) convFixture {
 	}
 	f.call = agentline.CallConversationID(call.ID)
 	d := 42
-	if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallInProgress, At: f.t0.Add(time.Minute)}); err != nil {
+	if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallInProgress, At: f.t0.Add(time.Minute)}, callChanged); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, At: f.t0.Add(2 * time.Minute),
 		DurationS: &d, EndReason: "caller_hangup", Log: []agentline.CallLogEntry{
 			{Type: "transcript", Role: "caller", Text: "I need a plumber", At: f.t0.Add(61 * time.Second)},
 			{Type: "tool_call", Text: "book", Data: json.RawMessage(`{"name":"book","call_id":"t1","arguments":{},"output":"booked"}`), At: f.t0.Add(62 * time.Second)},
-		}}); err != nil {
+		}}, callChanged); err != nil {
 		t.Fatal(err)
 	}
 	return f

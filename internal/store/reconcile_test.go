@@ -61,14 +61,14 @@ func TestClaimStaleCalls(t *testing.T) {
 			t.Fatalf("after the cutoff (limit 2): %v %v", later, err)
 		}
 
-		if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, EndReason: agentline.EndReasonReconciled}); err != nil {
+		if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, EndReason: agentline.EndReasonReconciled}, callChanged); err != nil {
 			t.Fatal(err)
 		}
-		c, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, EndReason: "caller_hangup"})
+		c, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, EndReason: "caller_hangup"}, callChanged)
 		if err != nil || c.EndReason != "caller_hangup" {
 			t.Fatalf("the relay's reason after reconciliation: %+v %v", c, err)
 		}
-		c, err = db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, EndReason: agentline.EndReasonReconciled})
+		c, err = db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, EndReason: agentline.EndReasonReconciled}, callChanged)
 		if err != nil || c.EndReason != "caller_hangup" {
 			t.Fatalf("a reconciliation after the relay's reason: %+v %v", c, err)
 		}

@@ -26,7 +26,7 @@ func createHeld(t *testing.T, db *store.DB, sessions []agentline.WidgetSession) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = db.CreateWidgetSession(context.Background(), s)
+			_, errs[i] = db.CreateWidgetSession(context.Background(), s, started)
 		}()
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -96,7 +96,7 @@ func TestSessionBatchKeepsErrorsPerRequest(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		f := newWidgetFixture(t, db)
-		if _, err := db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: "ses_taken", ProjectID: f.p1.ID, ChannelID: f.c1.ID, AgentID: f.a1.ID}); err != nil {
+		if _, err := db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: "ses_taken", ProjectID: f.p1.ID, ChannelID: f.c1.ID, AgentID: f.a1.ID}, started); err != nil {
 			t.Fatal(err)
 		}
 		sessions := []agentline.WidgetSession{

@@ -22,7 +22,7 @@ func TestCreateWidgetSessionPaths(t *testing.T) {
 		ep := subscribe(t, db, f.p2.ID)
 		create := func(id string, p agentline.Project, c agentline.Channel, a agentline.Agent) (int64, error) {
 			before := db.Statements()
-			_, err := db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: id, ProjectID: p.ID, ChannelID: c.ID, AgentID: a.ID, Provider: agentline.ProviderOpenAI})
+			_, err := db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: id, ProjectID: p.ID, ChannelID: c.ID, AgentID: a.ID, Provider: agentline.ProviderOpenAI}, started)
 			return db.Statements() - before, err
 		}
 		if n, err := create("ses_quiet", f.p1, f.c1, f.a1); err != nil || n != 1 {

@@ -58,9 +58,9 @@ const sweepLimit = 500
 // are over as abandoned: a connected session with no event since
 // idleBefore, at its last event seen (its start when it reported none),
 // with the duration up to it; a live chat session created before
-// connectBefore that never connected. Each is its own transaction with its
-// conversation.ended event. It returns how many it ended.
-func (db *DB) AbandonIdleSessions(ctx context.Context, idleBefore, connectBefore time.Time) (int, error) {
+// connectBefore that never connected. Each is its own transaction, in which
+// ended follows the end. It returns how many it ended.
+func (db *DB) AbandonIdleSessions(ctx context.Context, idleBefore, connectBefore time.Time, ended agentline.ConversationFollowUp) (int, error) {
 	type idle struct {
 		id        string
 		projectID int64
@@ -92,7 +92,7 @@ func (db *DB) AbandonIdleSessions(ctx context.Context, idleBefore, connectBefore
 	}
 	n := 0
 	for _, s := range found {
-		ok, err := db.abandonSession(ctx, s.projectID, s.id, s.reason)
+		ok, err := db.abandonSession(ctx, s.projectID, s.id, s.reason, ended)
 		if err != nil {
 			return n, fmt.Errorf("abandon session %s: %w", s.id, err)
 		}
@@ -103,8 +103,9 @@ func (db *DB) AbandonIdleSessions(ctx context.Context, idleBefore, connectBefore
 	return n, nil
 }
 
-// abandonSession ends one session as abandoned, unless it ended meanwhile.
-func (db *DB) abandonSession(ctx context.Context, projectID int64, id, reason string) (bool, error) {
+// abandonSession ends one session as abandoned, unless it ended meanwhile,
+// and runs then after that end.
+func (db *DB) abandonSession(ctx context.Context, projectID int64, id, reason string, then agentline.ConversationFollowUp) (bool, error) {
 	ended := false
 	err := db.tx(ctx, func(c conn) error {
 		var started, last time.Time
@@ -119,7 +120,7 @@ func (db *DB) abandonSession(ctx context.Context, projectID int64, id, reason st
 			at = last
 		}
 		// Only a session still live: a client's end (or another sweep) that
-		// committed meanwhile wins, and no second conversation.ended goes out.
+		// committed meanwhile wins, and nothing follows a second time.
 		res, err := c.exec(ctx, `UPDATE widget_sessions SET status = ?, end_reason = ?, ended_at = ?, duration_ms = ? WHERE id = ? AND status = 'live'`,
 			agentline.ConversationAbandoned, reason, at, at.Sub(started).Milliseconds(), id)
 		if err != nil {
@@ -129,7 +130,7 @@ func (db *DB) abandonSession(ctx context.Context, projectID int64, id, reason st
 			return err
 		}
 		ended = true
-		return db.conversationEnded(ctx, c, projectID, id)
+		return db.followConversation(ctx, c, then, projectID, id)
 	})
 	return ended, err
 }

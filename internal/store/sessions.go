@@ -28,11 +28,13 @@ func scanSession(row interface{ Scan(...any) error }) (agentline.WidgetSession, 
 }
 
 // CreateWidgetSession stores a new session; its id is chosen by the caller.
-// conversation.started is emitted with it, in one transaction, when the
-// project has an enabled webhook endpoint; otherwise the session is one
-// row of a group insert (sessionbatch.go), or the same insert of its row
-// alone when that one failed.
-func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error) {
+// When the project has an enabled webhook endpoint, the session is written
+// in a transaction that runs started (what follows a start) with it;
+// otherwise the session is one row of a group insert (sessionbatch.go), or
+// the same insert of its row alone when that one failed, and started does
+// not run: a start is followed by its conversation.started event alone,
+// which a project without endpoints does not store.
+func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession, started agentline.ConversationFollowUp) (agentline.WidgetSession, error) {
 	if s.StartedAt.IsZero() {
 		s.StartedAt = db.now()
 	}
@@ -48,7 +50,7 @@ func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession
 			if err := insertSession(ctx, c, s, s.StartedAt); err != nil {
 				return err
 			}
-			return db.emitConversation(ctx, c, s.ProjectID, s.ID, agentline.EventConversationStarted)
+			return db.followConversation(ctx, c, started, s.ProjectID, s.ID)
 		})
 	}
 	if isUniqueViolation(err) {
@@ -82,15 +84,16 @@ func (db *DB) WidgetSession(ctx context.Context, projectID int64, id string) (ag
 // AddSessionEvents appends events to a session of the project and keeps the
 // session's counters: tool calls, errors, the time of the last event
 // (heartbeats count, and are not stored), and at the first session_ended
-// the end: status ended, end time, duration and reason (data.reason, else
-// "ended"), with conversation.ended emitted in the same transaction.
-func (db *DB) AddSessionEvents(ctx context.Context, projectID int64, sessionID string, events []agentline.SessionEvent) error {
+// of a live session its end: status ended, end time, duration and reason
+// (data.reason, else "ended"), followed by ended in the same transaction.
+func (db *DB) AddSessionEvents(ctx context.Context, projectID int64, sessionID string, events []agentline.SessionEvent,
+	ended agentline.ConversationFollowUp) error {
 	return db.tx(ctx, func(c conn) error {
 		var started time.Time
-		var ended sql.NullTime
+		var endedAt sql.NullTime
 		var status string
 		err := c.queryRow(ctx, `SELECT started_at, ended_at, status FROM widget_sessions WHERE project_id = ? AND id = ?`,
-			projectID, sessionID).Scan(utc(&started), &ended, &status)
+			projectID, sessionID).Scan(utc(&started), &endedAt, &status)
 		if err != nil {
 			return notFound(err, "session")
 		}
@@ -110,9 +113,9 @@ func (db *DB) AddSessionEvents(ctx context.Context, projectID int64, sessionID s
 			if err := insertSessionEvent(ctx, c, sessionID, e); err != nil {
 				return err
 			}
-			if e.Type == agentline.EventSessionEnded && !ended.Valid && status == agentline.ConversationLive {
-				ended = sql.NullTime{Time: e.At.UTC(), Valid: true}
-				if err := endSession(ctx, c, sessionID, started, ended.Time, endReason(e.Data)); err != nil {
+			if e.Type == agentline.EventSessionEnded && !endedAt.Valid && status == agentline.ConversationLive {
+				endedAt = sql.NullTime{Time: e.At.UTC(), Valid: true}
+				if err := endSession(ctx, c, sessionID, started, endedAt.Time, endReason(e.Data)); err != nil {
 					return err
 				}
 				endedNow = true
@@ -127,7 +130,7 @@ func (db *DB) AddSessionEvents(ctx context.Context, projectID int64, sessionID s
 		if err != nil || !endedNow {
 			return err
 		}
-		return db.conversationEnded(ctx, c, projectID, sessionID)
+		return db.followConversation(ctx, c, ended, projectID, sessionID)
 	})
 }
 

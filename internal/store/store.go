@@ -317,13 +317,6 @@ func mustAffect(res sql.Result, err error, what string) error {
 	return nil
 }
 
-// Setting returns the stored value of key, or not found.
-func (db *DB) Setting(ctx context.Context, key string) (string, error) {
-	var v string
-	err := db.reader().queryRow(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
-	return v, notFound(err, "setting "+key)
-}
-
 // EnsureSetting stores value under key unless a value is already there, and
 // returns the value that is stored. Instances starting together agree.
 func (db *DB) EnsureSetting(ctx context.Context, key, value string) (string, error) {

@@ -14,14 +14,14 @@ import (
 // two instances admitting the same token at once cannot both win. It then
 // applies e (the call going in progress) in the same transaction: the one
 // write of a stream's admission, so that admissions queue behind one another
-// for as short a time as they can.
-func (db *DB) AdmitStream(ctx context.Context, ref string, expires time.Time, e agentline.CallEvent) (agentline.Call, error) {
+// for as short a time as they can. changed follows e as in ApplyCallEvent.
+func (db *DB) AdmitStream(ctx context.Context, ref string, expires time.Time, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error) {
 	var out agentline.Call
 	err := db.tx(ctx, func(c conn) (err error) {
 		if err := useStreamToken(ctx, c, ref, expires); err != nil {
 			return err
 		}
-		out, err = db.applyCallEvent(ctx, c, e)
+		out, err = db.applyCallEvent(ctx, c, e, changed)
 		return err
 	})
 	return out, err

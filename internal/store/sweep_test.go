@@ -24,14 +24,14 @@ func TestAbandonIdleSessions(t *testing.T) {
 		start := now.Add(-10 * time.Minute)
 		for _, id := range []string{"ses_alive", "ses_idle", "ses_ended"} {
 			if _, err := db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: id, ProjectID: f.p1.ID, ChannelID: f.c1.ID, AgentID: f.a1.ID,
-				Provider: agentline.ProviderOpenAI, StartedAt: start}); err != nil {
+				Provider: agentline.ProviderOpenAI, StartedAt: start}, started); err != nil {
 				t.Fatal(err)
 			}
 		}
 		say := json.RawMessage(`{"role":"user","text":"hello"}`)
 		report := func(id string, events ...agentline.SessionEvent) {
 			t.Helper()
-			if err := db.AddSessionEvents(ctx, f.p1.ID, id, events); err != nil {
+			if err := db.AddSessionEvents(ctx, f.p1.ID, id, events, ended); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -44,7 +44,7 @@ func TestAbandonIdleSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 		idle, connect := now.Add(-2*time.Minute), now.Add(-time.Hour)
-		n, err := db.AbandonIdleSessions(ctx, idle, connect)
+		n, err := db.AbandonIdleSessions(ctx, idle, connect, ended)
 		if err != nil || n != 1 {
 			t.Fatalf("sweep = %d %v, want 1", n, err)
 		}
@@ -72,13 +72,13 @@ func TestAbandonIdleSessions(t *testing.T) {
 		// The live chat's own, longer timeout passes; a second sweep finds
 		// nothing else.
 		connect = now.Add(time.Second)
-		if n, err := db.AbandonIdleSessions(ctx, idle, connect); err != nil || n != 1 {
+		if n, err := db.AbandonIdleSessions(ctx, idle, connect, ended); err != nil || n != 1 {
 			t.Fatalf("second sweep = %d %v", n, err)
 		}
 		if c, _ := db.Conversation(ctx, f.p1.ID, "ses_gate"); c.Status != "abandoned" || c.EndReason != "never_connected" || c.Kind != "live_chat" {
 			t.Fatalf("gate = %+v", c)
 		}
-		if n, err := db.AbandonIdleSessions(ctx, idle, connect); err != nil || n != 0 {
+		if n, err := db.AbandonIdleSessions(ctx, idle, connect, ended); err != nil || n != 0 {
 			t.Fatalf("third sweep = %d %v", n, err)
 		}
 		// A late session_ended does not revive or re-end an abandoned one.

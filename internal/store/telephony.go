@@ -302,18 +302,20 @@ func (db *DB) Calls(ctx context.Context, projectID int64, f agentline.CallFilter
 // (queued, ringing, in-progress, then one final status), so reports that
 // arrive out of order never revive an ended call. A report about an
 // unknown call to one of our numbers (an inbound call) creates its record
-// in the number's project; any other unknown call is not found.
-func (db *DB) ApplyCallEvent(ctx context.Context, e agentline.CallEvent) (agentline.Call, error) {
+// in the number's project; any other unknown call is not found. When the
+// report changed the call's status, changed follows in the same
+// transaction.
+func (db *DB) ApplyCallEvent(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error) {
 	var out agentline.Call
 	err := db.tx(ctx, func(c conn) (err error) {
-		out, err = db.applyCallEvent(ctx, c, e)
+		out, err = db.applyCallEvent(ctx, c, e, changed)
 		return err
 	})
 	return out, err
 }
 
 // applyCallEvent is ApplyCallEvent inside the transaction c.
-func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent) (agentline.Call, error) {
+func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error) {
 	if e.At.IsZero() {
 		e.At = db.now()
 	}
@@ -358,12 +360,10 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent)
 	if err := insertCallLog(ctx, c, call.ID, e.Log); err != nil {
 		return call, err
 	}
-	if agentline.CallStatusFinal(call.Status) && !agentline.CallStatusFinal(previous) {
-		if err := db.startAnalysis(ctx, c, call.ProjectID, agentline.CallConversationID(call.ID)); err != nil {
-			return call, err
-		}
+	if previous == call.Status {
+		return call, nil
 	}
-	return call, db.emitCallChange(ctx, c, previous, call)
+	return call, db.followCall(ctx, c, changed, previous, call)
 }
 
 // newInboundCall inserts the record of a call the carrier reports to one of

@@ -170,7 +170,7 @@ func TestCalls(t *testing.T) {
 			if s.status == agentline.CallCompleted {
 				e.DurationS = ptr(42)
 			}
-			got, err := db.ApplyCallEvent(ctx, e)
+			got, err := db.ApplyCallEvent(ctx, e, callChanged)
 			if err != nil || got.Status != s.want {
 				t.Fatalf("step %d (%s): %+v %v", i, s.status, got, err)
 			}
@@ -181,7 +181,7 @@ func TestCalls(t *testing.T) {
 		}
 
 		// An unknown call to one of our numbers is an inbound call.
-		in, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA2", Status: agentline.CallRinging, Direction: agentline.CallInbound, From: "+14155550123", To: n.PhoneNumber})
+		in, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA2", Status: agentline.CallRinging, Direction: agentline.CallInbound, From: "+14155550123", To: n.PhoneNumber}, callChanged)
 		if err != nil || in.ProjectID != p1.ID || in.AgentID != ada.ID || in.Direction != agentline.CallInbound || in.Status != agentline.CallRinging {
 			t.Fatalf("inbound = %+v %v", in, err)
 		}
@@ -189,7 +189,7 @@ func TestCalls(t *testing.T) {
 			{CallSID: "CA3", Status: agentline.CallRinging, Direction: agentline.CallInbound, From: "+1", To: "+19995550000"},
 			{CallSID: "CA4", Status: agentline.CallRinging, Direction: agentline.CallOutbound, From: n.PhoneNumber, To: "+14155550111"},
 		} {
-			if _, err := db.ApplyCallEvent(ctx, e); !errors.Is(err, agentline.ErrNotFound) {
+			if _, err := db.ApplyCallEvent(ctx, e, callChanged); !errors.Is(err, agentline.ErrNotFound) {
 				t.Fatalf("unknown call %s: %v", e.CallSID, err)
 			}
 		}

@@ -157,15 +157,15 @@ func TestWidgetSessionsAndAnalytics(t *testing.T) {
 		f := newWidgetFixture(t, db)
 		day1 := time.Date(2026, 3, 1, 23, 59, 0, 0, time.UTC)
 		s1, err := db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: "ses_1", ProjectID: f.p1.ID, ChannelID: f.c1.ID,
-			AgentID: f.a1.ID, Origin: "https://shop.example.com", Provider: agentline.ProviderOpenAI, Model: "gpt-realtime", StartedAt: day1})
+			AgentID: f.a1.ID, Origin: "https://shop.example.com", Provider: agentline.ProviderOpenAI, Model: "gpt-realtime", StartedAt: day1}, started)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.CreateWidgetSession(ctx, s1); agentline.ErrorCode(err) != agentline.EConflict {
+		if _, err := db.CreateWidgetSession(ctx, s1, started); agentline.ErrorCode(err) != agentline.EConflict {
 			t.Fatalf("duplicate id: %v", err)
 		}
-		db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: "ses_2", ProjectID: f.p1.ID, ChannelID: f.c1.ID, AgentID: f.a1.ID, StartedAt: day1.Add(2 * time.Minute)})
-		db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: "ses_other", ProjectID: f.p2.ID, ChannelID: f.c2.ID, AgentID: f.a2.ID, StartedAt: day1})
+		db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: "ses_2", ProjectID: f.p1.ID, ChannelID: f.c1.ID, AgentID: f.a1.ID, StartedAt: day1.Add(2 * time.Minute)}, started)
+		db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: "ses_other", ProjectID: f.p2.ID, ChannelID: f.c2.ID, AgentID: f.a2.ID, StartedAt: day1}, started)
 
 		ev := func(typ string, at time.Time, data string) agentline.SessionEvent {
 			return agentline.SessionEvent{Type: typ, At: at, Data: json.RawMessage(data)}
@@ -176,18 +176,18 @@ func TestWidgetSessionsAndAnalytics(t *testing.T) {
 			ev(agentline.EventError, day1.Add(3*time.Second), `{"message":"mic"}`),
 			ev(agentline.EventSessionEnded, day1.Add(90*time.Second), ``),
 			ev(agentline.EventSessionEnded, day1.Add(200*time.Second), ``),
-		})
+		}, ended)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Cross-tenant probes.
-		if err := db.AddSessionEvents(ctx, f.p2.ID, "ses_1", nil); !errors.Is(err, agentline.ErrNotFound) {
+		if err := db.AddSessionEvents(ctx, f.p2.ID, "ses_1", nil, ended); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("events across projects: %v", err)
 		}
 		if _, err := db.WidgetSession(ctx, f.p2.ID, "ses_1"); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("read across projects: %v", err)
 		}
-		if _, err := db.StartWidgetSession(ctx, agentline.WidgetSession{ID: "ses_1", ProjectID: f.p1.ID, ChannelID: f.c2.ID}); !errors.Is(err, agentline.ErrNotFound) {
+		if _, err := db.StartWidgetSession(ctx, agentline.WidgetSession{ID: "ses_1", ProjectID: f.p1.ID, ChannelID: f.c2.ID}, started); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("start in another channel: %v", err)
 		}
 		got, err := db.WidgetSession(ctx, f.p1.ID, "ses_1")

@@ -10,12 +10,12 @@ import (
 
 // StartWidgetSession records the provider session opened for a session that
 // was created in advance (a form lead's): its origin, provider and model,
-// and the start time, and emits conversation.started with it. Only a
+// and the start time, followed by started in the same transaction. Only a
 // pending session (live, no provider yet) is touched, so it starts once
 // even when starts race: a session started or ended already is a conflict
 // (one form submission, one widget session), one that does not exist not
 // found.
-func (db *DB) StartWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error) {
+func (db *DB) StartWidgetSession(ctx context.Context, s agentline.WidgetSession, started agentline.ConversationFollowUp) (agentline.WidgetSession, error) {
 	err := db.tx(ctx, func(c conn) error {
 		res, err := c.exec(ctx,
 			`UPDATE widget_sessions SET origin = ?, provider = ?, model = ?, started_at = ?
@@ -24,7 +24,7 @@ func (db *DB) StartWidgetSession(ctx context.Context, s agentline.WidgetSession)
 		if err := mustAffect(res, err, "session"); err != nil {
 			return err
 		}
-		return db.emitConversation(ctx, c, s.ProjectID, s.ID, agentline.EventConversationStarted)
+		return db.followConversation(ctx, c, started, s.ProjectID, s.ID)
 	})
 	if errors.Is(err, agentline.ErrNotFound) {
 		var n int

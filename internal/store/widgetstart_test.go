@@ -37,14 +37,14 @@ func TestStartWidgetSessionOnce(t *testing.T) {
 			return s
 		}
 		s := pending("ses_gate1")
-		got, err := db.StartWidgetSession(ctx, s)
+		got, err := db.StartWidgetSession(ctx, s, started)
 		if err != nil || got.Provider != agentline.ProviderOpenAI || got.Origin != s.Origin {
 			t.Fatalf("first start = %+v %v", got, err)
 		}
-		if _, err := db.StartWidgetSession(ctx, s); agentline.ErrorCode(err) != agentline.EConflict {
+		if _, err := db.StartWidgetSession(ctx, s, started); agentline.ErrorCode(err) != agentline.EConflict {
 			t.Fatalf("second start: %v, want conflict", err)
 		}
-		if _, err := db.StartWidgetSession(ctx, agentline.WidgetSession{ID: "ses_none", ProjectID: p.ID, ChannelID: ch.ID}); !errors.Is(err, agentline.ErrNotFound) {
+		if _, err := db.StartWidgetSession(ctx, agentline.WidgetSession{ID: "ses_none", ProjectID: p.ID, ChannelID: ch.ID}, started); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("start of no session: %v, want not found", err)
 		}
 		// Racing starts: exactly one wins.
@@ -55,7 +55,7 @@ func TestStartWidgetSessionOnce(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := db.StartWidgetSession(ctx, s)
+				_, err := db.StartWidgetSession(ctx, s, started)
 				errs <- err
 			}()
 		}

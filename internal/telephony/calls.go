@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/listing"
 	"github.com/agentline/agentline/internal/telephony/carrier"
@@ -57,7 +58,7 @@ func (h *Handler) hangUpCall(ctx context.Context, projectID, agentID int64, sid 
 	ctx = context.WithoutCancel(ctx)
 	status, err := cr.HangUp(ctx, sid)
 	if errors.Is(err, carrier.ErrCallGone) {
-		if _, err := h.store.ApplyCallEvent(ctx, goneAtCarrier(sid)); err != nil {
+		if _, err := h.store.ApplyCallEvent(ctx, goneAtCarrier(sid), conversation.CallChanged); err != nil {
 			return "", err
 		}
 		return "", agentline.Errorf(agentline.EConflict, "call %s has already ended: the carrier no longer knows it", sid)
@@ -65,7 +66,7 @@ func (h *Handler) hangUpCall(ctx context.Context, projectID, agentID int64, sid 
 	if err != nil {
 		return "", err
 	}
-	if _, err := h.store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, EndReason: livecall.EndedByAPI}); err != nil {
+	if _, err := h.store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, EndReason: livecall.EndedByAPI}, conversation.CallChanged); err != nil {
 		return "", err
 	}
 	// The carrier ends the stream too; if this instance relays the call, it
@@ -217,7 +218,7 @@ func (h *Handler) statusCallback(w http.ResponseWriter, r *http.Request) error {
 		e.DurationS = &n
 	}
 	log := httpx.Logger(r.Context()).With("call_sid", e.CallSID, "status", e.Status, "sequence", f.Get("SequenceNumber"))
-	call, err := h.store.ApplyCallEvent(r.Context(), e)
+	call, err := h.store.ApplyCallEvent(r.Context(), e, conversation.CallChanged)
 	switch {
 	case errors.Is(err, agentline.ErrNotFound):
 		log.Info("status callback for a call we do not know", "to", e.To)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 )
 
 // The table tests of the management operations the handlers of
@@ -45,7 +46,7 @@ func TestHangUpCallOperation(t *testing.T) {
 		{name: "call of another agent", arrange: func(t *testing.T, e *opsEnv, c agentline.Call) (int64, string) { return e.bob, c.CallSID },
 			code: agentline.ENotFound, status: agentline.CallQueued, atCarrier: agentline.CallQueued},
 		{name: "ended already: the carrier is not asked", arrange: func(t *testing.T, e *opsEnv, c agentline.Call) (int64, string) {
-			if _, err := e.db.ApplyCallEvent(context.Background(), agentline.CallEvent{CallSID: c.CallSID, Status: agentline.CallNoAnswer}); err != nil {
+			if _, err := e.db.ApplyCallEvent(context.Background(), agentline.CallEvent{CallSID: c.CallSID, Status: agentline.CallNoAnswer}, conversation.CallChanged); err != nil {
 				t.Fatal(err)
 			}
 			return e.ada, c.CallSID

@@ -48,14 +48,10 @@ func (h *Handler) listNumbers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.store.PhoneNumbers(r.Context(), projectID)
-	if err == nil {
-		list, err = listing.Whole(w, r.URL.Query(), list, func(n agentline.PhoneNumber) listing.Cursor { return listing.After(n.ID) })
-	}
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, list)
-	return nil
+	return listing.WriteWhole(w, r, list, func(n agentline.PhoneNumber) listing.Cursor { return listing.After(n.ID) })
 }
 
 // linkableAgent loads an agent of the project that may get a number: it
@@ -82,13 +78,22 @@ func (h *Handler) linkableAgent(ctx context.Context, projectID, agentID, numberI
 	return agent, nil
 }
 
+// numberPath authorizes perm on the path's project and reads the path's
+// number_id: a number's routes sit under its project, which the store
+// checks it belongs to.
+func (h *Handler) numberPath(r *http.Request, perm agentline.Permission) (projectID, numberID int64, err error) {
+	if projectID, _, err = h.auth.AuthorizeProjectPath(r, perm); err != nil {
+		return 0, 0, err
+	}
+	if numberID, err = httpx.PathID(r, "number_id"); err != nil {
+		return 0, 0, err
+	}
+	return projectID, numberID, nil
+}
+
 // PATCH /api/projects/{project_id}/telephony/numbers/{number_id} {status?, agent_id?}
 func (h *Handler) updateNumber(w http.ResponseWriter, r *http.Request) error {
-	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermCreate)
-	if err != nil {
-		return err
-	}
-	numberID, err := httpx.PathID(r, "number_id")
+	projectID, numberID, err := h.numberPath(r, agentline.PermCreate)
 	if err != nil {
 		return err
 	}
@@ -154,11 +159,7 @@ func (h *Handler) changeNumber(ctx context.Context, projectID, numberID int64, i
 
 // DELETE /api/projects/{project_id}/telephony/numbers/{number_id}
 func (h *Handler) releaseNumber(w http.ResponseWriter, r *http.Request) error {
-	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermDelete)
-	if err != nil {
-		return err
-	}
-	numberID, err := httpx.PathID(r, "number_id")
+	projectID, numberID, err := h.numberPath(r, agentline.PermDelete)
 	if err != nil {
 		return err
 	}

@@ -37,11 +37,11 @@ type faultyStore struct {
 	createNumber, attach, applyEvent, deleteNumber func() error
 }
 
-func (s *faultyStore) ApplyCallEvent(ctx context.Context, e agentline.CallEvent) (agentline.Call, error) {
+func (s *faultyStore) ApplyCallEvent(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error) {
 	if s.applyEvent != nil {
 		return agentline.Call{}, s.applyEvent()
 	}
-	return s.Store.ApplyCallEvent(ctx, e)
+	return s.Store.ApplyCallEvent(ctx, e, changed)
 }
 
 func (s *faultyStore) DeletePhoneNumber(ctx context.Context, projectID, numberID int64) error {

@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/telephony/carrier"
 )
 
@@ -19,7 +20,7 @@ import (
 // call.status_changed and conversation.ended events are emitted).
 type ReconcileStore interface {
 	ClaimStaleCalls(ctx context.Context, before, now time.Time, limit int) ([]string, error)
-	ApplyCallEvent(ctx context.Context, e agentline.CallEvent) (agentline.Call, error)
+	ApplyCallEvent(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error)
 }
 
 // CallFetcher is what reconciliation asks the carrier.
@@ -117,7 +118,7 @@ func (r *Reconciler) reconcileOne(ctx context.Context, sid string) (bool, error)
 	case !agentline.CallStatusFinal(st.Status):
 		return false, nil
 	}
-	call, err := r.Store.ApplyCallEvent(ctx, e)
+	call, err := r.Store.ApplyCallEvent(ctx, e, conversation.CallChanged)
 	if err != nil {
 		return false, fmt.Errorf("apply the carrier's status: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/telephony"
 	"github.com/agentline/agentline/internal/telephony/carrier"
 )
@@ -23,7 +24,7 @@ func TestReconcilerAsksOncePerPeriod(t *testing.T) {
 	n := e.provision("+14155550100", e.ada)
 	sid := e.fake.IncomingCall("+14155550199", n.PhoneNumber)
 	if _, err := e.app.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallInProgress,
-		Direction: agentline.CallInbound, From: "+14155550199", To: n.PhoneNumber}); err != nil {
+		Direction: agentline.CallInbound, From: "+14155550199", To: n.PhoneNumber}, conversation.CallChanged); err != nil {
 		t.Fatal(err)
 	}
 	e.fake.SetCallStatus(sid, agentline.CallCompleted)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/telephony/livecall"
 	"github.com/agentline/agentline/internal/telephony/streamtoken"
@@ -111,7 +112,8 @@ func (h *Handler) endUnused(projectID int64, sid string, log *slog.Logger) {
 	if err != nil || call.Status != agentline.CallQueued {
 		return
 	}
-	if _, err := h.store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallCanceled, EndReason: neverConnected}); err != nil {
+	if _, err := h.store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallCanceled, EndReason: neverConnected},
+		conversation.CallChanged); err != nil {
 		log.Warn("could not end a test call that never connected", "call_sid", sid, "err", err)
 	}
 }

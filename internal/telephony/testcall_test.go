@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/telephony/streamtoken"
 )
 
@@ -88,7 +89,7 @@ func TestAbandonUnusedTestCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: live.CallSID, Status: agentline.CallInProgress}); err != nil {
+	if _, err := e.db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: live.CallSID, Status: agentline.CallInProgress}, conversation.CallChanged); err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -227,9 +227,6 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.store.Tools(r.Context(), projectID, agentID)
-	if err == nil {
-		list, err = listing.Whole(w, r.URL.Query(), list, func(t agentline.WebhookTool) listing.Cursor { return listing.After(t.ID) })
-	}
 	if err != nil {
 		return err
 	}
@@ -237,8 +234,7 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) error {
 	for i, t := range list {
 		out[i] = viewTool(t)
 	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return listing.WriteWhole(w, r, out, func(t toolView) listing.Cursor { return listing.After(t.ID) })
 }
 
 func (h *Handler) createTool(w http.ResponseWriter, r *http.Request) error {
@@ -298,13 +294,5 @@ func (h *Handler) updateTool(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) deleteTool(w http.ResponseWriter, r *http.Request) error {
-	toolID, projectID, err := h.auth.AuthorizePath(r, "tool_id", agentline.KindTool, agentline.PermDelete)
-	if err != nil {
-		return err
-	}
-	if err := h.store.DeleteTool(r.Context(), projectID, toolID); err != nil {
-		return err
-	}
-	httpx.NoContent(w)
-	return nil
+	return h.auth.DeletePath(w, r, "tool_id", agentline.KindTool, h.store.DeleteTool)
 }

@@ -204,14 +204,10 @@ func (h *Handler) listKnowledge(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.store.KnowledgeDocuments(r.Context(), projectID, agentID)
-	if err == nil {
-		list, err = listing.Whole(w, r.URL.Query(), list, func(d agentline.KnowledgeDocument) listing.Cursor { return listing.After(d.ID) })
-	}
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, list)
-	return nil
+	return listing.WriteWhole(w, r, list, func(d agentline.KnowledgeDocument) listing.Cursor { return listing.After(d.ID) })
 }
 
 func (h *Handler) uploadKnowledge(w http.ResponseWriter, r *http.Request) error {
@@ -273,13 +269,5 @@ func (h *Handler) searchKnowledge(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (h *Handler) deleteKnowledge(w http.ResponseWriter, r *http.Request) error {
-	documentID, projectID, err := h.auth.AuthorizePath(r, "document_id", agentline.KindKnowledgeDocument, agentline.PermDelete)
-	if err != nil {
-		return err
-	}
-	if err := h.store.DeleteKnowledgeDocument(r.Context(), projectID, documentID); err != nil {
-		return err
-	}
-	httpx.NoContent(w)
-	return nil
+	return h.auth.DeletePath(w, r, "document_id", agentline.KindKnowledgeDocument, h.store.DeleteKnowledgeDocument)
 }

@@ -44,12 +44,20 @@ func (h *Handler) deliveries(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) delivery(w http.ResponseWriter, r *http.Request) error {
-	id, projectID, err := h.auth.AuthorizePath(r, "webhook_id", agentline.KindWebhook, agentline.PermView)
-	if err != nil {
-		return err
+// deliveryPath authorizes perm on the path's endpoint and reads the path's
+// delivery_id, which the store finds only among that endpoint's.
+func (h *Handler) deliveryPath(r *http.Request, perm agentline.Permission) (endpointID, projectID, deliveryID int64, err error) {
+	if endpointID, projectID, err = h.auth.AuthorizePath(r, "webhook_id", agentline.KindWebhook, perm); err != nil {
+		return 0, 0, 0, err
 	}
-	deliveryID, err := httpx.PathID(r, "delivery_id")
+	if deliveryID, err = httpx.PathID(r, "delivery_id"); err != nil {
+		return 0, 0, 0, err
+	}
+	return endpointID, projectID, deliveryID, nil
+}
+
+func (h *Handler) delivery(w http.ResponseWriter, r *http.Request) error {
+	id, projectID, deliveryID, err := h.deliveryPath(r, agentline.PermView)
 	if err != nil {
 		return err
 	}
@@ -63,11 +71,7 @@ func (h *Handler) delivery(w http.ResponseWriter, r *http.Request) error {
 
 // retry sends a delivered or failed delivery again, same webhook-id.
 func (h *Handler) retry(w http.ResponseWriter, r *http.Request) error {
-	id, projectID, err := h.auth.AuthorizePath(r, "webhook_id", agentline.KindWebhook, agentline.PermCreate)
-	if err != nil {
-		return err
-	}
-	deliveryID, err := httpx.PathID(r, "delivery_id")
+	id, projectID, deliveryID, err := h.deliveryPath(r, agentline.PermCreate)
 	if err != nil {
 		return err
 	}

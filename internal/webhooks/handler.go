@@ -168,15 +168,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
-	id, projectID, err := h.auth.AuthorizePath(r, "webhook_id", agentline.KindWebhook, agentline.PermDelete)
-	if err != nil {
-		return err
-	}
-	if err := h.store.DeleteWebhook(r.Context(), projectID, id); err != nil {
-		return err
-	}
-	httpx.NoContent(w)
-	return nil
+	return h.auth.DeletePath(w, r, "webhook_id", agentline.KindWebhook, h.store.DeleteWebhook)
 }
 
 // rotateSecret makes a new secret; the old one signs too for 24 h, so

@@ -14,6 +14,16 @@ import (
 	"github.com/agentline/agentline/internal/listing"
 )
 
+// analyticsQuery authorizes PROJECT:VIEW on the path's project and reads
+// the range the analytics (or its CSV) covers.
+func (h *Handler) analyticsQuery(r *http.Request) (projectID int64, from, to time.Time, err error) {
+	if projectID, _, err = h.auth.AuthorizeProjectPath(r, agentline.PermView); err != nil {
+		return 0, from, to, err
+	}
+	from, to, err = h.analyticsRange(r.URL.Query())
+	return projectID, from, to, err
+}
+
 // analyticsRange reads from and to (default: the last 30 days).
 func (h *Handler) analyticsRange(q url.Values) (from, to time.Time, err error) {
 	if to, err = listing.Time(q.Get("to"), "to"); err != nil {
@@ -68,23 +78,34 @@ type group[K comparable] struct {
 	convTotals
 }
 
-// groups sums totals per key, in the order keys first appear.
-type groups[K comparable] struct {
-	list  []group[K]
+// ordered is a list of rows, one per key, in the order keys first appear:
+// the shape of every by_day, by_channel, ... list of the analytics.
+type ordered[K comparable, R any] struct {
+	list  []R
 	index map[K]int
 }
 
-func (g *groups[K]) at(k K) *convTotals {
-	if g.index == nil {
-		g.index = map[K]int{}
+// at is k's row, made by row the first time k is seen.
+func (o *ordered[K, R]) at(k K, row func(K) R) *R {
+	if o.index == nil {
+		o.index = map[K]int{}
 	}
-	i, ok := g.index[k]
+	i, ok := o.index[k]
 	if !ok {
-		i = len(g.list)
-		g.index[k] = i
-		g.list = append(g.list, group[K]{Key: k})
+		i = len(o.list)
+		o.index[k] = i
+		o.list = append(o.list, row(k))
 	}
-	return &g.list[i].convTotals
+	return &o.list[i]
+}
+
+// groups sums totals per key, in the order keys first appear.
+type groups[K comparable] struct {
+	ordered[K, group[K]]
+}
+
+func (g *groups[K]) at(k K) *convTotals {
+	return &g.ordered.at(k, func(k K) group[K] { return group[K]{Key: k} }).convTotals
 }
 
 // rows is the groups as JSON objects with the key under name.
@@ -156,11 +177,7 @@ func (h *Handler) stats(ctx context.Context, projectID int64, from, to time.Time
 // analyticsCSV serves GET /api/projects/{project_id}/analytics.csv: the
 // rows of the analytics answer, conversations then leads (kind "lead").
 func (h *Handler) analyticsCSV(w http.ResponseWriter, r *http.Request) error {
-	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermView)
-	if err != nil {
-		return err
-	}
-	from, to, err := h.analyticsRange(r.URL.Query())
+	projectID, from, to, err := h.analyticsQuery(r)
 	if err != nil {
 		return err
 	}

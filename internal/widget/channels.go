@@ -134,14 +134,10 @@ func (h *Handler) listChannels(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.store.Channels(r.Context(), projectID)
-	if err == nil {
-		list, err = listing.Whole(w, r.URL.Query(), list, func(c agentline.Channel) listing.Cursor { return listing.After(c.ID) })
-	}
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, list)
-	return nil
+	return listing.WriteWhole(w, r, list, func(c agentline.Channel) listing.Cursor { return listing.After(c.ID) })
 }
 
 func (h *Handler) createChannel(w http.ResponseWriter, r *http.Request) error {

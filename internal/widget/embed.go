@@ -15,10 +15,7 @@ import (
 // embedPage runs the widget full-frame, for an <iframe allow="microphone">.
 // The mount call carries a per-answer nonce so the page works under the
 // strict script-src that the answer sets.
-var embedPage = template.Must(template.New("embed").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Voice assistant</title>
+var embedPage = template.Must(template.New("embed").Parse(httpx.PageHead + `<title>Voice assistant</title>
 <style nonce="{{.Nonce}}">html,body{margin:0;height:100%;background:#fff}</style>
 </head><body>
 <script src="/chat-widget.js" data-public-key="{{.Key}}"></script>
@@ -67,13 +64,8 @@ func (h *Handler) embed(w http.ResponseWriter, r *http.Request) {
 		agentID = "" // resolved by the form's submission
 	}
 	n := httpx.Nonce()
-	w.Header().Set("Content-Security-Policy", "frame-ancestors "+frameAncestors(key.AllowedOrigins)+
-		"; script-src 'self' 'nonce-"+n+"'; object-src 'none'; base-uri 'none'")
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
-	w.WriteHeader(http.StatusOK)
-	embedPage.Execute(w, map[string]string{
+	csp := "frame-ancestors " + frameAncestors(key.AllowedOrigins) + "; script-src 'self' 'nonce-" + n + "'; object-src 'none'; base-uri 'none'"
+	httpx.WriteHTML(w, http.StatusOK, csp, embedPage, map[string]string{
 		"Nonce": n, "Key": raw,
 		"ProjectID": strconv.FormatInt(ch.ProjectID, 10), "ChannelID": strconv.FormatInt(ch.ID, 10),
 		"AgentID": agentID,

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 )
 
 // TestPendingSessionStartsOnce: the session a form submission created in
@@ -12,7 +13,7 @@ import (
 // and mints no second provider token.
 func TestPendingSessionStartsOnce(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	pre, err := e.db.CreateWidgetSession(context.Background(), agentline.WidgetSession{ID: "ses_gate", ProjectID: e.project.ID, ChannelID: e.channel.ID, AgentID: e.agent.ID})
+	pre, err := e.db.CreateWidgetSession(context.Background(), agentline.WidgetSession{ID: "ses_gate", ProjectID: e.project.ID, ChannelID: e.channel.ID, AgentID: e.agent.ID}, conversation.Started)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 )
 
 func TestKeys(t *testing.T) {
@@ -250,7 +251,7 @@ func TestSession(t *testing.T) {
 	}
 
 	// A session made in advance (a form lead's) is started by its id.
-	pre, _ := e.db.CreateWidgetSession(context.Background(), agentline.WidgetSession{ID: "ses_lead1", ProjectID: e.project.ID, ChannelID: e.channel.ID, AgentID: e.agent.ID})
+	pre, _ := e.db.CreateWidgetSession(context.Background(), agentline.WidgetSession{ID: "ses_lead1", ProjectID: e.project.ID, ChannelID: e.channel.ID, AgentID: e.agent.ID}, conversation.Started)
 	e.do("POST", "/widget/v1/session", "", e.key, map[string]any{"agent_id": e.agent.ID, "session_id": pre.ID}, 201, &s)
 	if s.SessionID != "ses_lead1" {
 		t.Fatalf("pre-made session: %+v", s)

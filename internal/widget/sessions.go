@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/httpx"
 )
 
@@ -30,13 +31,18 @@ type sessionAnswer struct {
 	} `json:"connect"`
 }
 
+// sessionBody is what the SDK posts to start a session: to
+// /widget/v1/session, and from the console's Test panel to the agent's
+// test-session route.
+type sessionBody struct {
+	AgentID   int64  `json:"agent_id"`
+	SessionID string `json:"session_id"`
+	Modality  string `json:"modality"`
+}
+
 // createSession serves POST /widget/v1/session; public checked the key.
 func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, ch channelRef) error {
-	var in struct {
-		AgentID   int64  `json:"agent_id"`
-		SessionID string `json:"session_id"`
-		Modality  string `json:"modality"`
-	}
+	var in sessionBody
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
@@ -119,7 +125,7 @@ func (h *Handler) executeTool(w http.ResponseWriter, r *http.Request, ch channel
 	data, _ := json.Marshal(map[string]any{"call_id": call.CallID, "name": call.Name, "arguments": call.Arguments,
 		"output": res.Output, "is_error": res.IsError, "source": "server", "duration_ms": time.Since(began).Milliseconds()})
 	if err := h.store.AddSessionEvents(r.Context(), ch.key.ProjectID, s.ID, []agentline.SessionEvent{
-		{Type: agentline.EventToolCall, At: h.now().UTC(), Data: data}}); err != nil {
+		{Type: agentline.EventToolCall, At: h.now().UTC(), Data: data}}, conversation.Ended); err != nil {
 		httpx.Logger(r.Context()).Warn("record tool call", "session_id", s.ID, "err", err)
 	}
 	httpx.WriteJSON(w, http.StatusOK, res)
@@ -195,7 +201,7 @@ func (h *Handler) reportEvents(w http.ResponseWriter, r *http.Request, ch channe
 		return err
 	}
 	if len(events) > 0 {
-		if err := h.store.AddSessionEvents(r.Context(), ch.key.ProjectID, s.ID, events); err != nil {
+		if err := h.store.AddSessionEvents(r.Context(), ch.key.ProjectID, s.ID, events, conversation.Ended); err != nil {
 			return err
 		}
 	}

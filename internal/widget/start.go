@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/provider"
 )
@@ -86,12 +87,12 @@ func (h *Handler) startSession(ctx context.Context, ch channelRef, in sessionReq
 		Origin: origin, Provider: agent.Provider, Model: agent.Model}
 	if pending != nil {
 		s.ID = pending.ID
-		s, err = h.store.StartWidgetSession(ctx, s)
+		s, err = h.store.StartWidgetSession(ctx, s, conversation.Started)
 	} else {
 		if s.ID, err = agentline.NewSessionID(); err != nil {
 			return startedSession{}, fmt.Errorf("new session id: %w", err)
 		}
-		s, err = h.store.CreateWidgetSession(ctx, s)
+		s, err = h.store.CreateWidgetSession(ctx, s, conversation.Started)
 	}
 	if err != nil {
 		return startedSession{}, fmt.Errorf("store session: %w", err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/provider"
 	"github.com/agentline/agentline/internal/provider/providerfake"
 	"github.com/agentline/agentline/internal/store"
@@ -342,7 +343,7 @@ type racingStart struct {
 }
 
 func (s racingStart) LeadBySession(ctx context.Context, projectID int64, sessionID string) (agentline.Lead, error) {
-	if _, err := s.Store.StartWidgetSession(ctx, s.racer); err != nil {
+	if _, err := s.Store.StartWidgetSession(ctx, s.racer, conversation.Started); err != nil {
 		s.t.Errorf("the racing start: %v", err)
 	}
 	return s.Store.LeadBySession(ctx, projectID, sessionID)
@@ -351,7 +352,7 @@ func (s racingStart) LeadBySession(ctx context.Context, projectID int64, session
 // failingCreate is the real store failing to store a new session.
 type failingCreate struct{ Store }
 
-func (failingCreate) CreateWidgetSession(context.Context, agentline.WidgetSession) (agentline.WidgetSession, error) {
+func (failingCreate) CreateWidgetSession(context.Context, agentline.WidgetSession, agentline.ConversationFollowUp) (agentline.WidgetSession, error) {
 	return agentline.WidgetSession{}, errors.New("the database is down")
 }
 

@@ -56,11 +56,7 @@ func (h *Handler) createTestSession(w http.ResponseWriter, r *http.Request) erro
 	agentID := ch.testAgent
 	// The body is what the SDK posts to /widget/v1/session; the path names
 	// the agent, and a test always starts fresh.
-	var in struct {
-		AgentID   int64  `json:"agent_id"`
-		SessionID string `json:"session_id"`
-		Modality  string `json:"modality"`
-	}
+	var in sessionBody
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}

@@ -59,11 +59,7 @@ func (t *analyticsTotals) add(r agentline.AnalyticsRow) {
 }
 
 func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
-	projectID, _, err := h.auth.AuthorizeProjectPath(r, agentline.PermView)
-	if err != nil {
-		return err
-	}
-	from, to, err := h.analyticsRange(r.URL.Query())
+	projectID, from, to, err := h.analyticsQuery(r)
 	if err != nil {
 		return err
 	}
@@ -84,24 +80,11 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 		analyticsTotals
 	}
 	var total analyticsTotals
-	days, channels := []day{}, []channel{}
-	dayIndex, channelIndex := map[string]int{}, map[int64]int{}
+	days, channels := ordered[string, day]{list: []day{}}, ordered[int64, channel]{list: []channel{}}
 	for _, row := range rows {
 		total.add(row)
-		i, ok := dayIndex[row.Day]
-		if !ok {
-			i = len(days)
-			dayIndex[row.Day] = i
-			days = append(days, day{Day: row.Day})
-		}
-		days[i].add(row)
-		j, ok := channelIndex[row.ChannelID]
-		if !ok {
-			j = len(channels)
-			channelIndex[row.ChannelID] = j
-			channels = append(channels, channel{ChannelID: row.ChannelID})
-		}
-		channels[j].add(row)
+		days.at(row.Day, func(d string) day { return day{Day: d} }).add(row)
+		channels.at(row.ChannelID, func(id int64) channel { return channel{ChannelID: id} }).add(row)
 	}
 	// totals, by_day, by_channel and rows are the widget sessions' (as
 	// before conversations); conversations covers every kind and leads.
@@ -113,6 +96,6 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 		ByChannel     []channel                `json:"by_channel"`
 		Rows          []agentline.AnalyticsRow `json:"rows"`
 		Conversations conversationAnalytics    `json:"conversations"`
-	}{from, to, total, days, channels, rows, summarize(stats, leads)})
+	}{from, to, total, days.list, channels.list, rows, summarize(stats, leads)})
 	return nil
 }

@@ -40,10 +40,10 @@ type Store interface {
 	DeleteWidgetKey(ctx context.Context, projectID, channelID int64) error
 	TouchWidgetKey(ctx context.Context, keyID int64, at time.Time) error
 
-	CreateWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error)
+	CreateWidgetSession(ctx context.Context, s agentline.WidgetSession, started agentline.ConversationFollowUp) (agentline.WidgetSession, error)
 	WidgetSession(ctx context.Context, projectID int64, id string) (agentline.WidgetSession, error)
-	StartWidgetSession(ctx context.Context, s agentline.WidgetSession) (agentline.WidgetSession, error)
-	AddSessionEvents(ctx context.Context, projectID int64, sessionID string, events []agentline.SessionEvent) error
+	StartWidgetSession(ctx context.Context, s agentline.WidgetSession, started agentline.ConversationFollowUp) (agentline.WidgetSession, error)
+	AddSessionEvents(ctx context.Context, projectID int64, sessionID string, events []agentline.SessionEvent, ended agentline.ConversationFollowUp) error
 	WidgetSessions(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.SessionWithEvents, error)
 	SessionAnalytics(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.AnalyticsRow, error)
 	// ConversationStats and LeadStats feed the cross-channel analytics.

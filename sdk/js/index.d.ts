@@ -81,7 +81,8 @@ export interface ToolCallEvent {
 }
 
 export interface EndEvent {
-  reason: "client" | "remote" | "error" | "pagehide";
+  /** Why it ended; a reason given to end() as it was given. */
+  reason: "client" | "remote" | "error" | "pagehide" | (string & {});
   sessionId: string | null;
 }
 
@@ -134,8 +135,11 @@ export interface Session {
   sendText(text: string): boolean;
   /** Mutes the microphone (true, the default) or unmutes it (false). */
   mute(muted?: boolean): void;
-  /** Ends the conversation and reports the end. */
-  end(): void;
+  /**
+   * Ends the conversation and reports the end, with reason (default
+   * "client") in the session_ended analytics event and the end event.
+   */
+  end(reason?: string): void;
 }
 
 export interface Client {

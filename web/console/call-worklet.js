@@ -1,3 +1,4 @@
+// @ts-check
 // AudioWorklet of the console's "Call this agent" (call.js): the browser's
 // side of a phone line. Its input is the microphone, taken down from the
 // context's rate to 8 kHz and encoded as G.711 mu-law in 20 ms frames of
@@ -7,11 +8,15 @@
 // posted between chunks come back once the audio before them has played,
 // and "clear" drops what is queued and returns the pending marks at once,
 // as the carrier does.
+//
+// It runs in an AudioWorkletGlobalScope, not a page: its globals
+// (AudioWorkletProcessor, registerProcessor, sampleRate) are declared in
+// worklet.d.ts, and tsconfig.worklet.json checks it without the DOM.
 
 const RATE = 8000;
 const FRAME = 160; // 20 ms at 8 kHz
 
-// mulaw encodes one 16-bit sample (G.711 mu-law, with its bias and clip).
+/** mulaw encodes one 16-bit sample (G.711 mu-law, with its bias and clip). @param {number} s */
 function mulaw(s) {
   const sign = s < 0 ? 0x80 : 0;
   if (sign) s = -s;
@@ -32,6 +37,11 @@ for (let i = 0; i < 256; i++) {
   ulaw[i] = (u & 0x80 ? -s : s) / 32768;
 }
 
+/**
+ * @typedef {{type: "play", mulaw: Uint8Array} | {type: "mark", name: string} | {type: "clear"}} Command
+ * what the page posts: audio to play, a mark to return once it has played, or clear
+ */
+
 class MulawCall extends AudioWorkletProcessor {
   constructor() {
     super();
@@ -45,6 +55,7 @@ class MulawCall extends AudioWorkletProcessor {
     // Playback: chunks of 8 kHz samples, the position in the first one,
     // the two samples interpolated between, and the marks still to come
     // back, each at the count of samples queued before it.
+    /** @type {Float32Array[]} */
     this.queue = [];
     this.at = 0;
     this.t = 0;
@@ -52,10 +63,12 @@ class MulawCall extends AudioWorkletProcessor {
     this.cur = 0;
     this.queued = 0;
     this.played = 0;
+    /** @type {{name: string, at: number}[]} */
     this.marks = [];
-    this.port.onmessage = (e) => this.command(e.data);
+    this.port.onmessage = (/** @type {{data: Command}} */ e) => this.command(e.data);
   }
 
+  /** @param {Command} m */
   command(m) {
     if (m.type === "play") {
       const samples = new Float32Array(m.mulaw.length);
@@ -77,7 +90,8 @@ class MulawCall extends AudioWorkletProcessor {
   // settle returns the marks whose audio has all played.
   settle() {
     while (this.marks.length && this.marks[0].at <= this.played) {
-      this.port.postMessage({ type: "mark", name: this.marks.shift().name });
+      this.port.postMessage({ type: "mark", name: this.marks[0].name });
+      this.marks.shift();
     }
   }
 
@@ -93,6 +107,7 @@ class MulawCall extends AudioWorkletProcessor {
     return this.queue[0][this.at++];
   }
 
+  /** @param {Float32Array[][]} inputs @param {Float32Array[][]} outputs */
   process(inputs, outputs) {
     const input = inputs[0] && inputs[0][0];
     if (input) {

@@ -35,11 +35,14 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/httpx"
 )
 
-// APIKey is the provider key agentline uses for the sandbox.
-const APIKey = "sk-sandbox"
+// APIKey is the provider key agentline uses for the sandbox. The settings
+// point OpenAI-kind agents at the sandbox with it (config.ApplySandbox),
+// so config defines it and this is the same constant.
+const APIKey = config.SandboxAPIKey
 
 // secretTTL is how long an ek_ secret may open calls, as at OpenAI's
 // default for widget sessions.

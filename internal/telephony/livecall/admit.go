@@ -9,12 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/telephony/carrier"
 	"github.com/agentline/agentline/internal/telephony/relay"
 	"github.com/agentline/agentline/internal/telephony/streamtoken"
-	"github.com/coder/websocket"
 )
 
 // startTimeout bounds the wait for the carrier's connected and start
@@ -179,7 +181,7 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 	// the two last equally long.
 	started := h.now()
 	call, err = h.store.AdmitStream(ctx, claims.Direction+":"+claims.Ref, time.Unix(claims.Expires, 0),
-		agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress, At: started})
+		agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress, At: started}, conversation.CallChanged)
 	if err != nil {
 		return nil, fmt.Errorf("admit stream: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/store/storetest"
 	"github.com/agentline/agentline/internal/telephony/streamtoken"
@@ -76,7 +77,7 @@ func newAdmitEnvOn(t *testing.T, db *store.DB) *admitEnv {
 func (e *admitEnv) inbound(t *testing.T, sid string) {
 	t.Helper()
 	if _, err := e.db.ApplyCallEvent(context.Background(), agentline.CallEvent{CallSID: sid, Status: agentline.CallRinging,
-		Direction: agentline.CallInbound, From: caller, To: ours}); err != nil {
+		Direction: agentline.CallInbound, From: caller, To: ours}, conversation.CallChanged); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -182,7 +183,7 @@ func TestAdmitStreamOperation(t *testing.T) {
 		}, message: "belongs to another agent"},
 		{name: "call ended", arrange: func(t *testing.T, e *admitEnv) (int64, streamStart) {
 			e.inbound(t, inSID)
-			if _, err := e.db.ApplyCallEvent(context.Background(), agentline.CallEvent{CallSID: inSID, Status: agentline.CallCompleted}); err != nil {
+			if _, err := e.db.ApplyCallEvent(context.Background(), agentline.CallEvent{CallSID: inSID, Status: agentline.CallCompleted}, conversation.CallChanged); err != nil {
 				t.Fatal(err)
 			}
 			return e.ada, start(inSID, "stream_token", token(e.ada, inSID, agentline.CallInbound, soon))

@@ -8,6 +8,7 @@ import (
 	"github.com/twilio/twilio-go/twiml"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/telephony/carrier"
 	"github.com/agentline/agentline/internal/telephony/streamtoken"
@@ -88,7 +89,8 @@ func (h *Handler) answerInbound(ctx context.Context, in inboundRing) (string, er
 	if !agentline.ValidCallStatus(status) {
 		status = agentline.CallRinging
 	}
-	call, err := h.store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, Direction: agentline.CallInbound, From: in.From, To: to})
+	call, err := h.store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, Direction: agentline.CallInbound, From: in.From, To: to},
+		conversation.CallChanged)
 	if err != nil {
 		return "", err
 	}

@@ -18,7 +18,7 @@ type failingEvents struct{ Store }
 
 var errStoreDown = errors.New("the database is down")
 
-func (failingEvents) ApplyCallEvent(context.Context, agentline.CallEvent) (agentline.Call, error) {
+func (failingEvents) ApplyCallEvent(context.Context, agentline.CallEvent, agentline.CallFollowUp) (agentline.Call, error) {
 	return agentline.Call{}, errStoreDown
 }
 

@@ -29,13 +29,15 @@ type Store interface {
 
 	AttachCallSID(ctx context.Context, projectID, callID int64, callSID, status string) (agentline.Call, error)
 	Call(ctx context.Context, projectID int64, callSID string) (agentline.Call, error)
-	ApplyCallEvent(ctx context.Context, e agentline.CallEvent) (agentline.Call, error)
+	// ApplyCallEvent records a status report; changed follows a change of
+	// status in the same transaction.
+	ApplyCallEvent(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error)
 	CallByStreamRef(ctx context.Context, projectID int64, ref string) (agentline.Call, error)
 	AppendCallLog(ctx context.Context, projectID, callID int64, entries []agentline.CallLogEntry) error
 	// AdmitStream records the one use of a stream token, good until
 	// expires, across every instance on the database (conflict when it was
 	// used before), and applies e in the same transaction.
-	AdmitStream(ctx context.Context, ref string, expires time.Time, e agentline.CallEvent) (agentline.Call, error)
+	AdmitStream(ctx context.Context, ref string, expires time.Time, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error)
 }
 
 // Tools runs agents' tool calls (the tool facility).

@@ -10,12 +10,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coder/websocket"
+	"github.com/twilio/twilio-go/twiml"
+
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/recording"
 	"github.com/agentline/agentline/internal/telephony/carrier"
 	"github.com/agentline/agentline/internal/telephony/relay"
-	"github.com/coder/websocket"
-	"github.com/twilio/twilio-go/twiml"
 )
 
 // EndedByAPI is the end reason of a call hung up through the API; call
@@ -269,7 +271,7 @@ func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, en
 		// callback will say when it ends, and how long it lasted.
 		end.Status, end.DurationS = agentline.CallInProgress, nil
 	}
-	if _, err := h.store.ApplyCallEvent(ctx, end); err != nil {
+	if _, err := h.store.ApplyCallEvent(ctx, end, conversation.CallChanged); err != nil {
 		log.Error("could not record the call's end and transcript", "err", err, "events", len(entries))
 	}
 	log.Info("call ended", "reason", reason, "duration", d, "caller_frames", res.CallerFrames, "agent_frames", res.AgentFrames, "err", res.Err)

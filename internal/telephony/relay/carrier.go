@@ -11,20 +11,7 @@ import (
 // carrierToModel reads the carrier's messages: caller audio goes to the
 // model as it is; mark echoes advance the played position.
 func (c *Call) carrierToModel(ctx context.Context) error {
-	for {
-		in, err := readMsg(c.carrier.Conn)
-		if err != nil {
-			if ctx.Err() != nil {
-				return context.Cause(ctx)
-			}
-			return end(EndCarrierDisconnect, err)
-		}
-		err = c.fromCarrier(ctx, in.Bytes())
-		putRead(in)
-		if err != nil {
-			return err
-		}
-	}
+	return relayFrom(ctx, c.carrier, EndCarrierDisconnect, c.fromCarrier)
 }
 
 // fromCarrier handles one carrier message; an error ends the call.

@@ -10,20 +10,7 @@ import (
 // modelToCarrier reads the model's events: audio deltas go to the caller as
 // they are; the rest drives barge-in, tools and transcripts.
 func (c *Call) modelToCarrier(ctx context.Context) error {
-	for {
-		in, err := readMsg(c.model.Conn)
-		if err != nil {
-			if ctx.Err() != nil {
-				return context.Cause(ctx)
-			}
-			return end(EndModelDisconnect, err)
-		}
-		err = c.fromModel(ctx, in.Bytes())
-		putRead(in)
-		if err != nil {
-			return err
-		}
-	}
+	return relayFrom(ctx, c.model, EndModelDisconnect, c.fromModel)
 }
 
 // fromModel handles one model event; an error ends the call.

@@ -281,8 +281,8 @@ func putRead(buf *bytes.Buffer) {
 	}
 }
 
-// sendErr turns a failed send into the call's end: the call's own cause
-// once it has ended, else the socket's disconnect.
+// sendErr turns a failed send (or read) into the call's end: the call's
+// own cause once it has ended, else the socket's disconnect.
 func sendErr(ctx context.Context, err error, reason EndReason) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
@@ -290,24 +290,41 @@ func sendErr(ctx context.Context, err error, reason EndReason) error {
 	return end(reason, err)
 }
 
-// writeModel queues msg for the model, unless the call has ended.
-func (c *Call) writeModel(ctx context.Context, msg []byte) error {
+// relayFrom reads s's messages and hands each to handle until handle
+// fails or the read does, which ends the call as reason: the one read
+// loop of both directions (carrierToModel, modelToCarrier).
+func relayFrom(ctx context.Context, s *Socket, reason EndReason, handle func(context.Context, []byte) error) error {
+	for {
+		in, err := readMsg(s.Conn)
+		if err != nil {
+			return sendErr(ctx, err, reason)
+		}
+		err = handle(ctx, in.Bytes())
+		putRead(in)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// queue queues msg on out, unless the call has ended; a failed send ends
+// the call as reason.
+func queue(ctx context.Context, out *sender, msg []byte, reason EndReason) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	if err := c.modelOut.sendMsg(msg); err != nil {
-		return sendErr(ctx, err, EndModelDisconnect)
+	if err := out.sendMsg(msg); err != nil {
+		return sendErr(ctx, err, reason)
 	}
 	return nil
 }
 
+// writeModel queues msg for the model, unless the call has ended.
+func (c *Call) writeModel(ctx context.Context, msg []byte) error {
+	return queue(ctx, c.modelOut, msg, EndModelDisconnect)
+}
+
 // writeCarrier queues msg for the carrier, unless the call has ended.
 func (c *Call) writeCarrier(ctx context.Context, msg []byte) error {
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	if err := c.carrierOut.sendMsg(msg); err != nil {
-		return sendErr(ctx, err, EndCarrierDisconnect)
-	}
-	return nil
+	return queue(ctx, c.carrierOut, msg, EndCarrierDisconnect)
 }

@@ -1,4 +1,4 @@
-package store_test
+package conversation_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/store/storetest"
 )
@@ -35,7 +36,7 @@ func TestAnalysisFollowsEveryEnd(t *testing.T) {
 			}
 			return nil
 		}})
-		f := newWidgetFixture(t, db)
+		f := newFixture(t, db)
 		ep, err := db.CreateWebhook(ctx, agentline.WebhookEndpoint{ProjectID: f.p1.ID, URL: "https://hooks.example.com/x",
 			Events: []string{agentline.EventConversationAnalyzed}, Enabled: true, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
 		if err != nil {
@@ -52,7 +53,7 @@ func TestAnalysisFollowsEveryEnd(t *testing.T) {
 		session := func(id string, agent int64) {
 			t.Helper()
 			if _, err := db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: id, ProjectID: f.p1.ID, ChannelID: f.c1.ID, AgentID: agent,
-				Provider: agentline.ProviderOpenAI, StartedAt: start}); err != nil {
+				Provider: agentline.ProviderOpenAI, StartedAt: start}, conversation.Started); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -60,7 +61,7 @@ func TestAnalysisFollowsEveryEnd(t *testing.T) {
 		session("ses_idle", ada.ID)
 		session("ses_quiet", quiet.ID)
 		for _, id := range []string{"ses_ended", "ses_quiet"} {
-			if err := db.AddSessionEvents(ctx, f.p1.ID, id, []agentline.SessionEvent{{Type: agentline.EventSessionEnded, At: start.Add(time.Minute)}}); err != nil {
+			if err := db.AddSessionEvents(ctx, f.p1.ID, id, []agentline.SessionEvent{{Type: agentline.EventSessionEnded, At: start.Add(time.Minute)}}, conversation.Ended); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -70,10 +71,10 @@ func TestAnalysisFollowsEveryEnd(t *testing.T) {
 		}
 		// The idle session reports once, so the sweeper sees it connected.
 		if err := db.AddSessionEvents(ctx, f.p1.ID, "ses_idle", []agentline.SessionEvent{{Type: agentline.EventTranscript, At: start.Add(time.Second),
-			Data: json.RawMessage(`{"role":"user","text":"hi"}`)}}); err != nil {
+			Data: json.RawMessage(`{"role":"user","text":"hi"}`)}}, conversation.Ended); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := db.AbandonIdleSessions(ctx, time.Now().UTC(), time.Now().UTC().Add(time.Minute)); err != nil || n != 2 {
+		if n, err := db.AbandonIdleSessions(ctx, time.Now().UTC(), time.Now().UTC().Add(time.Minute), conversation.Ended); err != nil || n != 2 {
 			t.Fatalf("sweep = %d %v, want 2", n, err)
 		}
 		var calls []string
@@ -84,7 +85,7 @@ func TestAnalysisFollowsEveryEnd(t *testing.T) {
 				t.Fatal(err)
 			}
 			for range 2 { // a repeated final report starts nothing more
-				if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status}); err != nil {
+				if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status}, conversation.CallChanged); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package store_test
+package conversation_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/store/storetest"
 )
@@ -50,7 +51,7 @@ func TestPhoneEvents(t *testing.T) {
 			{CallSID: "CA1", Status: agentline.CallInProgress},
 			{CallSID: "CA1", Status: agentline.CallCompleted, EndReason: "caller_hangup"},
 		} {
-			if _, err := db.ApplyCallEvent(ctx, e); err != nil {
+			if _, err := db.ApplyCallEvent(ctx, e, conversation.CallChanged); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -1,0 +1,106 @@
+package app
+
+import (
+	"github.com/agentline/agentline/internal/api"
+	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/conversation"
+	"github.com/agentline/agentline/internal/form"
+	"github.com/agentline/agentline/internal/provider"
+	"github.com/agentline/agentline/internal/telephony"
+	phonecarrier "github.com/agentline/agentline/internal/telephony/carrier"
+	"github.com/agentline/agentline/internal/tools"
+	"github.com/agentline/agentline/internal/webhooks"
+	"github.com/agentline/agentline/internal/widget"
+	"github.com/agentline/agentline/web"
+)
+
+// handlers are the HTTP handlers of every package, made by newHandlers.
+type handlers struct {
+	accounts      *auth.Handler // sign-in, accounts, invitations, administration
+	api           *api.Handler
+	toolAdmin     *tools.Handler // webhook tools and knowledge
+	widget        *widget.Handler
+	assets        *web.Assets
+	phone         *telephony.Handler
+	form          *form.Handler
+	webhooks      *webhooks.Handler
+	conversations *conversation.Handler
+}
+
+// newHandlers makes every package's handler from the foundation and the
+// shared services; only loading the web assets can fail.
+func (a *App) newHandlers(s shared) (handlers, error) {
+	assets, err := web.Load()
+	if err != nil {
+		return handlers{}, err
+	}
+	// The Test panel on an agent's page talks to the providers directly.
+	assets.AllowConnect(a.Config.OpenAIBaseURL, a.Config.GeminiBaseURL)
+	convs := conversation.New(a.Store, a.Auth)
+	if s.recordings != nil {
+		convs.WithRecordings(s.recordings)
+	}
+	return handlers{
+		accounts:  auth.NewHandler(a.Auth, a.features()),
+		api:       api.New(a.Store, a.Auth),
+		toolAdmin: tools.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks),
+		widget: widget.New(widget.Options{
+			Store: a.Store, Auth: a.Auth, Limiter: s.limiter,
+			Provider: provider.New(provider.Config{
+				OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
+				GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey,
+			}, nil),
+			Tools: a.Tools, PublicURL: a.Config.PublicURL, AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks,
+		}),
+		assets: assets,
+		phone:  a.phoneHandler(s),
+		form: form.New(form.Options{
+			Store: a.Store, Auth: a.Auth, Limiter: s.limiter, SubmitsPerMinute: a.Config.FormSubmitsPerMinute, Logger: a.logger,
+		}),
+		webhooks:      webhooks.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks),
+		conversations: convs,
+	}, nil
+}
+
+// features are what the console shows or hides, as the settings have it.
+func (a *App) features() auth.Features {
+	return auth.Features{
+		TelephonyEnabled: a.Config.TelephonyEnabled,
+		OpenAIConfigured: a.Config.OpenAIAPIKey != "",
+		GeminiConfigured: a.Config.GeminiAPIKey != "",
+		Sandbox:          a.Config.Sandbox,
+		SandboxCarrier:   a.usesSandboxCarrier(),
+	}
+}
+
+// phoneHandler is the phone channel's handler; without a carrier the
+// routes that need one answer 503.
+func (a *App) phoneHandler(s shared) *telephony.Handler {
+	o := telephony.Options{
+		Enabled: a.Config.TelephonyEnabled, Store: a.Store, Auth: a.Auth, Carrier: s.carrier,
+		Secret: a.Secret, BotHost: a.Config.BotHost,
+		Signatures:         a.carrierSignatures(s.carrierToken),
+		MaxConcurrentCalls: int(a.Config.MaxConcurrentCalls),
+		Tools:              a.Tools, OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
+		MaxCallDuration: a.Config.MaxCallDuration, ModelReadyTimeout: a.Config.ModelReadyTimeout, Registerer: a.registry, Logger: a.logger,
+	}
+	if s.recordings != nil {
+		// Only when there are some: a typed nil in the interface would
+		// look like recordings to the phone channel.
+		o.Recordings = s.recordings
+	}
+	return telephony.New(o)
+}
+
+// carrierSignatures checks the carrier's requests with token in every
+// environment, and says at start when they are not checked at all or when,
+// with no token, every one of them will be refused.
+func (a *App) carrierSignatures(token string) *phonecarrier.Signatures {
+	switch {
+	case a.Config.SkipCarrierSigs:
+		a.logger.Warn("carrier signatures are NOT checked (AGENTLINE_SKIP_CARRIER_SIGNATURES=true): anyone who can reach this service can open calls to the model")
+	case token == "" && a.Config.TelephonyEnabled:
+		a.logger.Warn("TWILIO_AUTH_TOKEN is not set: every carrier webhook and media stream is refused (403)")
+	}
+	return phonecarrier.NewSignatures(token, a.Config.BotHost, a.Config.SkipCarrierSigs)
+}

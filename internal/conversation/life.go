@@ -1,0 +1,122 @@
+package conversation
+
+// A conversation's life, on every channel, is decided here: what follows
+// its start and its end. The store decides only that a write started or
+// ended one (a session left live, a call became final) and runs these
+// follow-ups in the same transaction (agentline.ConversationFollowUp,
+// agentline.CallFollowUp), so the events and the analysis are kept with
+// the change or not at all. The channels pass them to the store:
+//
+//   - widget sessions and live chats: Started when the provider session
+//     opens (store.CreateWidgetSession, StartWidgetSession), Ended at the
+//     client's session_ended (AddSessionEvents) and at the sweeper's
+//     abandon (AbandonIdleSessions, sweeper.go);
+//   - phone and test calls: CallChanged at every status change, whoever
+//     reports it: the carrier's status callbacks, the relay's end, an
+//     admitted stream, a hang-up through the API, reconciliation
+//     (store.ApplyCallEvent, AdmitStream).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentline/agentline"
+)
+
+// Started is what follows the start of the conversation id:
+// conversation.started. Nothing else may follow a start: the store writes
+// the widget sessions of projects without webhook endpoints in one group
+// insert, without running Started (store/sessionbatch.go).
+func Started(ctx context.Context, tx agentline.ConversationTx, projectID int64, id string) error {
+	return emit(ctx, tx, projectID, id, agentline.EventConversationStarted)
+}
+
+// Ended is what follows the end of the conversation id, however it ended:
+// its analysis when the agent asks for one, then conversation.ended.
+func Ended(ctx context.Context, tx agentline.ConversationTx, projectID int64, id string) error {
+	if err := startAnalysis(ctx, tx, projectID, id); err != nil {
+		return err
+	}
+	return emit(ctx, tx, projectID, id, agentline.EventConversationEnded)
+}
+
+// CallChanged is what follows a call's status change: call.status_changed,
+// then, when the call went in progress, its conversation's start, and when
+// it became final, its end. The events share the conversation's subject,
+// so one endpoint receives them in order.
+func CallChanged(ctx context.Context, tx agentline.ConversationTx, previous string, call agentline.Call) error {
+	id := agentline.CallConversationID(call.ID)
+	var d callStatusData
+	d.Call.CallSID, d.Call.AgentID, d.Call.Direction = call.CallSID, call.AgentID, call.Direction
+	d.Call.From, d.Call.To, d.Call.Status, d.Call.PreviousStatus = call.From, call.To, call.Status, previous
+	e, err := agentline.NewEvent(call.ProjectID, agentline.EventCallStatusChanged, id, d)
+	if err != nil {
+		return err
+	}
+	if err := tx.Emit(ctx, e); err != nil {
+		return err
+	}
+	switch {
+	case agentline.CallStatusFinal(call.Status) && !agentline.CallStatusFinal(previous):
+		return Ended(ctx, tx, call.ProjectID, id)
+	case call.Status == agentline.CallInProgress:
+		return Started(ctx, tx, call.ProjectID, id)
+	}
+	return nil
+}
+
+// callStatusData is the data of call.status_changed (docs/openapi.yaml).
+type callStatusData struct {
+	Call struct {
+		CallSID        string `json:"call_sid"`
+		AgentID        int64  `json:"agent_id"`
+		Direction      string `json:"direction"`
+		From           string `json:"from"`
+		To             string `json:"to"`
+		Status         string `json:"status"`
+		PreviousStatus string `json:"previous_status"`
+	} `json:"call"`
+}
+
+// emit emits typ with the conversation as the transaction sees it; the
+// conversation is read only when an endpoint wants the event.
+func emit(ctx context.Context, tx agentline.ConversationTx, projectID int64, id, typ string) error {
+	if ok, err := tx.Wants(ctx, projectID, typ); err != nil || !ok {
+		return err
+	}
+	conv, err := tx.Conversation(ctx, projectID, id)
+	if err != nil {
+		return fmt.Errorf("emit %s: %w", typ, err)
+	}
+	e, err := agentline.NewConversationEvent(typ, conv)
+	if err != nil {
+		return err
+	}
+	return tx.Emit(ctx, e)
+}
+
+// startAnalysis writes the pending analysis of the conversation id and
+// enqueues its job, when the agent asks for any analysis. A conversation
+// already analysed (or pending), or whose agent is gone, is left alone.
+func startAnalysis(ctx context.Context, tx agentline.ConversationTx, projectID int64, id string) error {
+	agentID, stored, err := tx.AgentAnalysis(ctx, projectID, id)
+	if errors.Is(err, agentline.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	settings, err := agentline.ParseAnalysisSettings(stored)
+	if err != nil {
+		return fmt.Errorf("agent %d analysis: %w", agentID, err)
+	}
+	if !settings.Enabled() {
+		return nil
+	}
+	added, err := tx.AddPendingAnalysis(ctx, projectID, agentID, id)
+	if err != nil || !added {
+		return err
+	}
+	return tx.Enqueue(ctx, agentline.AnalyzeConversation{ProjectID: projectID, ConversationID: id})
+}

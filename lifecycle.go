@@ -1,0 +1,39 @@
+package agentline
+
+import "context"
+
+// A conversation's life has one owner, package conversation: it decides
+// what follows a conversation's start or end (its events, its analysis) on
+// every channel. The store decides only whether a write started or ended
+// one (a session left live, a call became final), and then runs the
+// owner's follow-up in the same transaction, through the types below, so
+// that what follows is kept with the change or not at all.
+
+// ConversationTx is the write transaction that started or ended a
+// conversation, as the store hands it to what follows: the outbox, and the
+// few reads and writes the follow-up needs.
+type ConversationTx interface {
+	Outbox
+	// Wants reports whether an enabled endpoint of the project subscribes
+	// to events of type typ, so that an event whose data takes a read is
+	// built only when someone will receive it.
+	Wants(ctx context.Context, projectID int64, typ string) (bool, error)
+	// Conversation returns the conversation as the transaction sees it.
+	Conversation(ctx context.Context, projectID int64, id string) (Conversation, error)
+	// AgentAnalysis returns the id of the conversation's agent and the
+	// agent's analysis settings as stored (JSON, for ParseAnalysisSettings);
+	// not found when the agent is gone.
+	AgentAnalysis(ctx context.Context, projectID int64, conversationID string) (agentID int64, settings []byte, err error)
+	// AddPendingAnalysis writes the conversation's pending analysis and
+	// reports whether it did: false when the conversation has one already.
+	AddPendingAnalysis(ctx context.Context, projectID, agentID int64, conversationID string) (bool, error)
+}
+
+// ConversationFollowUp is what follows, in the store transaction that made
+// it, the start or the end of the conversation id of the project.
+type ConversationFollowUp func(ctx context.Context, tx ConversationTx, projectID int64, id string) error
+
+// CallFollowUp is what follows, in the store transaction that made it, a
+// call's status change from previous ("" for a call new to the store) to
+// call.Status.
+type CallFollowUp func(ctx context.Context, tx ConversationTx, previous string, call Call) error
