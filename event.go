@@ -84,8 +84,9 @@ type Job interface{ Kind() string }
 // transaction: events for the project's webhook endpoints, and jobs. Either
 // all of it is kept with the write, or none of it.
 type Outbox interface {
-	// Emit stores the event and one delivery (with its job) for each enabled
-	// endpoint of the event's project that subscribes to its type.
+	// Emit stores the event and one delivery for each enabled endpoint of
+	// the event's project that subscribes to its type; a DispatchWebhooks
+	// job gives those deliveries their jobs once the transaction commits.
 	Emit(ctx context.Context, e Event) error
 	// Enqueue inserts jobs.
 	Enqueue(ctx context.Context, jobs ...Job) error
@@ -100,6 +101,17 @@ type DeliverWebhook struct {
 
 // Kind names DeliverWebhook's worker.
 func (DeliverWebhook) Kind() string { return "webhook_delivery" }
+
+// DispatchWebhooks is the job that gives the webhook deliveries stored
+// without a job their DeliverWebhook jobs, many in one transaction. A
+// transaction that stores deliveries inserts one, unless one is already
+// bound to run after it commits, and the job queue inserts it unique: the
+// events of many requests share one dispatch instead of each request
+// paying for its deliveries' job inserts.
+type DispatchWebhooks struct{}
+
+// Kind names DispatchWebhooks' worker.
+func (DispatchWebhooks) Kind() string { return "dispatch_webhooks" }
 
 // PruneWebhooks is the recurring job that deletes finished webhook
 // deliveries, their attempts and their events past the retention period.

@@ -11,7 +11,7 @@ import (
 // hold in mind, and functions that fit on a screen. Tests, and the fakes
 // that stand in for outside services, are not held to them.
 const (
-	maxFileLines = 500
+	maxFileLines = 400
 	maxFuncLines = 80
 )
 

@@ -28,7 +28,6 @@ import (
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony"
 	"github.com/agentline/agentline/internal/tools"
-	"github.com/agentline/agentline/internal/webhooks"
 )
 
 // App is one running agentline. Its exported fields are what commands and
@@ -61,8 +60,6 @@ type App struct {
 	jobs *jobs.Queue
 	// reconciler asks the carrier about calls left live (ReconcileCalls).
 	reconciler *telephony.Reconciler
-	// dispatch gives webhook deliveries their jobs while Run serves.
-	dispatch *webhooks.Dispatcher
 	// draining is set on shutdown, before the drain: /readyz answers 503.
 	draining atomic.Bool
 }
@@ -134,12 +131,6 @@ func (a *App) Serve(ctx context.Context, ln, metrics net.Listener) error {
 			a.logger.Warn("could not enqueue the reconciliation of live calls", "err", err)
 		}
 	}
-	// The dispatcher runs through the drain (requests finishing still emit
-	// events) and stops before the job queue (defers run last first).
-	dispatchCtx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
-	var dispatching sync.WaitGroup
-	dispatching.Go(func() { a.dispatch.Run(dispatchCtx) })
-	defer func() { stopDispatch(); dispatching.Wait() }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	a.logger.Info("listening", "addr", ln.Addr().String(), "database", string(a.Store.Dialect()), "url", a.Config.BaseURL())

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"time"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/analysis"
@@ -34,6 +33,7 @@ func (a *App) jobQueue(ctx context.Context, s shared, sender *mail.Sender) error
 	jobs.Add(r, notifier, notifier.MaxAttempts())
 	jobs.Add(r, webhooks.NewDeliverer(webhooks.DelivererOptions{Store: a.Store, Client: a.Tools.Client(), Logger: a.logger,
 		Span: a.Config.WebhookRetrySpan, Registerer: a.registry}), 25)
+	jobs.AddCoalescing(r, &webhooks.Dispatcher{Store: a.Store, Logger: a.logger}, 10, webhooks.DispatchInterval, agentline.DispatchWebhooks{})
 	pruner := &webhooks.Pruner{Store: a.Store, Retention: a.Config.WebhookRetention, Logger: a.logger}
 	jobs.AddPeriodic(r, pruner, pruner.Interval(), agentline.PruneWebhooks{})
 	sweeper := &conversation.Sweeper{Store: a.Store, IdleTimeout: a.Config.SessionIdleTimeout,
@@ -60,8 +60,7 @@ func (a *App) jobQueue(ctx context.Context, s shared, sender *mail.Sender) error
 		return err
 	}
 	a.jobs = q
-	a.dispatch = webhooks.NewDispatcher(a.Store, a.logger, time.Second)
-	a.Store.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx, Wake: a.dispatch.Wake, DeliverySpan: a.Config.WebhookRetrySpan})
+	a.Store.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx, DeliverySpan: a.Config.WebhookRetrySpan})
 	return nil
 }
 

@@ -22,7 +22,11 @@ func TestPhoneEvents(t *testing.T) {
 		ctx := context.Background()
 		jobs := 0
 		db.SetOutbox(store.OutboxOptions{Enqueue: func(ctx context.Context, tx *sql.Tx, js []agentline.Job) error {
-			jobs += len(js)
+			for _, j := range js {
+				if _, ok := j.(agentline.DeliverWebhook); ok {
+					jobs++
+				}
+			}
 			return nil
 		}})
 		u := mustUser(t, db, "a@example.com")
@@ -73,7 +77,7 @@ func TestPhoneEvents(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("events %v, want %v", got, want)
 		}
-		if _, err := db.DispatchDeliveries(ctx, 100); err != nil {
+		if _, err := db.DispatchDeliveries(ctx, 100, nil); err != nil {
 			t.Fatal(err)
 		}
 		if jobs != len(want) {

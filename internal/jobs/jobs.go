@@ -56,7 +56,11 @@ func Add[T river.JobArgs](r *Registry, w river.Worker[T], maxAttempts int) {
 // so they run once per deployment, whatever the number of instances.
 func AddPeriodic[T river.JobArgs](r *Registry, w river.Worker[T], every time.Duration, args T) {
 	Add(r, w, 1)
-	opts := r.opts[args.Kind()]
+	r.addPeriodic(every, args, r.opts[args.Kind()])
+}
+
+// addPeriodic inserts args with opts every interval and once at start.
+func (r *Registry) addPeriodic(every time.Duration, args river.JobArgs, opts river.InsertOpts) {
 	r.periodic = append(r.periodic, river.NewPeriodicJob(river.PeriodicInterval(every),
 		func() (river.JobArgs, *river.InsertOpts) { return args, &opts }, &river.PeriodicJobOpts{RunOnStart: true}))
 }

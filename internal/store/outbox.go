@@ -17,9 +17,6 @@ type Enqueuer func(ctx context.Context, tx *sql.Tx, jobs []agentline.Job) error
 // OutboxOptions connects the store's outbox to the job queue.
 type OutboxOptions struct {
 	Enqueue Enqueuer
-	// Wake tells the dispatcher that deliveries without a job were just
-	// committed (see DispatchDeliveries); nil leaves them to its polling.
-	Wake func()
 	// DeliverySpan is how long a webhook delivery is retried (default 72 h).
 	DeliverySpan time.Duration
 }
@@ -138,8 +135,9 @@ func wanting(eps []agentline.WebhookEndpoint, typ string) []int64 {
 	return ids
 }
 
-// emitTo stores e and one delivery to each endpoint, without its job: the
-// dispatcher gives it one after the transaction commits (DispatchDeliveries).
+// emitTo stores e and one delivery to each endpoint, without its job: a
+// DispatchWebhooks job gives it one after the transaction commits
+// (DispatchDeliveries, beforeCommit).
 func (o *outbox) emitTo(ctx context.Context, e agentline.Event, endpointIDs ...int64) ([]int64, error) {
 	body, err := e.Body()
 	if err != nil {
@@ -159,8 +157,8 @@ func (o *outbox) emitTo(ctx context.Context, e agentline.Event, endpointIDs ...i
 			return nil, fmt.Errorf("emit %s: %w", e.Type, err)
 		}
 		ids = append(ids, id)
+		o.c.tx.storedDelivery(id)
 	}
-	o.c.tx.wakeDispatcher()
 	return ids, nil
 }
 

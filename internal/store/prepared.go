@@ -17,9 +17,15 @@ type preparedStatements struct {
 }
 
 // hotStatements are the statements prepared after migrating.
-var hotStatements = []string{selectEnabledWebhooks, insertWebhookEvent, insertWebhookDelivery}
+func (db *DB) hotStatements() []string {
+	qs := []string{selectEnabledWebhooks, insertWebhookEvent, insertWebhookDelivery, selectUndispatched}
+	if db.dialect == Postgres {
+		qs = append(qs, lockDispatchShared)
+	}
+	return qs
+}
 
-// prepareHot prepares hotStatements on the write pool. It runs outside any
+// prepareHot prepares the hot statements on the write pool. It runs outside any
 // transaction: on SQLite a preparation inside one would wait for the only
 // write connection, which the transaction holds. A statement that does not
 // prepare runs unprepared.
@@ -29,7 +35,7 @@ func (db *DB) prepareHot(ctx context.Context) {
 	if db.prepared.by == nil {
 		db.prepared.by = map[string]*sql.Stmt{}
 	}
-	for _, q := range hotStatements {
+	for _, q := range db.hotStatements() {
 		if _, ok := db.prepared.by[q]; ok {
 			continue
 		}

@@ -206,8 +206,8 @@ type querier interface {
 type conn struct {
 	db *DB
 	q  querier
-	// tx is what a transaction does after it commits; nil outside one.
-	tx *afterCommit
+	// tx is what the transaction has done so far; nil outside one.
+	tx *txState
 }
 
 func (c conn) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -259,15 +259,18 @@ func (db *DB) tx(ctx context.Context, fn func(c conn) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", classify(err))
 	}
-	after := &afterCommit{}
-	if err := fn(conn{db, t, after}); err != nil {
+	c := conn{db, t, &txState{}}
+	err = fn(c)
+	if err == nil {
+		err = c.beforeCommit(ctx)
+	}
+	if err != nil {
 		t.Rollback()
 		return err
 	}
 	if err := t.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", classify(err))
 	}
-	after.run(db)
 	return nil
 }
 

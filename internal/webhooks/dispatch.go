@@ -2,95 +2,74 @@ package webhooks
 
 import (
 	"context"
+	"database/sql"
 	"log/slog"
 	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/jobs"
 )
 
 // DispatchStore gives deliveries without a job their jobs.
 type DispatchStore interface {
-	DispatchDeliveries(ctx context.Context, limit int) (int, error)
+	DispatchDeliveries(ctx context.Context, limit int, finish func(ctx context.Context, tx *sql.Tx) error) (int, error)
 }
 
 // dispatchBatch is how many deliveries one dispatch transaction queues.
 const dispatchBatch = 500
 
-// Dispatcher gives webhook deliveries their jobs. A request that emits an
-// event writes the event and its deliveries only (two small statements in
-// its own transaction); the job queue's insert, which costs more than both
-// (on SQLite mostly in parsing River's statement), is made here, for many
-// deliveries at once, right after the request's transaction commits (Wake)
-// and every PollInterval (deliveries left by an instance that died between
-// its commit and the dispatch, or committed by another instance).
+// DispatchInterval is how often a dispatch runs though no transaction
+// asked for one. Every transaction that stores deliveries inserts its
+// dispatch, so this only finds deliveries stored by an older agentline
+// (whose dispatcher polled, and may have stopped before it got to them),
+// those of a dispatch whose every attempt failed, and those whose
+// dispatch coalesced with one left running by an instance that died
+// (which the job queue rescues only after AGENTLINE_JOB_RESCUE_AFTER).
+const DispatchInterval = 30 * time.Second
+
+// Dispatcher is the worker of the DispatchWebhooks job. A request that
+// emits an event writes the event and its deliveries (two small
+// statements) and, unless a dispatch is already bound to run after it
+// commits, a DispatchWebhooks job, which the queue coalesces with one
+// already waiting. The deliveries' own jobs, whose insert costs more than
+// the rest of an emit (on SQLite mostly in parsing River's statement), are
+// inserted here, many in one transaction.
 type Dispatcher struct {
-	store  DispatchStore
-	logger *slog.Logger
-	every  time.Duration
-	wake   chan struct{}
+	river.WorkerDefaults[agentline.DispatchWebhooks]
+	Store  DispatchStore
+	Logger *slog.Logger
 }
 
-// NewDispatcher returns a dispatcher polling every interval (default 1 s).
-func NewDispatcher(store DispatchStore, logger *slog.Logger, every time.Duration) *Dispatcher {
-	if every <= 0 {
-		every = time.Second
+// Work dispatches every delivery waiting for its job. Its first
+// transaction completes the job (jobs.CompleteTx) before it looks for
+// deliveries: the transaction of a delivery committed after that look
+// finds the job completed, not running, and inserts another. A full first
+// batch inserts the dispatch job that goes on from there; meanwhile this
+// one goes on dispatching (up to 100 batches), rather than leave the rest
+// to wait for the queue's pickup of that job.
+func (d *Dispatcher) Work(ctx context.Context, j *river.Job[agentline.DispatchWebhooks]) error {
+	n, err := d.Store.DispatchDeliveries(ctx, dispatchBatch, func(ctx context.Context, tx *sql.Tx) error {
+		return jobs.CompleteTx(ctx, tx, j)
+	})
+	if err != nil {
+		return err
 	}
-	if logger == nil {
-		logger = slog.Default()
-	}
-	return &Dispatcher{store: store, logger: logger, every: every, wake: make(chan struct{}, 1)}
-}
-
-// Wake makes the dispatcher look for deliveries now; it never blocks, and
-// wakes while it works coalesce into one more pass.
-func (d *Dispatcher) Wake() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-}
-
-// gather is how long the dispatcher waits after a wake before it
-// dispatches: the deliveries committed meanwhile share its transaction and
-// its one insert of jobs, instead of each paying for their own while
-// requests wait for the (on SQLite, single) write connection. It is what a
-// delivery's first attempt waits at most, besides the queue's own pickup.
-const gather = 20 * time.Millisecond
-
-// Run dispatches until ctx ends.
-func (d *Dispatcher) Run(ctx context.Context) {
-	t := time.NewTicker(d.every)
-	defer t.Stop()
-	for {
-		d.Drain(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-d.wake:
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(gather):
-			}
-		case <-t.C:
+	for i := 0; i < 100 && n == dispatchBatch; i++ {
+		if n, err = d.Store.DispatchDeliveries(ctx, dispatchBatch, nil); err != nil {
+			// The job is completed: the one the first batch inserted
+			// dispatches what is left.
+			d.logger().Warn("webhook dispatch failed: the next dispatch job goes on", "err", err)
+			return nil
 		}
 	}
+	return nil
 }
 
-// Drain dispatches every delivery waiting for its job (up to 100 batches,
-// then the next pass goes on) and returns how many.
-func (d *Dispatcher) Drain(ctx context.Context) int {
-	total := 0
-	for range 100 {
-		n, err := d.store.DispatchDeliveries(ctx, dispatchBatch)
-		total += n
-		if err != nil {
-			if ctx.Err() == nil {
-				d.logger.Error("webhook dispatch failed: retrying on the next pass", "err", err)
-			}
-			return total
-		}
-		if n < dispatchBatch {
-			return total
-		}
+func (d *Dispatcher) logger() *slog.Logger {
+	if d.Logger == nil {
+		return slog.Default()
 	}
-	return total
+	return d.Logger
 }
