@@ -49,7 +49,8 @@ func (c console) axeCheck(source, page string) {
 
 // Every page of the console, checked with axe-core: sign-in, the
 // projects, agents, an agent's every tab, channels, a widget and a form
-// channel (its field builder), conversations, leads, analytics (empty),
+// channel (its field builder), conversations, campaigns (with the
+// do-not-call list) and a campaign, leads, analytics (empty),
 // members, the account, the accounts page, invitation and reset pages;
 // and editors open (the
 // analysis data builder in JSON mode, a tool's editor). The conversation
@@ -93,6 +94,14 @@ func TestConsoleAccessibility(t *testing.T) {
 		"data_schema": map[string]any{"type": "object", "properties": map[string]any{"order_id": map[string]string{"type": "string"}, "topic": map[string]any{"type": "string", "enum": []string{"a", "b"}}}}}}, nil)
 	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", tok, map[string]any{"name": "lookup", "url": "https://hooks.example.com/x",
 		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]string{"type": "string"}}}}, nil)
+	// A campaign with contacts, and a number on the do-not-call list.
+	var camp struct {
+		ID int64 `json:"id"`
+	}
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/campaigns", tok, map[string]any{"name": "Renewals", "agent_id": a.ID}, &camp)
+	s.Must(t, 200, "POST", "/api/campaigns/"+itoa(camp.ID)+"/contacts", tok, []map[string]any{
+		{"phone_number": "+14155550101", "variables": map[string]string{"first_name": "Ada"}}, {"phone_number": "+14155550102", "timezone": "America/Chicago"}}, nil)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/dnc", tok, map[string]string{"phone_number": "+14155550102", "reason": "asked by email"}, nil)
 	c := newConsole(t, ctx, s.URL)
 	code := string(source)
 
@@ -112,6 +121,8 @@ func TestConsoleAccessibility(t *testing.T) {
 		{"#/channels", "Channels", ""},
 		{"#/channels/" + itoa(ch.ID), "site", ""},
 		{"#/conversations", "Conversations", ""},
+		{"#/campaigns", "Campaigns", `!!document.getElementById("dnc-list")`},
+		{"#/campaigns/" + itoa(camp.ID), "Renewals", `!!document.getElementById("contact-list")`},
 		{"#/leads", "Leads", ""},
 		{"#/analytics", "Analytics", ""},
 		{"#/members", "Members of Acme", ""},

@@ -14,10 +14,12 @@ import (
 // Controls that only owners can use (deletes, revoking a key) and those
 // that need an editor (creating, saving, testing).
 var (
-	ownerControls  = []string{"Delete agent", "Delete", "Delete channel", "Revoke key", "Delete endpoint", "Delete conversation", "Delete project", "Release number", "Hang up"}
+	ownerControls = []string{"Delete agent", "Delete", "Delete channel", "Revoke key", "Delete endpoint", "Delete conversation", "Delete project", "Release number", "Hang up",
+		"Delete campaign", "Remove +14155550199"}
 	writerControls = []string{"Create agent", "Save", "Add tool", "Edit", "Upload", "Talk (microphone)", "Chat by text", "Create channel",
 		"Save settings", "Save form", "Save limits", "Make a new key", "Generate key", "Add endpoint", "Save endpoint", "Rotate secret",
-		"Send test event", "Retry", "Save project", "Add field", "Add parameter", "Edit as JSON"}
+		"Send test event", "Retry", "Save project", "Add field", "Add parameter", "Edit as JSON",
+		"Create campaign", "Start", "Cancel campaign", "Upload contacts", "Add number"}
 )
 
 // The console shows each role only what it can do: an editor
@@ -49,6 +51,12 @@ func TestConsoleShowsOnlyWhatTheRoleCan(t *testing.T) {
 	}
 	s.Must(t, 201, "POST", "/api/channels/form/submit/"+itoa(chat.ID), "", map[string]any{"name": "Ada", "email": "ada@example.com"}, &lead)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/webhooks", owner, map[string]any{"url": hooks.URL + "/hooks", "description": "CRM"}, &hook)
+	var camp struct {
+		ID int64 `json:"id"`
+	}
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/campaigns", owner, map[string]any{"name": "Renewals", "agent_id": a.ID}, &camp)
+	s.Must(t, 200, "POST", "/api/campaigns/"+itoa(camp.ID)+"/contacts", owner, []map[string]string{{"phone_number": "+14155550101"}}, nil)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/dnc", owner, map[string]string{"phone_number": "+14155550199"}, nil)
 	s.Join(t, owner, p.ID, editor, "editor@example.com", agentline.RoleEditor)
 	s.Join(t, owner, p.ID, viewer, "viewer@example.com", agentline.RoleViewer)
 
@@ -64,6 +72,8 @@ func TestConsoleShowsOnlyWhatTheRoleCan(t *testing.T) {
 		{"#/conversations/" + lead.SessionID, "", "#transcript-title"},
 		{"#/leads", "Leads", "main tr[data-lead]"},
 		{"#/webhooks", "Webhooks", ""},
+		{"#/campaigns", "Campaigns", "#dnc-list"},
+		{"#/campaigns/" + itoa(camp.ID), "Renewals", "#contact-list"},
 		{"#/webhooks/" + itoa(hook.ID), "CRM", "#deliveries"},
 		{"#/projects", "Projects", ""},
 	}
@@ -101,8 +111,9 @@ func TestConsoleShowsOnlyWhatTheRoleCan(t *testing.T) {
 				c.shot(shotDir(t), "editor-channel.png")
 			}
 		}
-		want := map[string][]string{"owner": {"Delete channel", "Revoke key", "Delete endpoint", "Delete conversation", "Create agent"},
-			"editor": {"Create agent", "Make a new key", "Save settings", "Add endpoint"}, "viewer": {}}[who]
+		want := map[string][]string{"owner": {"Delete channel", "Revoke key", "Delete endpoint", "Delete conversation", "Create agent",
+			"Delete campaign", "Remove +14155550199"},
+			"editor": {"Create agent", "Make a new key", "Save settings", "Add endpoint", "Create campaign", "Start", "Upload contacts", "Add number"}, "viewer": {}}[who]
 		for _, b := range want {
 			if !slices.Contains(seen, b) {
 				t.Errorf("%s does not see %q on any page", who, b)

@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/agentline/agentline/internal/api"
 	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/campaign"
 	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/provider"
@@ -25,6 +26,7 @@ type handlers struct {
 	form          *form.Handler
 	webhooks      *webhooks.Handler
 	conversations *conversation.Handler
+	campaigns     *campaign.Handler
 }
 
 // newHandlers makes every package's handler from the foundation and the
@@ -59,6 +61,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 		}),
 		webhooks:      webhooks.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks),
 		conversations: convs,
+		campaigns:     campaign.New(a.Store, a.Auth),
 	}, nil
 }
 

@@ -188,6 +188,21 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 			}
 		}
 	}
+	var camp agentline.Campaign
+	for i := range 3 {
+		var err error
+		if camp, err = db.CreateCampaign(ctx, agentline.Campaign{ProjectID: p.ID, AgentID: agent.ID, Name: fmt.Sprint("campaign", i),
+			MaxConcurrentCalls: 1, CallsPerSecond: 1, MaxAttempts: 3, RetryAfter: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := db.AddDoNotCall(ctx, p.ID, agentline.DoNotCall{PhoneNumber: fmt.Sprintf("+1415555020%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, _, err := db.AddContacts(ctx, p.ID, camp.ID, []agentline.CampaignContact{{PhoneNumber: "+14155550301"},
+		{PhoneNumber: "+14155550302"}, {PhoneNumber: "+14155550303"}, {PhoneNumber: "+14155550304"}}, 100); err != nil {
+		t.Fatal(err)
+	}
 	hooks := s.Must(t, 200, "GET", pp+"/webhooks", tok, nil, nil)
 	var eps struct{ Webhooks []agentline.WebhookEndpoint }
 	hooks.JSON(t, &eps)
@@ -209,5 +224,9 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 		{pp + "/telephony/calls", "items", "id"},
 		{pp + "/conversations", "conversations", "id"},
 		{fmt.Sprintf("/api/conversations/%s/deliveries", agentline.CallConversationID(callID)), "deliveries", "id"},
+		{pp + "/campaigns", "campaigns", "id"},
+		{fmt.Sprintf("/api/campaigns/%d/contacts", camp.ID), "contacts", "id"},
+		{fmt.Sprintf("/api/campaigns/%d/contacts?status=pending", camp.ID), "contacts", "id"},
+		{pp + "/dnc", "items", "phone_number"},
 	}, tok
 }

@@ -160,6 +160,49 @@ func TestPermissionMatrix(t *testing.T) {
 		add(every("DELETE", "/api/channels/{channel_id}", nil, refusedDeletes)...)
 		add(apptest.Scenario{Method: "DELETE", URL: "/api/channels/{channel_id}", As: "owner", Status: 204})
 
+		// Campaigns, their contacts and the do-not-call list.
+		var camp, otherCamp agentline.Campaign
+		s.Must(t, http.StatusCreated, "POST", "/api/projects/"+itoa(f.IDs["project_id"])+"/campaigns", f.Tokens["owner"],
+			map[string]any{"name": "Renewals", "agent_id": f.IDs["agent_id"]}, &camp)
+		s.Must(t, http.StatusCreated, "POST", "/api/projects/"+itoa(f.IDs["other_project_id"])+"/campaigns", f.Tokens["outsider"],
+			map[string]any{"name": "Elsewhere", "agent_id": f.IDs["other_agent_id"]}, &otherCamp)
+		f.IDs["campaign_id"], f.IDs["other_campaign_id"] = camp.ID, otherCamp.ID
+		contacts := []map[string]string{{"phone_number": "+14155550101"}}
+		add(every("GET", "/api/projects/{project_id}/campaigns", nil, readers)...)
+		add(every("POST", "/api/projects/{project_id}/campaigns", map[string]any{"name": "More", "agent_id": f.IDs["agent_id"]}, creators)...)
+		add(every("GET", "/api/campaigns/{campaign_id}", nil, readers)...)
+		add(every("PATCH", "/api/campaigns/{campaign_id}", map[string]any{"max_attempts": 2}, writers)...)
+		add(every("POST", "/api/campaigns/{campaign_id}/contacts", contacts, writers)...)
+		add(every("GET", "/api/campaigns/{campaign_id}/contacts", nil, readers)...)
+		add(every("GET", "/api/campaigns/{campaign_id}/contacts.csv", nil, readers)...)
+		// Without a number the start is refused, but only after the role.
+		add(every("POST", "/api/campaigns/{campaign_id}/start", nil, map[string]int{"viewer": 403, "editor": 409, "outsider": 404, "owner": 409})...)
+		add(every("POST", "/api/campaigns/{campaign_id}/pause", nil, map[string]int{"viewer": 403, "editor": 409, "outsider": 404, "owner": 409})...)
+		add(every("POST", "/api/campaigns/{campaign_id}/resume", nil, map[string]int{"viewer": 403, "editor": 409, "outsider": 404, "owner": 409})...)
+		add(every("POST", "/api/campaigns/{campaign_id}/cancel", nil, map[string]int{"viewer": 403, "editor": 200, "outsider": 404, "owner": 409})...)
+		add(every("GET", "/api/projects/{project_id}/dnc", nil, readers)...)
+		add(every("POST", "/api/projects/{project_id}/dnc", map[string]string{"phone_number": "+14155550101"},
+			map[string]int{"viewer": 403, "editor": 201, "outsider": 404, "owner": 200})...)
+		add(every("DELETE", "/api/projects/{project_id}/dnc/+14155550101", nil, refusedDeletes)...)
+		add(apptest.Scenario{Method: "DELETE", URL: "/api/projects/{project_id}/dnc/+14155550101", As: "owner", Status: 204})
+		add(every("DELETE", "/api/campaigns/{campaign_id}", nil, refusedDeletes)...)
+		add(apptest.Scenario{Method: "DELETE", URL: "/api/campaigns/{campaign_id}", As: "owner", Status: 204})
+		for _, sc := range []apptest.Scenario{
+			{Method: "GET", URL: "/api/projects/{other_project_id}/campaigns"},
+			{Method: "POST", URL: "/api/projects/{other_project_id}/campaigns", Body: map[string]any{"name": "x", "agent_id": f.IDs["other_agent_id"]}},
+			{Method: "GET", URL: "/api/campaigns/{other_campaign_id}"},
+			{Method: "PATCH", URL: "/api/campaigns/{other_campaign_id}", Body: map[string]any{"name": "x"}},
+			{Method: "DELETE", URL: "/api/campaigns/{other_campaign_id}"},
+			{Method: "POST", URL: "/api/campaigns/{other_campaign_id}/cancel"},
+			{Method: "POST", URL: "/api/campaigns/{other_campaign_id}/contacts", Body: contacts},
+			{Method: "GET", URL: "/api/campaigns/{other_campaign_id}/contacts.csv"},
+			{Method: "GET", URL: "/api/projects/{other_project_id}/dnc"},
+			{Method: "POST", URL: "/api/projects/{other_project_id}/dnc", Body: map[string]string{"phone_number": "+14155550101"}},
+		} {
+			sc.As, sc.Status, sc.Code, sc.NotContains = "owner", 404, agentline.ENotFound, []string{"Elsewhere", "Eve"}
+			add(sc)
+		}
+
 		add(every("DELETE", "/api/agents/{agent_id}", nil, refusedDeletes)...)
 		add(apptest.Scenario{Method: "DELETE", URL: "/api/agents/{agent_id}", As: "owner", Status: 204})
 		add(apptest.Scenario{Method: "GET", URL: "/api/agents/{agent_id}", As: "owner", Status: 404, Code: agentline.ENotFound})

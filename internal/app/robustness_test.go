@@ -35,7 +35,8 @@ type tenants struct {
 type domainObjects struct {
 	number, tool, document, channel, lead int64
 	webhook, delivery, invite             int64
-	callSID, conversation                 string
+	campaign                              int64
+	callSID, conversation, doNotCall      string
 }
 
 // paramFixtures maps each path parameter name of the routes to a real id in
@@ -58,6 +59,10 @@ var paramFixtures = map[string]func(f tenants) (own, other string){
 		return f.own.conversation, f.other.conversation
 	},
 	"invite_id": func(f tenants) (string, string) { return itoa(f.own.invite), itoa(f.other.invite) },
+	"campaign_id": func(f tenants) (string, string) {
+		return itoa(f.own.campaign), itoa(f.other.campaign)
+	},
+	"phone_number": func(f tenants) (string, string) { return f.own.doNotCall, f.other.doNotCall },
 }
 
 // newObjects makes one of each domain object for the agent: a webhook tool,
@@ -106,6 +111,11 @@ func newObjects(t *testing.T, s *apptest.Server, token string, projectID, agentI
 	var inv struct{ ID int64 }
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(projectID)+"/invites", token, map[string]string{"email": "invitee@example.com", "role": "viewer"}, &inv)
 	o.invite = inv.ID
+	var camp struct{ ID int64 }
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(projectID)+"/campaigns", token, map[string]any{"name": "Renewals", "agent_id": agentID}, &camp)
+	s.Must(t, 200, "POST", "/api/campaigns/"+itoa(camp.ID)+"/contacts", token, []map[string]string{{"phone_number": "+14155550101"}}, nil)
+	o.campaign, o.doNotCall = camp.ID, fmt.Sprintf("+1415556%04d", seq)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(projectID)+"/dnc", token, map[string]string{"phone_number": o.doNotCall}, nil)
 	return o
 }
 

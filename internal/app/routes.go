@@ -33,6 +33,7 @@ func (a *App) mount() []httpx.Route {
 		a.form.Routes(),
 		a.webhooks.Routes(),
 		a.conversations.Routes(),
+		a.campaigns.Routes(),
 		a.assets.ConsoleRoutes(),
 	)
 }

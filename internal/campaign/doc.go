@@ -1,8 +1,10 @@
-// Package campaign is the pure core of outbound calling campaigns: when a
-// contact may be called, what an upload of contacts holds, and how a
-// contact's variables fill an agent's text. It does no I/O beyond the
-// reader it is given and the time zone database; the engine, the API and
-// the console build on it.
+// Package campaign is outbound calling campaigns: their pure core (when a
+// contact may be called, what an upload of contacts holds, how a
+// contact's variables fill an agent's text), which does no I/O beyond the
+// reader it is given and the time zone database, and the management API
+// over it (http.go and the *_http.go files): campaigns and their status,
+// contacts with their upload and export, and the project's do-not-call
+// list. The dialing engine and the console build on both.
 //
 // # Calling windows
 //

@@ -89,3 +89,18 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// retry_after is answered as a client would write it, and reads back as
+// the same duration.
+func TestFormatRetryAfter(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		time.Hour: "1h", 90 * time.Minute: "1h30m", 90 * time.Second: "1m30s", time.Second: "1s",
+		48 * time.Hour: "48h", time.Hour + 5*time.Second: "1h0m5s", 1500 * time.Millisecond: "1.5s",
+	} {
+		got := campaign.FormatRetryAfter(d)
+		back, err := campaign.ParseRetryAfter(got)
+		if got != want || err != nil || back != d {
+			t.Errorf("FormatRetryAfter(%v) = %q (reads back as %v, %v), want %q", d, got, back, err, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"strings"
 	"time"
 
 	"github.com/agentline/agentline"
@@ -32,4 +33,17 @@ func ParseRetryAfter(s string) (time.Duration, error) {
 		return 0, agentline.Invalid("retry_after", `retry_after must be at most "720h" (30 days); got %s`, quote(s))
 	}
 	return d, nil
+}
+
+// FormatRetryAfter spells d as ParseRetryAfter reads it, without the zero
+// units time.Duration.String adds: "1h", "1h30m", "90s" as "1m30s".
+func FormatRetryAfter(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -1,7 +1,7 @@
 // @ts-check
 // The management API as the console calls it: one named function per
 // endpoint, all on one request function. Requests carry the session token
-// (Authorization: Bearer); JSON bodies are sent as JSON, FormData as it is;
+// (Authorization: Bearer); JSON bodies are sent as JSON, FormData and Blobs as they are;
 // an answer is its decoded JSON (null for 204), an error an APIError made
 // of the body's {error: {code, message, field, fields}}. A 401 of a
 // signed-in request (not the sign-in itself) ends the session: the
@@ -14,7 +14,8 @@
  * @import {Me, Login, Message, Project, Member, Invite, InviteDetails, User, PasswordReset, Agent, Catalog, Tool,
  *   KnowledgeDocument, KnowledgeSearch, Channel, WidgetKey, CreatedWidgetKey, Snippets, Lead, LeadDetail, LeadPage,
  *   FormSubmitAnswer, Conversation, ConversationPage, Analytics, Delivery, NotifyAttempt, WebhookEndpoint,
- *   WebhookEndpointWithSecret, PhoneNumber, AvailableNumber, OutboundCall, Call, TestCall} from "./types.js"
+ *   WebhookEndpointWithSecret, PhoneNumber, AvailableNumber, OutboundCall, Call, TestCall, Campaign, CampaignPage, ContactPage,
+ *   ContactUpload, DoNotCall, DoNotCallPage} from "./types.js"
  */
 
 const TOKEN = "agentline.token";
@@ -66,7 +67,11 @@ async function request(method, path, body) {
   const opts = { method, headers: {} };
   if (token) opts.headers.Authorization = "Bearer " + token;
   if (body instanceof FormData) opts.body = body;
-  else if (body !== undefined) {
+  else if (body instanceof Blob) {
+    // A file as it is, with its own type (a CSV upload is text/csv).
+    opts.headers["Content-Type"] = body.type;
+    opts.body = body;
+  } else if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
   }
@@ -257,3 +262,28 @@ export const buyNumber = (pid, b) => request("POST", `/api/projects/${pid}/telep
 /** @param {string} sid @returns {Promise<Call>} */ export const getCall = (sid) => request("GET", `/api/calls/${sid}`);
 /** startTestCall records a browser test call of the agent. @param {number} id @returns {Promise<TestCall>} */
 export const startTestCall = (id) => request("POST", `/api/agents/${id}/test-calls`);
+
+// ---- campaigns and the do-not-call list ------------------------------------
+
+/** @param {number} pid @param {Filters} f @returns {Promise<CampaignPage>} */
+export const listCampaigns = (pid, f) => request("GET", `/api/projects/${pid}/campaigns` + query(f));
+/** @param {number} pid @param {Body} b @returns {Promise<Campaign>} */ export const createCampaign = (pid, b) => request("POST", `/api/projects/${pid}/campaigns`, b);
+/** @param {number | string} id @returns {Promise<Campaign>} */ export const getCampaign = (id) => request("GET", `/api/campaigns/${id}`);
+/** @param {number} id @param {Body} b @returns {Promise<Campaign>} */ export const updateCampaign = (id, b) => request("PATCH", `/api/campaigns/${id}`, b);
+/** @param {number} id @returns {Promise<null>} */ export const deleteCampaign = (id) => request("DELETE", `/api/campaigns/${id}`);
+/** campaignAction starts, pauses, resumes or cancels a campaign. @param {number} id @param {"start" | "pause" | "resume" | "cancel"} action @returns {Promise<Campaign>} */
+export const campaignAction = (id, action) => request("POST", `/api/campaigns/${id}/${action}`);
+/** uploadContacts sends a CSV file as it is (text/csv). @param {number} id @param {string | Blob} csv @returns {Promise<ContactUpload>} */
+export const uploadContacts = (id, csv) => request("POST", `/api/campaigns/${id}/contacts`, new Blob([csv], { type: "text/csv" }));
+/** @param {number} id @param {Filters} f @returns {Promise<ContactPage>} */
+export const listContacts = (id, f) => request("GET", `/api/campaigns/${id}/contacts` + query(f));
+/** contactsCSVURL is where contacts.csv is, for the contacts a status filter selects. @param {number} id @param {Filters} f */
+export const contactsCSVURL = (id, f) => `/api/campaigns/${id}/contacts.csv` + query(f);
+/** @param {number} id @param {Filters} f @param {string} name */
+export const downloadContactsCSV = (id, f, name) => download(contactsCSVURL(id, f), name);
+
+/** @param {number} pid @param {Filters} f @returns {Promise<DoNotCallPage>} */ export const listDoNotCall = (pid, f) => request("GET", `/api/projects/${pid}/dnc` + query(f));
+/** @param {number} pid @param {{phone_number: string, reason: string}} b @returns {Promise<DoNotCall>} */
+export const addDoNotCall = (pid, b) => request("POST", `/api/projects/${pid}/dnc`, b);
+/** @param {number} pid @param {string} number @returns {Promise<null>} */
+export const removeDoNotCall = (pid, number) => request("DELETE", `/api/projects/${pid}/dnc/${encodeURIComponent(number)}`);

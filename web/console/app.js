@@ -26,6 +26,8 @@ import { forget } from "./secrets.js";
 import { agentPage, agentsPage } from "./pages/agents.js";
 import { analyticsPage } from "./pages/analytics.js";
 import { invitePage, resetPage, signInPage } from "./pages/auth.js";
+import { campaignPage } from "./pages/campaign.js";
+import { campaignsPage } from "./pages/campaigns.js";
 import { channelPage, channelsPage } from "./pages/channels.js";
 import { conversationPage, conversationsPage } from "./pages/conversations.js";
 import { leadsPage } from "./pages/leads.js";
@@ -46,6 +48,8 @@ const routes = [
   [/^#\/agents\/(\d+)(?:\/(settings|test|tools|knowledge|phone))?$/, "agents", agentPage],
   [/^#\/channels$/, "channels", channelsPage],
   [/^#\/channels\/(\d+)$/, "channels", channelPage],
+  [/^#\/campaigns$/, "campaigns", campaignsPage],
+  [/^#\/campaigns\/(\d+)$/, "campaigns", campaignPage],
   [/^#\/conversations$/, "conversations", conversationsPage],
   [/^#\/conversations\/([A-Za-z0-9_]+)$/, "conversations", conversationPage],
   [/^#\/calls\/([A-Za-z0-9]+)$/, "conversations", callPage],

@@ -24,6 +24,7 @@ import { can, project } from "./router.js";
  * @property {string} [placeholder]
  * @property {string} [autocomplete]
  * @property {number} [min]
+ * @property {number | string} [step] a number field's step ("any" for fractions)
  * @property {string} [list]
  * @property {string} [inputmode]
  * @property {number} [rows]
@@ -55,7 +56,7 @@ export function input(spec) {
     el.checked = !!spec.value;
   } else {
     el = h("input", { id, name: spec.name, type, placeholder: spec.placeholder, required: spec.required,
-      autocomplete: spec.autocomplete, min: spec.min, list: spec.list, inputmode: spec.inputmode });
+      autocomplete: spec.autocomplete, min: spec.min, step: spec.step, list: spec.list, inputmode: spec.inputmode });
     el.value = String(spec.value ?? "");
   }
   el.dataset.kind = type;
@@ -183,9 +184,11 @@ function markField(f, name, text) {
     slots.find((s) => field.startsWith(of(s) + "."));
   if (!slot) return null;
   slot.textContent = text;
-  // A builder's controls have no name: its first control takes the focus.
+  // A builder's controls have no name: its first control takes the focus;
+  // so does the first of a group's (a fieldset of checkboxes).
   const el = /** @type {HTMLElement | null} */ (f.querySelector(`[name="${CSS.escape(of(slot))}"]`) ||
-    slot.closest(".builder")?.querySelector(".builder-json:not([hidden]) textarea, .builder-rows:not([hidden]) input, .builder-rows:not([hidden]) select"));
+    slot.closest(".builder")?.querySelector(".builder-json:not([hidden]) textarea, .builder-rows:not([hidden]) input, .builder-rows:not([hidden]) select") ||
+    slot.closest("fieldset")?.querySelector("input, select, textarea"));
   if (el) el.setAttribute("aria-invalid", "true");
   return el;
 }

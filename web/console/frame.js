@@ -9,7 +9,7 @@ import { me, maybeProject, projects, render, setProject, signOut } from "./route
 
 /** @type {[string, string][]} the navigation's sections: hash and text */
 const sections = [
-  ["agents", "Agents"], ["channels", "Channels"], ["conversations", "Conversations"],
+  ["agents", "Agents"], ["channels", "Channels"], ["campaigns", "Campaigns"], ["conversations", "Conversations"],
   ["leads", "Leads"], ["analytics", "Analytics"], ["webhooks", "Webhooks"], ["members", "Members"], ["projects", "Projects"],
 ];
 

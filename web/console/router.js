@@ -16,6 +16,10 @@ import { h, flat, notice, main, errorText } from "./dom.js";
  * @property {(title: string, ...nodes: Child[]) => boolean} show puts the
  *   page on screen, titled; false when the user has moved on meanwhile
  * @property {() => boolean} live whether the page is still the current one
+ * @property {(ms: number, fn: () => unknown) => void} every runs fn every ms
+ *   (counted from the end of its last run) while the page is the current
+ *   one and the tab is visible; the router stops it when the page is left
+ *   or drawn again, so no page keeps a timer of its own
  */
 /** @typedef {(ctx: PageContext, ...params: string[]) => unknown} Page */
 /** @typedef {[RegExp, string, Page]} Route a hash pattern, its navigation section and its page */
@@ -159,7 +163,23 @@ export async function render(focus = false) {
     focus = false;
     return true;
   };
-  const ctx = { show, live: () => gen === renderGen };
+  /** @type {PageContext["every"]} */
+  const every = (ms, fn) => {
+    if (gen !== renderGen) return;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let timer;
+    const tick = async () => {
+      try {
+        if (!document.hidden) await fn();
+      } catch {
+        // The page shows its own errors; the timer goes on.
+      }
+      if (gen === renderGen) timer = setTimeout(tick, ms);
+    };
+    timer = setTimeout(tick, ms);
+    leaving.push(() => clearTimeout(timer));
+  };
+  const ctx = { show, live: () => gen === renderGen, every };
   try {
     await route(ctx);
   } catch (err) {

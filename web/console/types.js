@@ -342,4 +342,57 @@
  * @property {string} token
  */
 
+/** @typedef {"draft" | "running" | "paused" | "completed" | "cancelled"} CampaignStatus */
+/** @typedef {"pending" | "calling" | "completed" | "voicemail" | "busy" | "no_answer" | "failed" | "opted_out" | "do_not_call"} ContactStatus */
+/** @typedef {{days: string[], start: string, end: string}} CallingWindow in each callee's local time: days mon … sun, start to end ("HH:MM", end excluded) */
+/** @typedef {Record<"total" | ContactStatus, number>} CampaignCounts a campaign's contacts by status */
+
+/**
+ * @typedef {object} Campaign A list of people an agent calls from its number.
+ * @property {number} id
+ * @property {number} project_id
+ * @property {number} agent_id
+ * @property {string} name
+ * @property {CampaignStatus} status
+ * @property {CallingWindow} calling_window
+ * @property {number} max_concurrent_calls
+ * @property {number} calls_per_second
+ * @property {number} max_attempts
+ * @property {string} retry_after a duration, such as "1h" or "30m"
+ * @property {{action: "hang_up" | "leave_message", message?: string}} voicemail
+ * @property {CampaignCounts} counts
+ * @property {string} created_at
+ * @property {string} updated_at
+ * @property {string | null} started_at
+ * @property {string | null} finished_at
+ */
+/** @typedef {{campaigns: Campaign[], next_cursor: string | null}} CampaignPage */
+/** @typedef {{conversation_id: string, outcome: string, success: boolean | null, summary: string}} ContactOutcome a contact's last dial, with its analysis once it ran */
+
+/**
+ * @typedef {object} CampaignContact One person a campaign calls.
+ * @property {number} id
+ * @property {number} campaign_id
+ * @property {string} phone_number
+ * @property {string} timezone "" when the zones of its number apply
+ * @property {Record<string, string> | null} variables
+ * @property {{source: string, at?: string} | null} consent
+ * @property {ContactStatus} status
+ * @property {number} attempts
+ * @property {string | null} next_attempt_at
+ * @property {string[] | null} conversation_ids its dials' conversations, first first
+ * @property {ContactOutcome | null} last_outcome
+ * @property {string} created_at
+ */
+/** @typedef {{contacts: CampaignContact[], next_cursor: string | null}} ContactPage */
+
+/**
+ * @typedef {{added: number, duplicates: number, do_not_call: number, errors: {line: number, message: string}[]}} ContactUpload
+ * An upload's answer: the contacts stored (do_not_call of them on the
+ * project's list), the rows that repeated a number, the refused rows by line.
+ */
+
+/** @typedef {{phone_number: string, reason: string, created_at: string}} DoNotCall a number no campaign of the project dials */
+/** @typedef {{items: DoNotCall[], next_cursor: string | null}} DoNotCallPage */
+
 export {};
