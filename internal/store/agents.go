@@ -83,6 +83,5 @@ func (db *DB) UpdateAgent(ctx context.Context, a agentline.Agent) (agentline.Age
 
 // DeleteAgent deletes an agent of the project.
 func (db *DB) DeleteAgent(ctx context.Context, projectID, agentID int64) error {
-	res, err := db.writer().exec(ctx, `DELETE FROM agents WHERE project_id = ? AND id = ?`, projectID, agentID)
-	return mustAffect(res, err, "agent")
+	return db.deleteOwned(ctx, agentline.KindAgent, projectID, agentID, "agent")
 }

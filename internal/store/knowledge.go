@@ -85,8 +85,7 @@ func (db *DB) KnowledgeDocuments(ctx context.Context, projectID, agentID int64) 
 
 // DeleteKnowledgeDocument deletes a document of the project and its chunks.
 func (db *DB) DeleteKnowledgeDocument(ctx context.Context, projectID, documentID int64) error {
-	res, err := db.writer().exec(ctx, `DELETE FROM knowledge_documents WHERE project_id = ? AND id = ?`, projectID, documentID)
-	return mustAffect(res, err, "knowledge document")
+	return db.deleteOwned(ctx, agentline.KindKnowledgeDocument, projectID, documentID, "knowledge document")
 }
 
 // HasKnowledge reports whether the agent of the project has any document.

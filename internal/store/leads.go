@@ -110,6 +110,5 @@ func (db *DB) Leads(ctx context.Context, projectID int64, f agentline.SessionFil
 // DeleteLead deletes a lead of the project (its session stays, as history
 // of the conversation).
 func (db *DB) DeleteLead(ctx context.Context, projectID, id int64) error {
-	res, err := db.writer().exec(ctx, `DELETE FROM leads WHERE project_id = ? AND id = ?`, projectID, id)
-	return mustAffect(res, err, "lead")
+	return db.deleteOwned(ctx, agentline.KindLead, projectID, id, "lead")
 }

@@ -240,6 +240,17 @@ func (db *DB) ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int
 	return projectID, notFound(err, kind.Noun())
 }
 
+// deleteOwned deletes the object id of the kind in the project; what names
+// it in the not-found error when the project has no such object.
+func (db *DB) deleteOwned(ctx context.Context, kind agentline.Kind, projectID, id int64, what string) error {
+	table, ok := kindTables[kind]
+	if !ok {
+		return fmt.Errorf("delete: unknown kind %q", kind)
+	}
+	res, err := db.writer().exec(ctx, `DELETE FROM `+table+` WHERE project_id = ? AND id = ?`, projectID, id)
+	return mustAffect(res, err, what)
+}
+
 // kindTables maps each kind to the table of its rows (each has id and
 // project_id columns). Only these constant names ever reach ProjectOf's
 // SQL; an unknown kind is refused.

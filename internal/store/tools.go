@@ -105,6 +105,5 @@ func (db *DB) UpdateTool(ctx context.Context, t agentline.WebhookTool) (agentlin
 
 // DeleteTool deletes a webhook tool of the project.
 func (db *DB) DeleteTool(ctx context.Context, projectID, toolID int64) error {
-	res, err := db.writer().exec(ctx, `DELETE FROM agent_tools WHERE project_id = ? AND id = ?`, projectID, toolID)
-	return mustAffect(res, err, "tool")
+	return db.deleteOwned(ctx, agentline.KindTool, projectID, toolID, "tool")
 }

@@ -87,8 +87,7 @@ func (db *DB) UpdateWebhook(ctx context.Context, e agentline.WebhookEndpoint) (a
 
 // DeleteWebhook deletes an endpoint of the project with its deliveries.
 func (db *DB) DeleteWebhook(ctx context.Context, projectID, id int64) error {
-	res, err := db.writer().exec(ctx, `DELETE FROM webhook_endpoints WHERE project_id = ? AND id = ?`, projectID, id)
-	return mustAffect(res, err, "webhook endpoint")
+	return db.deleteOwned(ctx, agentline.KindWebhook, projectID, id, "webhook endpoint")
 }
 
 // RotateWebhookSecret makes secret the endpoint's signing secret; the one

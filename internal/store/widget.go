@@ -80,8 +80,7 @@ func (db *DB) UpdateChannel(ctx context.Context, c agentline.Channel) (agentline
 
 // DeleteChannel deletes a channel of the project and its key.
 func (db *DB) DeleteChannel(ctx context.Context, projectID, channelID int64) error {
-	res, err := db.writer().exec(ctx, `DELETE FROM channels WHERE project_id = ? AND id = ?`, projectID, channelID)
-	return mustAffect(res, err, "channel")
+	return db.deleteOwned(ctx, agentline.KindChannel, projectID, channelID, "channel")
 }
 
 const keyColumns = `id, channel_id, project_id, prefix, allowed_origins, rate_limit_per_minute, rate_limit_per_day, created_at, last_used_at`
