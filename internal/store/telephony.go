@@ -153,7 +153,7 @@ func (db *DB) DeletePhoneNumber(ctx context.Context, projectID, numberID int64) 
 }
 
 const callColumns = `id, project_id, agent_id, number_id, call_sid, direction, from_number, to_number, status, stream_ref,
-	started_at, ended_at, duration_s, end_reason, created_at, updated_at`
+	started_at, ended_at, duration_s, end_reason, answered_by, created_at, updated_at`
 
 func scanCall(row interface{ Scan(...any) error }) (agentline.Call, error) {
 	var c agentline.Call
@@ -161,7 +161,7 @@ func scanCall(row interface{ Scan(...any) error }) (agentline.Call, error) {
 	var started, ended sql.NullTime
 	var duration sql.NullInt64
 	err := row.Scan(&c.ID, &c.ProjectID, &c.AgentID, &numberID, &c.CallSID, &c.Direction, &c.From, &c.To, &c.Status, &c.StreamRef,
-		&started, &ended, &duration, &c.EndReason, utc(&c.CreatedAt), utc(&c.UpdatedAt))
+		&started, &ended, &duration, &c.EndReason, &c.AnsweredBy, utc(&c.CreatedAt), utc(&c.UpdatedAt))
 	if numberID.Valid {
 		c.NumberID = &numberID.Int64
 	}
