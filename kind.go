@@ -18,6 +18,7 @@ const (
 	KindPhoneNumber       Kind = "number"
 	KindCall              Kind = "call"
 	KindWebhook           Kind = "webhook"
+	KindCampaign          Kind = "campaign"
 )
 
 // nouns are the kinds whose name in messages is longer than the kind: the

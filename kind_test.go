@@ -13,6 +13,7 @@ func TestKindNoun(t *testing.T) {
 		agentline.KindAgent: "agent", agentline.KindTool: "agent tool", agentline.KindKnowledgeDocument: "knowledge document",
 		agentline.KindChannel: "channel", agentline.KindLead: "lead", agentline.KindPhoneNumber: "phone number",
 		agentline.KindCall: "call", agentline.KindWebhook: "webhook endpoint", agentline.KindInvite: "invite",
+		agentline.KindCampaign: "campaign",
 	} {
 		if got := k.Noun(); got != want {
 			t.Errorf("%s.Noun() = %q, want %q", k, got, want)

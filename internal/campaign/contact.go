@@ -28,10 +28,7 @@ type Contact struct {
 
 // Consent records where and when a contact agreed to be called; every
 // dial is logged with it.
-type Consent struct {
-	Source string    `json:"source"`
-	At     time.Time `json:"at,omitzero"`
-}
+type Consent = agentline.ContactConsent
 
 // RowError is a row an upload refused and why. Line is the line of the
 // file for CSV (the header is line 1; a row whose quoted cell spans lines

@@ -9,20 +9,15 @@ import (
 	"github.com/agentline/agentline"
 )
 
-// Window is the part of the week in which a campaign may call, in the
-// callee's local time: the named days, from Start (included) to End
-// (excluded). A window never spans midnight: calling hours end the same
-// evening they start.
-type Window struct {
-	// Days are lower-case three-letter names: mon, tue, wed, thu, fri,
-	// sat, sun.
-	Days []string `json:"days"`
-	// Start is the first minute of the window, "HH:MM" on a 24-hour clock.
-	Start string `json:"start"`
-	// End is the first minute after the window, "HH:MM"; "24:00" keeps it
-	// open to midnight.
-	End string `json:"end"`
-}
+// Window is a campaign's calling window with its rules: the part of the
+// week in which a campaign may call, in the callee's local time, the
+// named days from Start (included) to End (excluded). A window never
+// spans midnight: calling hours end the same evening they start. Its
+// fields are agentline.CallingWindow's (Days: mon … sun; Start and End:
+// "HH:MM" on a 24-hour clock, End "24:00" to keep it open to midnight),
+// the one definition the domain and the store share; converting between
+// the two costs nothing.
+type Window agentline.CallingWindow
 
 // DefaultWindow is the window of a campaign that names none: Monday to
 // Friday, 09:00 to 20:00. Each call returns a new value, so a caller may

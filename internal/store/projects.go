@@ -253,4 +253,5 @@ var kindTables = map[agentline.Kind]string{
 	agentline.KindCall:              "calls",
 	agentline.KindWebhook:           "webhook_endpoints",
 	agentline.KindInvite:            "invites",
+	agentline.KindCampaign:          "campaigns",
 }

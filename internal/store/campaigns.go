@@ -1,0 +1,201 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentline/agentline"
+)
+
+const campaignColumns = `id, project_id, agent_id, name, status, calling_window, max_concurrent_calls, calls_per_second,
+	max_attempts, retry_after_ms, voicemail, next_dial_at, created_at, updated_at, started_at, finished_at`
+
+func scanCampaign(row interface{ Scan(...any) error }) (agentline.Campaign, error) {
+	var c agentline.Campaign
+	var window, voicemail string
+	var retryMS int64
+	var started, finished sql.NullTime
+	err := row.Scan(&c.ID, &c.ProjectID, &c.AgentID, &c.Name, &c.Status, &window, &c.MaxConcurrentCalls, &c.CallsPerSecond,
+		&c.MaxAttempts, &retryMS, &voicemail, utc(&c.NextDialAt), utc(&c.CreatedAt), utc(&c.UpdatedAt), &started, &finished)
+	if err != nil {
+		return c, err
+	}
+	c.RetryAfter = time.Duration(retryMS) * time.Millisecond
+	c.StartedAt, c.FinishedAt = nullTime(started), nullTime(finished)
+	if err := json.Unmarshal([]byte(window), &c.CallingWindow); err != nil {
+		return c, fmt.Errorf("campaign %d calling_window: %w", c.ID, err)
+	}
+	if err := json.Unmarshal([]byte(voicemail), &c.Voicemail); err != nil {
+		return c, fmt.Errorf("campaign %d voicemail: %w", c.ID, err)
+	}
+	return c, nil
+}
+
+// campaignJSON is a campaign's window and voicemail as their columns hold
+// them.
+func campaignJSON(c agentline.Campaign) (window, voicemail string, err error) {
+	w, err := json.Marshal(c.CallingWindow)
+	if err != nil {
+		return "", "", err
+	}
+	v, err := json.Marshal(c.Voicemail)
+	return string(w), string(v), err
+}
+
+// CreateCampaign stores a new campaign of c.ProjectID as a draft. The
+// caller has checked that its agent is one of the project's.
+func (db *DB) CreateCampaign(ctx context.Context, c agentline.Campaign) (agentline.Campaign, error) {
+	window, voicemail, err := campaignJSON(c)
+	if err != nil {
+		return c, err
+	}
+	now := db.now()
+	var id int64
+	err = db.writer().queryRow(ctx, `INSERT INTO campaigns (project_id, agent_id, name, status, calling_window, max_concurrent_calls,
+		calls_per_second, max_attempts, retry_after_ms, voicemail, next_dial_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		c.ProjectID, c.AgentID, c.Name, agentline.CampaignDraft, window, c.MaxConcurrentCalls, c.CallsPerSecond, c.MaxAttempts,
+		c.RetryAfter.Milliseconds(), voicemail, now, now, now).Scan(&id)
+	if isForeignKeyViolation(err) {
+		return c, agentline.NotFound("agent")
+	}
+	if err != nil {
+		return c, fmt.Errorf("create campaign: %w", err)
+	}
+	return db.Campaign(ctx, c.ProjectID, id)
+}
+
+// Campaign returns a campaign of the project with its contacts counted by
+// status.
+func (db *DB) Campaign(ctx context.Context, projectID, id int64) (agentline.Campaign, error) {
+	c, err := scanCampaign(db.reader().queryRow(ctx, `SELECT `+campaignColumns+` FROM campaigns WHERE project_id = ? AND id = ?`, projectID, id))
+	if err != nil {
+		return c, notFound(err, "campaign")
+	}
+	list := []agentline.Campaign{c}
+	if err := db.countContacts(ctx, list); err != nil {
+		return c, err
+	}
+	return list[0], nil
+}
+
+// Campaigns lists at most limit campaigns of the project after the one
+// with id after (0: from the first), in the order they were made, each
+// with its contacts counted by status.
+func (db *DB) Campaigns(ctx context.Context, projectID, after int64, limit int) ([]agentline.Campaign, error) {
+	list, err := queryAll(ctx, db.reader(), scanCampaign, `SELECT `+campaignColumns+` FROM campaigns
+		WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?`, projectID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	return list, db.countContacts(ctx, list)
+}
+
+// countContacts fills the Counts of each campaign of list (at most a page)
+// in one query, which reads the contacts' pick index only.
+func (db *DB) countContacts(ctx context.Context, list []agentline.Campaign) error {
+	if len(list) == 0 {
+		return nil
+	}
+	ids := make([]any, len(list))
+	for i, c := range list {
+		ids[i] = c.ID
+	}
+	rows, err := db.reader().query(ctx, `SELECT campaign_id, status, count(*) FROM campaign_contacts
+		WHERE campaign_id IN (`+placeholders(len(ids))+`) GROUP BY campaign_id, status`, ids...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var status string
+		var n int
+		if err := rows.Scan(&id, &status, &n); err != nil {
+			return err
+		}
+		if i := slices.IndexFunc(list, func(c agentline.Campaign) bool { return c.ID == id }); i >= 0 {
+			list[i].Counts.Add(status, n)
+		}
+	}
+	return rows.Err()
+}
+
+// UpdateCampaign saves c's name, agent, window, limits, retry and
+// voicemail settings. The agent changes only while the campaign is a
+// draft: a campaign that left draft meanwhile and was asked for another
+// agent is a conflict, so no call of a started campaign ever goes out
+// from another agent than the one it started with.
+func (db *DB) UpdateCampaign(ctx context.Context, c agentline.Campaign) (agentline.Campaign, error) {
+	window, voicemail, err := campaignJSON(c)
+	if err != nil {
+		return c, err
+	}
+	res, err := db.writer().exec(ctx, `UPDATE campaigns SET name = ?, agent_id = ?, calling_window = ?, max_concurrent_calls = ?,
+		calls_per_second = ?, max_attempts = ?, retry_after_ms = ?, voicemail = ?, updated_at = ?
+		WHERE project_id = ? AND id = ? AND (status = ? OR agent_id = ?)`,
+		c.Name, c.AgentID, window, c.MaxConcurrentCalls, c.CallsPerSecond, c.MaxAttempts, c.RetryAfter.Milliseconds(), voicemail,
+		db.now(), c.ProjectID, c.ID, agentline.CampaignDraft, c.AgentID)
+	if isForeignKeyViolation(err) {
+		return c, agentline.NotFound("agent")
+	}
+	if err := mustAffect(res, err, "campaign"); err != nil {
+		if cur, gerr := db.Campaign(ctx, c.ProjectID, c.ID); gerr == nil {
+			return cur, agentline.Errorf(agentline.EConflict, "the campaign is %s: only a draft campaign's agent can change", cur.Status)
+		}
+		return c, err
+	}
+	return db.Campaign(ctx, c.ProjectID, c.ID)
+}
+
+// DeleteCampaign deletes a campaign of the project with its contacts and
+// dials; the calls it made stay, unlinked. A running campaign is a
+// conflict: it has calls in flight, and pausing or cancelling it first
+// says what becomes of them.
+func (db *DB) DeleteCampaign(ctx context.Context, projectID, id int64) error {
+	res, err := db.writer().exec(ctx, `DELETE FROM campaigns WHERE project_id = ? AND id = ? AND status <> ?`,
+		projectID, id, agentline.CampaignRunning)
+	if err := mustAffect(res, err, "campaign"); err != nil {
+		if _, gerr := db.Campaign(ctx, projectID, id); gerr == nil {
+			return agentline.Errorf(agentline.EConflict, "the campaign is running; pause or cancel it before deleting it")
+		}
+		return err
+	}
+	return nil
+}
+
+// TransitionCampaign moves a campaign of the project from one of the
+// statuses from to status to, in one conditional UPDATE, so that two
+// requests (or instances) racing on it cannot both move it. Entering
+// running the first time sets started_at; entering completed or cancelled
+// sets finished_at. It returns the campaign and whether it moved: when it
+// did not, the campaign as it is, whose status says why.
+//
+// Cancelling leaves the contacts as they are: pending ones stay pending
+// and are never dialed, since only running campaigns dial; calls in
+// flight end as they would.
+func (db *DB) TransitionCampaign(ctx context.Context, projectID, id int64, from []string, to string) (agentline.Campaign, bool, error) {
+	now := db.now()
+	final := to == agentline.CampaignCompleted || to == agentline.CampaignCancelled
+	args := []any{to, now, to == agentline.CampaignRunning, now, final, now, projectID, id}
+	for _, s := range from {
+		args = append(args, s)
+	}
+	res, err := db.writer().exec(ctx, `UPDATE campaigns SET status = ?, updated_at = ?,
+		started_at = CASE WHEN ? THEN COALESCE(started_at, ?) ELSE started_at END,
+		finished_at = CASE WHEN ? THEN ? ELSE finished_at END
+		WHERE project_id = ? AND id = ? AND status IN (`+placeholders(len(from))+`)`, args...)
+	if err != nil {
+		return agentline.Campaign{}, false, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return agentline.Campaign{}, false, err
+	}
+	c, err := db.Campaign(ctx, projectID, id)
+	return c, n > 0 && err == nil, err
+}
