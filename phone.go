@@ -108,9 +108,16 @@ type Call struct {
 	// AnsweredBy is the carrier's verdict on who answered an outbound call
 	// placed with answering machine detection (one of the AnsweredBy...
 	// values); empty for every other call, and until the verdict comes.
-	AnsweredBy string    `json:"answered_by,omitempty"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
+	AnsweredBy string `json:"answered_by,omitempty"`
+	// CampaignID and ContactID link a campaign's call to the campaign and
+	// the contact it called; Variables are that contact's, which fill the
+	// agent's {{name}} placeholders on this call. The dialing engine sets
+	// them; every other call has none.
+	CampaignID *int64            `json:"campaign_id,omitempty"`
+	ContactID  *int64            `json:"contact_id,omitempty"`
+	Variables  map[string]string `json:"variables,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	UpdatedAt  time.Time         `json:"updated_at"`
 }
 
 // Who answered an outbound call, as the carrier's answering machine
