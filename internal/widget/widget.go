@@ -26,6 +26,8 @@ import (
 type Store interface {
 	Project(ctx context.Context, projectID int64) (agentline.Project, error)
 	Agent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
+	// Campaign checks that the campaign a form names is the project's.
+	Campaign(ctx context.Context, projectID, id int64) (agentline.Campaign, error)
 
 	CreateChannel(ctx context.Context, c agentline.Channel) (agentline.Channel, error)
 	Channels(ctx context.Context, projectID int64) ([]agentline.Channel, error)
