@@ -44,11 +44,11 @@ type ChannelSettings struct {
 func (s ChannelSettings) FormGate() bool { return s.Form != nil && s.Form.Mode == FormLiveChat }
 
 // Public is what visitors may see of the settings: all but the form's
-// notify_url.
+// notify_url and campaign_id.
 func (s ChannelSettings) Public() ChannelSettings {
 	if s.Form != nil {
 		f := *s.Form
-		f.NotifyURL = ""
+		f.NotifyURL, f.CampaignID = "", nil
 		s.Form = &f
 	}
 	return s

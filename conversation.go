@@ -91,8 +91,13 @@ type Conversation struct {
 	LastEventAt *time.Time `json:"last_event_at"`
 	DurationMS  int64      `json:"duration_ms"`
 	EndReason   string     `json:"end_reason"`
-	Transcript  []Line     `json:"transcript"`
-	ToolCalls   []ToolUse  `json:"tool_calls"`
+	// CampaignID, ContactID and Variables are a campaign call's (see
+	// Call); absent on every other conversation.
+	CampaignID *int64            `json:"campaign_id,omitempty"`
+	ContactID  *int64            `json:"contact_id,omitempty"`
+	Variables  map[string]string `json:"variables,omitempty"`
+	Transcript []Line            `json:"transcript"`
+	ToolCalls  []ToolUse         `json:"tool_calls"`
 	// Recording is a phone call's, when the agent records calls; null
 	// otherwise.
 	Recording *Recording `json:"recording"`

@@ -1,6 +1,7 @@
 package agentline
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -40,6 +41,11 @@ type FormSettings struct {
 	ThankYouMessage string      `json:"thank_you_message"`
 	// NotifyURL, when set, receives each lead as a JSON POST.
 	NotifyURL string `json:"notify_url"`
+	// CampaignID, when set, names a campaign of the project that calls
+	// the form's leads (speed to lead): each lead with a number in its
+	// phone field (PhoneField) becomes a contact of it. Lead capture
+	// forms only.
+	CampaignID *int64 `json:"campaign_id,omitempty"`
 }
 
 // FormField is one input of a form.
@@ -143,7 +149,43 @@ func (f *FormSettings) Validate() error {
 			return Invalid(p+"notify_url", "notify_url must not carry a user name or password")
 		}
 	}
+	return f.validateCampaign()
+}
+
+// validateCampaign checks campaign_id's form; that it is a campaign of the
+// channel's project is for the caller, who has the store, to check.
+func (f *FormSettings) validateCampaign() error {
+	const field = "settings.form.campaign_id"
+	switch {
+	case f.CampaignID == nil:
+		return nil
+	case *f.CampaignID <= 0:
+		return Invalid(field, "campaign_id must be the id of a campaign of this project, or null")
+	case f.Mode != FormLeadCapture:
+		return Invalid(field, "only a lead_capture form can name a campaign: a live_chat form's visitor talks to the agent at once")
+	}
+	if _, ok := f.PhoneField(); !ok {
+		return Invalid(field, "a form that names a campaign needs a phone field: a field of type tel, or one named phone or phone_number")
+	}
 	return nil
+}
+
+// PhoneField is the field whose answer is a lead's phone number, the one
+// a form's campaign calls: the first field of type tel, else the field
+// named phone or phone_number (whatever its type), so that a form made
+// before it had a tel field still works.
+func (f *FormSettings) PhoneField() (FormField, bool) {
+	for _, fd := range f.Fields {
+		if fd.Type == FieldTel {
+			return fd, true
+		}
+	}
+	for _, fd := range f.Fields {
+		if fd.Name == "phone" || fd.Name == "phone_number" {
+			return fd, true
+		}
+	}
+	return FormField{}, false
 }
 
 // validateType checks a field's type and its options, which only a select
@@ -250,4 +292,22 @@ type NotifyAttempt struct {
 	Error      string    `json:"error,omitempty"`
 	LatencyMS  int64     `json:"latency_ms"`
 	At         time.Time `json:"at"`
+}
+
+// LeadTx is the transaction a lead is stored in, as the follow-up of
+// CreateLeadThen gets it: its outbox, and the write that makes the lead a
+// campaign's contact in the same transaction, so a lead and its contact
+// are kept together or not at all. The follow-up's parameter stays an
+// Outbox (most follow-ups only emit); the store's value is also a LeadTx.
+type LeadTx interface {
+	Outbox
+	// AddLeadContact adds c (its number in E.164 form, pending, due now)
+	// to a campaign of the project, unless the campaign has that number
+	// already; a number on the project's do-not-call list is added as
+	// do_not_call, never to be dialed. A completed campaign runs again
+	// for it. It returns the status the contact was added with, or ""
+	// for a number the campaign had. A campaign that is not the
+	// project's is not found; a cancelled one a conflict. Neither fails
+	// the transaction.
+	AddLeadContact(ctx context.Context, projectID, campaignID int64, c CampaignContact) (string, error)
 }

@@ -105,8 +105,54 @@ type Call struct {
 	EndedAt   *time.Time `json:"ended_at"`
 	DurationS *int       `json:"duration_s"`
 	EndReason string     `json:"end_reason,omitempty"`
-	CreatedAt time.Time  `json:"created_at"`
-	UpdatedAt time.Time  `json:"updated_at"`
+	// AnsweredBy is the carrier's verdict on who answered an outbound call
+	// placed with answering machine detection (one of the AnsweredBy...
+	// values); empty for every other call, and until the verdict comes.
+	AnsweredBy string `json:"answered_by,omitempty"`
+	// CampaignID and ContactID link a campaign's call to the campaign and
+	// the contact it called; Variables are that contact's, which fill the
+	// agent's {{name}} placeholders on this call. The dialing engine sets
+	// them; every other call has none.
+	CampaignID *int64            `json:"campaign_id,omitempty"`
+	ContactID  *int64            `json:"contact_id,omitempty"`
+	Variables  map[string]string `json:"variables,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	UpdatedAt  time.Time         `json:"updated_at"`
+}
+
+// Who answered an outbound call, as the carrier's answering machine
+// detection says (Twilio's AnsweredBy). With detection asked to wait for
+// the end of a machine's greeting, a machine is one of the machine_end_*
+// verdicts, given once its greeting has ended (a beep, silence, or
+// something else); otherwise it is machine_start, given as soon as a
+// machine is recognised.
+const (
+	AnsweredByHuman             = "human"
+	AnsweredByMachineStart      = "machine_start"
+	AnsweredByMachineEndBeep    = "machine_end_beep"
+	AnsweredByMachineEndSilence = "machine_end_silence"
+	AnsweredByMachineEndOther   = "machine_end_other"
+	AnsweredByFax               = "fax"
+	AnsweredByUnknown           = "unknown"
+)
+
+// ValidAnsweredBy reports whether s is a verdict the carrier gives.
+func ValidAnsweredBy(s string) bool {
+	switch s {
+	case AnsweredByHuman, AnsweredByFax, AnsweredByUnknown:
+		return true
+	}
+	return AnsweredByMachine(s)
+}
+
+// AnsweredByMachine reports whether the verdict s is an answering machine,
+// whatever the detection heard of its greeting.
+func AnsweredByMachine(s string) bool {
+	switch s {
+	case AnsweredByMachineStart, AnsweredByMachineEndBeep, AnsweredByMachineEndSilence, AnsweredByMachineEndOther:
+		return true
+	}
+	return false
 }
 
 // e164 is a + and 2 to 15 digits, the first not 0.

@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/agentline/agentline"
@@ -43,6 +45,7 @@ func transcript(c agentline.Conversation) string {
 	if kind == "" {
 		kind = "website conversation"
 	}
+	writeVariables(&b, c.Variables)
 	fmt.Fprintf(&b, "Transcript of a %s (%s):\n", kind, c.StartedAt.UTC().Format("2006-01-02 15:04 UTC"))
 	for _, l := range c.Transcript {
 		who := "Agent"
@@ -60,4 +63,22 @@ func transcript(c agentline.Conversation) string {
 		return string(r[:maxTranscript/2]) + "\n[...]\n" + string(r[len(r)-maxTranscript/2:])
 	}
 	return string(r)
+}
+
+// writeVariables writes a campaign call's variables, when it has any, as
+// a "Call variables" section: the contact's data the call was placed with,
+// which filled the {{name}} placeholders of the agent's instructions (the
+// analyst reads those as written), so that a summary can name the person
+// and success criteria can refer to what the call was about. They come
+// first, where a long transcript's cut never reaches. Names are sorted, so
+// one call gives one prompt.
+func writeVariables(b *strings.Builder, vars map[string]string) {
+	if len(vars) == 0 {
+		return
+	}
+	b.WriteString("Call variables (the contact's data this call was placed with; they filled the {{name}} placeholders of the agent's instructions):\n")
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		fmt.Fprintf(b, "- %s: %s\n", name, strings.ReplaceAll(truncateRunes(vars[name], 1000), "\n", " "))
+	}
+	b.WriteString("\n")
 }

@@ -18,9 +18,13 @@ import (
 // asked to place (before, they stayed queued): they ring, a pretend
 // callee answers on this server's media stream, hears the agent's
 // greeting, says something and hangs up, with the status callbacks a
-// real carrier sends. token is TWILIO_AUTH_TOKEN; the one returned, which
-// the signatures are checked with, is it when set, else the published
-// twiliofake.SandboxAuthToken.
+// real carrier sends. Who answers goes by the last digit of the number
+// (twiliofake.ByLastDigit), so that a campaign's every outcome can be
+// tried on a laptop: 7 an answering machine (callsim.Machine: a greeting,
+// a beep, and machine detection's verdict when asked), 8 a busy line, 9
+// nobody, anything else a person. token is TWILIO_AUTH_TOKEN; the one
+// returned, which the signatures are checked with, is it when set, else
+// the published twiliofake.SandboxAuthToken.
 func (a *App) sandboxCarrier(token string) (phonecarrier.Carrier, string, error) {
 	if token == "" {
 		token = twiliofake.SandboxAuthToken
@@ -29,7 +33,11 @@ func (a *App) sandboxCarrier(token string) (phonecarrier.Carrier, string, error)
 	f := twiliofake.New(twiliofake.Options{AuthToken: token, Play: &twiliofake.Play{
 		Server: server,
 		Answer: func(ctx context.Context, c twiliofake.Call) error {
-			err := callsim.Callee(ctx, c.Twiml, callsim.Options{Server: server, CallSID: c.SID, AuthToken: token})
+			answer := callsim.Callee
+			if c.Pickup == twiliofake.PickupMachine {
+				answer = callsim.Machine
+			}
+			err := answer(ctx, c.Twiml, callsim.Options{Server: server, CallSID: c.SID, AuthToken: token})
 			if err != nil {
 				a.logger.Warn("sandbox carrier: the pretend callee could not talk", "call_sid", c.SID, "err", err)
 			}

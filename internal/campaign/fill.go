@@ -1,12 +1,6 @@
 package campaign
 
-import (
-	"regexp"
-	"strings"
-)
-
-// placeholder is {{name}}, with optional spaces or tabs inside the braces.
-var placeholder = regexp.MustCompile(`\{\{[ \t]*([A-Za-z_][A-Za-z0-9_]{0,63})[ \t]*\}\}`)
+import "github.com/agentline/agentline"
 
 // Fill replaces each {{name}} placeholder in text (spaces inside the
 // braces allowed: {{ name }}) with the value of the variable of that name.
@@ -17,29 +11,13 @@ var placeholder = regexp.MustCompile(`\{\{[ \t]*([A-Za-z_][A-Za-z0-9_]{0,63})[ \
 // transcript, where an empty string would hide the mistake. Values go in
 // literally: a value that itself holds "{{other}}" is not expanded again,
 // so a contact's data cannot pull in another's variables.
-func Fill(text string, vars map[string]string) string {
-	if len(vars) == 0 || !strings.Contains(text, "{{") {
-		return text
-	}
-	return placeholder.ReplaceAllStringFunc(text, func(m string) string {
-		if v, ok := vars[strings.Trim(m[2:len(m)-2], " \t")]; ok {
-			return v
-		}
-		return m
-	})
-}
+//
+// It is agentline.FillVariables, which the live call path uses on each
+// campaign call: one rule for what a test here shows and what a caller
+// hears.
+func Fill(text string, vars map[string]string) string { return agentline.FillVariables(text, vars) }
 
 // Placeholders returns the names of the placeholders in text, each once,
 // in the order they first appear: what a console can check against an
 // upload's columns before a campaign starts.
-func Placeholders(text string) []string {
-	var names []string
-	seen := map[string]bool{}
-	for _, m := range placeholder.FindAllStringSubmatch(text, -1) {
-		if !seen[m[1]] {
-			seen[m[1]] = true
-			names = append(names, m[1])
-		}
-	}
-	return names
-}
+func Placeholders(text string) []string { return agentline.VariableNames(text) }

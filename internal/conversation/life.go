@@ -50,6 +50,7 @@ func CallChanged(ctx context.Context, tx agentline.ConversationTx, previous stri
 	var d callStatusData
 	d.Call.CallSID, d.Call.AgentID, d.Call.Direction = call.CallSID, call.AgentID, call.Direction
 	d.Call.From, d.Call.To, d.Call.Status, d.Call.PreviousStatus = call.From, call.To, call.Status, previous
+	d.Call.CampaignID, d.Call.ContactID, d.Call.Variables = call.CampaignID, call.ContactID, call.Variables
 	e, err := agentline.NewEvent(call.ProjectID, agentline.EventCallStatusChanged, id, d)
 	if err != nil {
 		return err
@@ -76,6 +77,10 @@ type callStatusData struct {
 		To             string `json:"to"`
 		Status         string `json:"status"`
 		PreviousStatus string `json:"previous_status"`
+		// A campaign call's links and variables, as on its conversation.
+		CampaignID *int64            `json:"campaign_id,omitempty"`
+		ContactID  *int64            `json:"contact_id,omitempty"`
+		Variables  map[string]string `json:"variables,omitempty"`
 	} `json:"call"`
 }
 

@@ -216,7 +216,10 @@ func (h *Handler) storeLead(ctx context.Context, ch agentline.Channel, answers m
 		session = &agentline.WidgetSession{ID: id, ProjectID: ch.ProjectID, ChannelID: ch.ID, AgentID: *ch.AgentID, Origin: origin}
 	}
 	lead, err := h.store.CreateLeadThen(ctx, lead, session, func(ctx context.Context, l agentline.Lead, out agentline.Outbox) error {
-		return leadCreated(ctx, ch, l, out)
+		if err := leadCreated(ctx, ch, l, out); err != nil {
+			return err
+		}
+		return leadContact(ctx, ch, l, out)
 	})
 	if err != nil {
 		return agentline.Lead{}, fmt.Errorf("store lead: %w", err)

@@ -20,30 +20,36 @@ func scanDoNotCall(row interface{ Scan(...any) error }) (agentline.DoNotCall, er
 func (db *DB) AddDoNotCall(ctx context.Context, projectID int64, e agentline.DoNotCall) (agentline.DoNotCall, bool, error) {
 	var created bool
 	err := db.tx(ctx, func(c conn) error {
-		now := db.now()
-		res, err := c.exec(ctx, `INSERT INTO do_not_call (project_id, phone_number, reason, created_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (project_id, phone_number) DO NOTHING`, projectID, e.PhoneNumber, e.Reason, now)
-		if isForeignKeyViolation(err) {
-			return agentline.NotFound("project")
-		}
-		if err != nil {
-			return fmt.Errorf("add to do-not-call list: %w", err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		created = n > 0
-		if e, err = scanDoNotCall(c.queryRow(ctx, `SELECT phone_number, reason, created_at FROM do_not_call
-			WHERE project_id = ? AND phone_number = ?`, projectID, e.PhoneNumber)); err != nil {
-			return err
-		}
-		_, err = c.exec(ctx, `UPDATE campaign_contacts SET status = ?, next_attempt_at = NULL, updated_at = ?
-			WHERE project_id = ? AND phone_number = ? AND status = ?`,
-			agentline.ContactDoNotCall, now, projectID, e.PhoneNumber, agentline.ContactPending)
+		var err error
+		e, created, err = db.listDoNotCall(ctx, c, projectID, e)
 		return err
 	})
 	return e, created, err
+}
+
+// listDoNotCall is AddDoNotCall in the transaction c.
+func (db *DB) listDoNotCall(ctx context.Context, c conn, projectID int64, e agentline.DoNotCall) (agentline.DoNotCall, bool, error) {
+	now := db.now()
+	res, err := c.exec(ctx, `INSERT INTO do_not_call (project_id, phone_number, reason, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (project_id, phone_number) DO NOTHING`, projectID, e.PhoneNumber, e.Reason, now)
+	if isForeignKeyViolation(err) {
+		return e, false, agentline.NotFound("project")
+	}
+	if err != nil {
+		return e, false, fmt.Errorf("add to do-not-call list: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return e, false, err
+	}
+	if e, err = scanDoNotCall(c.queryRow(ctx, `SELECT phone_number, reason, created_at FROM do_not_call
+		WHERE project_id = ? AND phone_number = ?`, projectID, e.PhoneNumber)); err != nil {
+		return e, false, err
+	}
+	_, err = c.exec(ctx, `UPDATE campaign_contacts SET status = ?, next_attempt_at = NULL, updated_at = ?
+		WHERE project_id = ? AND phone_number = ? AND status = ?`,
+		agentline.ContactDoNotCall, now, projectID, e.PhoneNumber, agentline.ContactPending)
+	return e, n > 0, err
 }
 
 // DoNotCallList lists at most limit numbers of the project's do-not-call

@@ -41,8 +41,9 @@ func (db *DB) CreateLead(ctx context.Context, l agentline.Lead, s *agentline.Wid
 
 // CreateLeadThen is CreateLead that runs then, when not nil, in the same
 // transaction with the stored lead and an outbox: the events and jobs the
-// lead causes (lead.created, the notify_url delivery) are kept with it or
-// not at all.
+// lead causes (lead.created, the notify_url delivery), and the campaign
+// contact it becomes (the outbox is an agentline.LeadTx), are kept with it
+// or not at all.
 func (db *DB) CreateLeadThen(ctx context.Context, l agentline.Lead, s *agentline.WidgetSession,
 	then func(ctx context.Context, l agentline.Lead, out agentline.Outbox) error) (agentline.Lead, error) {
 	answers, err := json.Marshal(l.Answers)
@@ -63,7 +64,7 @@ func (db *DB) CreateLeadThen(ctx context.Context, l agentline.Lead, s *agentline
 		if err != nil || then == nil {
 			return err
 		}
-		return then(ctx, l, db.outboxOn(c))
+		return then(ctx, l, leadTx{db.outboxOn(c)})
 	})
 	if isForeignKeyViolation(err) {
 		return l, agentline.NotFound("project")

@@ -153,30 +153,26 @@ func (db *DB) DeletePhoneNumber(ctx context.Context, projectID, numberID int64) 
 }
 
 const callColumns = `id, project_id, agent_id, number_id, call_sid, direction, from_number, to_number, status, stream_ref,
-	started_at, ended_at, duration_s, end_reason, created_at, updated_at`
+	started_at, ended_at, duration_s, end_reason, answered_by, campaign_id, contact_id, variables, created_at, updated_at`
 
 func scanCall(row interface{ Scan(...any) error }) (agentline.Call, error) {
 	var c agentline.Call
-	var numberID sql.NullInt64
+	var numberID, campaignID, contactID sql.NullInt64
 	var started, ended sql.NullTime
 	var duration sql.NullInt64
+	var vars string
 	err := row.Scan(&c.ID, &c.ProjectID, &c.AgentID, &numberID, &c.CallSID, &c.Direction, &c.From, &c.To, &c.Status, &c.StreamRef,
-		&started, &ended, &duration, &c.EndReason, utc(&c.CreatedAt), utc(&c.UpdatedAt))
-	if numberID.Valid {
-		c.NumberID = &numberID.Int64
+		&started, &ended, &duration, &c.EndReason, &c.AnsweredBy, &campaignID, &contactID, &vars, utc(&c.CreatedAt), utc(&c.UpdatedAt))
+	if err != nil {
+		return c, err
 	}
-	if started.Valid {
-		t := started.Time.UTC()
-		c.StartedAt = &t
-	}
-	if ended.Valid {
-		t := ended.Time.UTC()
-		c.EndedAt = &t
-	}
+	c.NumberID, c.CampaignID, c.ContactID = nullInt64(numberID), nullInt64(campaignID), nullInt64(contactID)
+	c.StartedAt, c.EndedAt = nullTime(started), nullTime(ended)
 	if duration.Valid {
 		d := int(duration.Int64)
 		c.DurationS = &d
 	}
+	c.Variables, err = callVariables(c.ID, vars)
 	return c, err
 }
 

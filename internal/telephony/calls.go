@@ -226,6 +226,11 @@ func (h *Handler) statusCallback(w http.ResponseWriter, r *http.Request) error {
 		return err
 	default:
 		log.Debug("call status", "project_id", call.ProjectID, "agent_id", call.AgentID, "recorded_status", call.Status)
+		if agentline.CallStatusFinal(call.Status) && call.StreamRef != "" {
+			// Ended (busy, no answer, ...): a stream that has not come
+			// never will, and a drain must not wait for it.
+			h.calls.Settle(call.StreamRef)
+		}
 	}
 	httpx.NoContent(w)
 	return nil

@@ -37,7 +37,26 @@ func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// placeCall places one call from the agent's number to to. The call is
+// placeCall places the single-call endpoint's call: PlaceCall with no
+// options, as the spec has it.
+func (h *Handler) placeCall(ctx context.Context, projectID, agentID int64, to string) (agentline.Call, error) {
+	return h.PlaceCall(ctx, projectID, agentID, to, CallOptions{})
+}
+
+// CallOptions are what a caller other than the single-call endpoint (the
+// campaign engine) may ask of an outbound call; the zero value asks
+// nothing more.
+type CallOptions struct {
+	// MachineDetection asks the carrier to tell a person from an answering
+	// machine, in the background: carrier.AMDEnable (a verdict as soon as
+	// it knows, to hang up on machines) or carrier.AMDDetectMessageEnd (a
+	// machine's verdict after its greeting, to leave a message); "" asks
+	// nothing. The verdict comes to POST /api/telephony/amd, which records
+	// it on the call and tells the AnsweringMachine.
+	MachineDetection string
+}
+
+// PlaceCall places one call from the agent's number to to. The call is
 // recorded (under the project's cap on live calls) before the carrier is
 // asked, so the cap holds however many requests race; its TwiML opens the
 // same media stream as inbound calls, marked outbound so the agent speaks
@@ -47,9 +66,13 @@ func (h *Handler) outboundCall(w http.ResponseWriter, r *http.Request) error {
 // short: the record must end up matching what the carrier did. A call the
 // carrier refuses loses its record; a call the carrier placed but that could
 // not be recorded is hung up, and its reserved record is left as it is.
-func (h *Handler) placeCall(ctx context.Context, projectID, agentID int64, to string) (agentline.Call, error) {
+func (h *Handler) PlaceCall(ctx context.Context, projectID, agentID int64, to string, opts CallOptions) (agentline.Call, error) {
 	if !agentline.ValidE164(to) {
 		return agentline.Call{}, agentline.Invalid("to_number", "to_number must be in E.164 form, such as +14155550100")
+	}
+	if opts.MachineDetection != "" && !carrier.ValidAMDMode(opts.MachineDetection) {
+		return agentline.Call{}, agentline.Invalid("machine_detection", "machine detection %q is neither %s nor %s",
+			opts.MachineDetection, carrier.AMDEnable, carrier.AMDDetectMessageEnd)
 	}
 	if h.calls.Draining() {
 		return agentline.Call{}, errDraining
@@ -84,10 +107,11 @@ func (h *Handler) placeCall(ctx context.Context, projectID, agentID int64, to st
 	if err != nil {
 		return agentline.Call{}, err
 	}
-	return h.dial(context.WithoutCancel(ctx), cr, call, carrier.CallRequest{
-		To: to, From: number.PhoneNumber, TwiML: twiml,
-		StatusCallbackURL: "https://" + host + "/api/telephony/status",
-	})
+	req := carrier.CallRequest{To: to, From: number.PhoneNumber, TwiML: twiml, StatusCallbackURL: "https://" + host + statusPath}
+	if opts.MachineDetection != "" {
+		req.MachineDetection = &carrier.MachineDetection{Mode: opts.MachineDetection, CallbackURL: "https://" + host + amdPath}
+	}
+	return h.dial(context.WithoutCancel(ctx), cr, call, req)
 }
 
 // callingNumber returns the number an agent of the project calls to from:

@@ -37,6 +37,7 @@ type Store interface {
 	ReserveCall(ctx context.Context, c agentline.Call, max int) (agentline.Call, error)
 	DeleteCall(ctx context.Context, projectID, callID int64) error
 	ProjectOfCall(ctx context.Context, callSID string) (int64, error)
+	RecordAnsweredBy(ctx context.Context, projectID int64, callSID, answeredBy string) (agentline.Call, bool, error)
 	Calls(ctx context.Context, projectID int64, f agentline.CallFilter) ([]agentline.Call, error)
 	CallLog(ctx context.Context, projectID, callID int64) ([]agentline.CallLogEntry, error)
 }
@@ -80,6 +81,9 @@ type Options struct {
 	// Recordings records the calls of agents with record_calls on; nil
 	// records none.
 	Recordings livecall.Recordings
+	// AnsweringMachine hears who answered the calls placed with machine
+	// detection; nil: the verdict is only recorded.
+	AnsweringMachine AnsweringMachine
 }
 
 // Handler serves the phone channel's management routes, the carrier's
@@ -110,6 +114,8 @@ type Handler struct {
 	live *livecall.Handler
 	// calls is what management needs of Live.
 	calls liveCalls
+	// machine hears machine detection's verdicts; nil when nobody asks.
+	machine AnsweringMachine
 }
 
 // liveCalls is what call management needs from the calls relayed here:
@@ -153,7 +159,7 @@ func New(opts Options) *Handler {
 		enabled: opts.Enabled, store: opts.Store, auth: opts.Auth, carrierAPI: opts.Carrier,
 		secret: opts.Secret, host: opts.BotHost, signatures: opts.Signatures,
 		maxCalls: opts.MaxConcurrentCalls, now: opts.Now, openAIAPIKey: opts.OpenAIAPIKey,
-		live: live, calls: live,
+		live: live, calls: live, machine: opts.AnsweringMachine,
 	}
 }
 
@@ -172,7 +178,8 @@ func (h *Handler) Routes() []httpx.Route {
 		user("POST", "/api/agents/{agent_id}/test-calls", h.createTestCall),
 		user("GET", "/api/projects/{project_id}/telephony/calls", h.listCalls),
 		user("GET", "/api/calls/{call_sid}", h.getCall),
-		h.signatures.Route("/api/telephony/status", h.statusCallback),
+		h.signatures.Route(statusPath, h.statusCallback),
+		h.signatures.Route(amdPath, h.amdCallback),
 	}
 	routes = append(routes, h.live.Routes()...)
 	for i := range routes {

@@ -38,10 +38,12 @@ type formInput struct {
 	SubmitLabel     *string                `json:"submit_label"`
 	ThankYouMessage *string                `json:"thank_you_message"`
 	NotifyURL       *string                `json:"notify_url"`
+	// CampaignID is raw so that null (no campaign) differs from absent.
+	CampaignID json.RawMessage `json:"campaign_id"`
 }
 
 // apply changes f by the input.
-func (in *formInput) apply(f *agentline.FormSettings) {
+func (in *formInput) apply(f *agentline.FormSettings) error {
 	if in.Mode != nil {
 		f.Mode = *in.Mode
 	}
@@ -60,6 +62,17 @@ func (in *formInput) apply(f *agentline.FormSettings) {
 	if in.NotifyURL != nil {
 		f.NotifyURL = *in.NotifyURL
 	}
+	if raw := bytes.TrimSpace(in.CampaignID); len(raw) > 0 {
+		f.CampaignID = nil
+		if string(raw) != "null" {
+			var id int64
+			if err := json.Unmarshal(raw, &id); err != nil || id <= 0 {
+				return agentline.Invalid("settings.form.campaign_id", "campaign_id must be the id of a campaign of this project, or null")
+			}
+			f.CampaignID = &id
+		}
+	}
+	return nil
 }
 
 // apply changes c by the input and validates the result, including that
@@ -105,7 +118,9 @@ func (h *Handler) apply(ctx context.Context, in channelInput, c *agentline.Chann
 			if c.Settings.Form == nil {
 				c.Settings.Form = agentline.DefaultFormSettings()
 			}
-			s.Form.apply(c.Settings.Form)
+			if err := s.Form.apply(c.Settings.Form); err != nil {
+				return err
+			}
 		}
 	}
 	if err := c.Validate(); err != nil {
@@ -121,6 +136,13 @@ func (h *Handler) apply(ctx context.Context, in channelInput, c *agentline.Chann
 	if c.AgentID != nil {
 		if _, err := h.store.Agent(ctx, c.ProjectID, *c.AgentID); errors.Is(err, agentline.ErrNotFound) {
 			return agentline.Invalid("agent_id", "agent %d is not an agent of this project", *c.AgentID)
+		} else if err != nil {
+			return err
+		}
+	}
+	if f := c.Settings.Form; f != nil && f.CampaignID != nil {
+		if _, err := h.store.Campaign(ctx, c.ProjectID, *f.CampaignID); errors.Is(err, agentline.ErrNotFound) {
+			return agentline.Invalid("settings.form.campaign_id", "campaign %d is not a campaign of this project", *f.CampaignID)
 		} else if err != nil {
 			return err
 		}

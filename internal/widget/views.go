@@ -71,6 +71,10 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	campaigns, err := h.store.CampaignStats(r.Context(), projectID, from, to)
+	if err != nil {
+		return err
+	}
 	type day struct {
 		Day string `json:"day"`
 		analyticsTotals
@@ -87,7 +91,8 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 		channels.at(row.ChannelID, func(id int64) channel { return channel{ChannelID: id} }).add(row)
 	}
 	// totals, by_day, by_channel and rows are the widget sessions' (as
-	// before conversations); conversations covers every kind and leads.
+	// before conversations); conversations covers every kind and leads;
+	// campaigns the dials of each campaign.
 	httpx.WriteJSON(w, http.StatusOK, struct {
 		From          time.Time                `json:"from"`
 		To            time.Time                `json:"to"`
@@ -96,6 +101,7 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 		ByChannel     []channel                `json:"by_channel"`
 		Rows          []agentline.AnalyticsRow `json:"rows"`
 		Conversations conversationAnalytics    `json:"conversations"`
-	}{from, to, total, days.list, channels.list, rows, summarize(stats, leads)})
+		Campaigns     []agentline.CampaignStat `json:"campaigns"`
+	}{from, to, total, days.list, channels.list, rows, summarize(stats, leads), campaigns})
 	return nil
 }

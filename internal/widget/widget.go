@@ -26,6 +26,8 @@ import (
 type Store interface {
 	Project(ctx context.Context, projectID int64) (agentline.Project, error)
 	Agent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
+	// Campaign checks that the campaign a form names is the project's.
+	Campaign(ctx context.Context, projectID, id int64) (agentline.Campaign, error)
 
 	CreateChannel(ctx context.Context, c agentline.Channel) (agentline.Channel, error)
 	Channels(ctx context.Context, projectID int64) ([]agentline.Channel, error)
@@ -49,6 +51,8 @@ type Store interface {
 	// ConversationStats and LeadStats feed the cross-channel analytics.
 	ConversationStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.ConversationStat, error)
 	LeadStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.LeadStat, error)
+	// CampaignStats sums each campaign's dials in the range.
+	CampaignStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.CampaignStat, error)
 	// LeadBySession finds the form lead a session was created for, whose
 	// answers become the agent's context.
 	LeadBySession(ctx context.Context, projectID int64, sessionID string) (agentline.Lead, error)

@@ -262,11 +262,30 @@
  */
 
 /**
+ * @typedef {object} CampaignStat What one campaign's dials in the range came
+ * to (docs/api.md, analytics).
+ * @property {number} campaign_id
+ * @property {string} name
+ * @property {number} dialed
+ * @property {number} answered by a person
+ * @property {number} voicemail
+ * @property {number} busy
+ * @property {number} no_answer
+ * @property {number} failed
+ * @property {number} opted_out
+ * @property {number} evaluated
+ * @property {number} successes
+ * @property {number | null} success_rate
+ * @property {number} minutes
+ */
+
+/**
  * @typedef {object} Analytics
  * @property {string} from
  * @property {string} to
  * @property {{totals: ConversationTotals, by_day: ConversationTotals[], by_kind: ConversationTotals[],
  *   by_agent: ConversationTotals[], by_channel: ConversationTotals[], end_reasons: ConversationTotals[]}} conversations
+ * @property {CampaignStat[]} [campaigns] absent from a server older than campaigns
  */
 
 /**

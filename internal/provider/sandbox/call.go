@@ -268,9 +268,11 @@ func (c *call) write(respID, itemID string, sentence string) {
 	c.send(map[string]any{"type": "response.done", "response": map[string]any{"id": respID, "status": "completed", "output_modalities": []string{"text"}}})
 }
 
-// phoneOnlyTool names the tools the phone relay adds to every call: the
-// scripted function call must not hang up or transfer the call.
-var phoneOnlyTool = map[string]bool{"end_call": true, "transfer_call": true}
+// phoneOnlyTool names the tools the phone relay adds to calls (end_call to
+// every call, transfer_call with a transfer number, opt_out to campaign
+// calls): the scripted function call must not hang up, transfer the call
+// or put the number on the do-not-call list.
+var phoneOnlyTool = map[string]bool{"end_call": true, "transfer_call": true, "opt_out": true}
 
 // callTool raises a function call and returns its call id.
 func (c *call) callTool(name, args string) string {

@@ -87,7 +87,36 @@ type CallRequest struct {
 	To, From          string
 	TwiML             string
 	StatusCallbackURL string
+	// MachineDetection, when set, asks the carrier who answers the call;
+	// nil asks nothing.
+	MachineDetection *MachineDetection
 }
+
+// MachineDetection asks the carrier to tell a person from an answering
+// machine once the call is answered. It runs in the background (Twilio's
+// AsyncAmd): the call's TwiML runs at once, so a person hears no silence
+// while the carrier listens, and the verdict (agentline.AnsweredBy...)
+// comes later in a signed form POST to CallbackURL, with CallSid,
+// AnsweredBy and MachineDetectionDuration.
+type MachineDetection struct {
+	// Mode is AMDEnable or AMDDetectMessageEnd.
+	Mode string
+	// CallbackURL is where the verdict is POSTed.
+	CallbackURL string
+}
+
+// Modes of machine detection, as Twilio names them.
+const (
+	// AMDEnable gives the verdict as soon as the carrier knows: to hang up
+	// on machines.
+	AMDEnable = "Enable"
+	// AMDDetectMessageEnd gives a machine's verdict only once its greeting
+	// has ended (usually at the beep): to leave a message.
+	AMDDetectMessageEnd = "DetectMessageEnd"
+)
+
+// ValidAMDMode reports whether mode is a machine detection mode.
+func ValidAMDMode(mode string) bool { return mode == AMDEnable || mode == AMDDetectMessageEnd }
 
 // CarrierCall is the carrier's answer to a new call.
 type CarrierCall struct {

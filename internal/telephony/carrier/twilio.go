@@ -153,11 +153,16 @@ func (t *Twilio) ReleaseNumber(ctx context.Context, sid string) error {
 	return nil
 }
 
-// CreateCall implements Carrier, asking for every status callback event.
+// CreateCall implements Carrier, asking for every status callback event,
+// and for machine detection in the background when the request says so.
 func (t *Twilio) CreateCall(ctx context.Context, req CallRequest) (CarrierCall, error) {
 	p := (&openapi.CreateCallParams{}).SetTo(req.To).SetFrom(req.From).SetTwiml(req.TwiML).
 		SetStatusCallback(req.StatusCallbackURL).SetStatusCallbackMethod("POST").
 		SetStatusCallbackEvent([]string{"initiated", "ringing", "answered", "completed"})
+	if md := req.MachineDetection; md != nil {
+		p.SetMachineDetection(md.Mode).SetAsyncAmd("true").
+			SetAsyncAmdStatusCallback(md.CallbackURL).SetAsyncAmdStatusCallbackMethod("POST")
+	}
 	c, err := t.api(ctx).CreateCall(p)
 	if err != nil {
 		return CarrierCall{}, carrierError("create call", err)

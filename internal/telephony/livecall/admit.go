@@ -185,7 +185,7 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 	if err != nil {
 		return nil, fmt.Errorf("admit stream: %w", err)
 	}
-	return &streamCall{start: start, claims: claims, call: call, agent: agent, started: started}, nil
+	return &streamCall{start: start, claims: claims, call: call, agent: withVariables(agent, call), started: started}, nil
 }
 
 // streamCallRecord finds the record of the call a stream token was issued

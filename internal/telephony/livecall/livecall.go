@@ -38,6 +38,9 @@ type Store interface {
 	// expires, across every instance on the database (conflict when it was
 	// used before), and applies e in the same transaction.
 	AdmitStream(ctx context.Context, ref string, expires time.Time, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error)
+	// OptOutContact puts a campaign contact's number on the project's
+	// do-not-call list and marks the contact opted_out, in one write.
+	OptOutContact(ctx context.Context, projectID, contactID int64, reason string) (agentline.DoNotCall, error)
 }
 
 // Tools runs agents' tool calls (the tool facility).

@@ -36,7 +36,7 @@ var (
 func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCall, log *slog.Logger) {
 	sid := sc.start.CallSID
 	log.Info("call stream started", "direction", sc.claims.Direction)
-	defs, err := h.toolDefinitions(ctx, sc.agent)
+	defs, err := h.toolDefinitions(ctx, sc.agent, sc.call)
 	if err != nil {
 		log.Error("tool definitions", "err", err)
 	}
@@ -65,7 +65,7 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 	}
 	model.SetReadLimit(1 << 22)
 
-	tools := &callTools{h: h, agent: sc.agent, transfer: &atomic.Bool{}}
+	tools := &callTools{h: h, agent: sc.agent, call: sc.call, transfer: &atomic.Bool{}, optedOut: &atomic.Bool{}, log: log}
 	transferred := false
 	opts := relay.Options{
 		StreamSID:     sc.start.StreamSID,
@@ -103,14 +103,7 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 	timer.Stop()
 	h.live.remove(sid)
 	h.metrics.active.Dec()
-	reason := endReason(res)
-	if transferred {
-		reason = reasonTransferred
-	}
-	if res.Reason == relay.EndCarrierDisconnect {
-		reason = h.carrierLost(sc, log)
-	}
-	rec(res, reason, ended)
+	rec(res, h.callEndReason(sc, res, transferred, tools.optedOut.Load(), log), ended)
 	h.finishRecording(sc, recorder, log)
 }
 
@@ -227,7 +220,26 @@ func (h *Handler) transfer(sc *streamCall, log *slog.Logger) bool {
 	return true
 }
 
-// endReason is the reason recorded on the call.
+// callEndReason is the reason recorded on a relayed call: the relay's,
+// unless the call went on to the transfer number, or its media stream was
+// lost (carrierLost asks the carrier what became of it), or the person
+// opted out before it ended as calls do (hung up by the agent after its
+// goodbye, or by the person): opted_out tells a campaign's records why.
+func (h *Handler) callEndReason(sc *streamCall, res relay.Result, transferred, optedOut bool, log *slog.Logger) string {
+	reason := endReason(res)
+	switch {
+	case transferred:
+		return reasonTransferred
+	case res.Reason == relay.EndCarrierDisconnect:
+		reason = h.carrierLost(sc, log)
+	}
+	if optedOut && (reason == string(relay.EndAgentHangup) || reason == string(relay.EndCallerHangup)) {
+		return reasonOptedOut
+	}
+	return reason
+}
+
+// endReason is the reason the relay's end gives the call.
 func endReason(res relay.Result) string {
 	for _, e := range []error{errMaxDuration, errEndedByAPI, errShutdown} {
 		if res.Reason == relay.EndCanceled && errors.Is(res.Err, e) {

@@ -3,6 +3,7 @@ package livecall
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 
@@ -28,8 +29,9 @@ var transferCallTool = agentline.ToolDefinition{
 	Parameters:  json.RawMessage(`{"type":"object","properties":{}}`),
 }
 
-// toolDefinitions are the agent's tools plus the phone-only ones.
-func (h *Handler) toolDefinitions(ctx context.Context, agent agentline.Agent) ([]agentline.ToolDefinition, error) {
+// toolDefinitions are the agent's tools plus the phone-only ones: opt_out
+// on campaign calls (those to a contact).
+func (h *Handler) toolDefinitions(ctx context.Context, agent agentline.Agent, call agentline.Call) ([]agentline.ToolDefinition, error) {
 	var defs []agentline.ToolDefinition
 	var err error
 	if h.tools != nil {
@@ -39,7 +41,19 @@ func (h *Handler) toolDefinitions(ctx context.Context, agent agentline.Agent) ([
 	if agent.TransferNumber != "" {
 		defs = append(defs, transferCallTool)
 	}
+	if call.ContactID != nil {
+		defs = append(defs, optOutTool)
+	}
 	return defs, err
+}
+
+// withVariables is the agent as it speaks on call: a campaign call's
+// variables fill the {{name}} placeholders of its instructions and
+// greeting (agentline.FillVariables). Other calls have none.
+func withVariables(a agentline.Agent, call agentline.Call) agentline.Agent {
+	a.Instructions = agentline.FillVariables(a.Instructions, call.Variables)
+	a.Greeting = agentline.FillVariables(a.Greeting, call.Variables)
+	return a
 }
 
 // sessionUpdate is the GA session.update of a call: mu-law both ways (the
@@ -100,21 +114,28 @@ func speakFirst(agent agentline.Agent, direction string) []byte {
 }
 
 // callTools runs a call's tool calls through the tool facility, bound to
-// the call's agent, and transfer_call itself.
+// the call's agent, and transfer_call and opt_out itself.
 type callTools struct {
 	h     *Handler
 	agent agentline.Agent
+	call  agentline.Call
 	// relay and transfer are set before the relay runs: transfer_call
 	// marks the call for transfer and ends it after the agent's last words.
 	relay    *relay.Call
 	transfer *atomic.Bool
+	// optedOut is set once opt_out has recorded the opt-out.
+	optedOut *atomic.Bool
+	log      *slog.Logger
 }
 
 func (t callTools) Execute(ctx context.Context, call agentline.ToolCall) (agentline.ToolResult, error) {
-	if call.Name == transferCallTool.Name && t.agent.TransferNumber != "" {
+	switch {
+	case call.Name == transferCallTool.Name && t.agent.TransferNumber != "":
 		t.transfer.Store(true)
 		t.relay.EndAfterPlayback()
 		return agentline.ToolResult{CallID: call.CallID, Output: `{"ok":true,"note":"the caller is transferred once your words have played"}`}, nil
+	case call.Name == optOutTool.Name && t.call.ContactID != nil:
+		return t.optOut(ctx, call), nil
 	}
 	if t.h.tools == nil {
 		return agentline.ToolResult{CallID: call.CallID, IsError: true,

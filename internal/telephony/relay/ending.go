@@ -61,12 +61,49 @@ func end(reason EndReason, err error) error { return &errEnd{reason: reason, err
 func (c *Call) EndAfterPlayback() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.endAfterPlaybackLocked()
+}
+
+func (c *Call) endAfterPlaybackLocked() {
 	if c.endRequested {
 		return
+	}
+	c.endAfterReply = false
+	if c.endTimer != nil {
+		c.endTimer.Stop()
 	}
 	c.endRequested = true
 	c.endDeadline = time.Now().Add(c.opts.EndDelayLimit)
 	c.endTimer = time.AfterFunc(c.opts.EndDelayLimit, func() { c.stop(end(EndAgentHangup, nil)) })
+}
+
+// EndAfterReply ends the call once the agent has answered what it is told
+// next and that answer has played: a tool that must let the agent speak
+// its outcome (opt_out: "you will not be called again, goodbye") calls it
+// before returning its result. Unlike EndAfterPlayback, the tool's output
+// still gets its response.create; the response that starts after this
+// call is the last, and the call ends as end_call ends one, once its
+// audio has played. A model that never answers is hung up on after
+// EndDelayLimit, and its answer is then given EndDelayLimit again.
+func (c *Call) EndAfterReply() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.endRequested || c.endAfterReply {
+		return
+	}
+	c.endAfterReply = true
+	c.endTimer = time.AfterFunc(c.opts.EndDelayLimit, func() { c.stop(end(EndAgentHangup, nil)) })
+}
+
+// responseStarted notes that the model started a response; the one that
+// follows EndAfterReply is the call's last.
+func (c *Call) responseStarted() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.responseActive = true
+	if c.endAfterReply {
+		c.endAfterPlaybackLocked()
+	}
 }
 
 func (c *Call) shouldEndNow() bool {

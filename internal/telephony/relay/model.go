@@ -25,9 +25,7 @@ func (c *Call) fromModel(ctx context.Context, msg []byte) error {
 	case "input_audio_buffer.speech_started":
 		return c.bargeIn(ctx)
 	case "response.created":
-		c.mu.Lock()
-		c.responseActive = true
-		c.mu.Unlock()
+		c.responseStarted()
 	case "response.done":
 		if err := c.responseDone(ctx); err != nil {
 			return err

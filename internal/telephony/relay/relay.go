@@ -159,6 +159,7 @@ type Call struct {
 	outputsWaiting bool     // tool outputs sent, response.create still owed
 	early          [][]byte // caller frames that came before session.updated
 	endRequested   bool
+	endAfterReply  bool // EndAfterReply: the next response to start is the last
 	endDeadline    time.Time
 	endTimer       *time.Timer
 	cancel         context.CancelCauseFunc // of the running call; nil before Run

@@ -46,6 +46,12 @@ func (f *Fake) createCall(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if !validAMD(form) {
+		// 21263 is the code Twilio documents for invalid machine detection
+		// parameters.
+		writeError(w, http.StatusBadRequest, 21263, "Invalid Answering Machine Detection Parameters")
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	owned := false
@@ -60,10 +66,14 @@ func (f *Fake) createCall(w http.ResponseWriter, r *http.Request) {
 		SID: "CA" + randomHex(16), To: to, From: from, Twiml: form.Get("Twiml"), URL: form.Get("Url"),
 		StatusCallback: form.Get("StatusCallback"), StatusCallbackMethod: orDefault(form.Get("StatusCallbackMethod"), "POST"),
 		StatusCallbackEvents: form["StatusCallbackEvent"], Status: "queued", Created: time.Now().UTC(),
-		ended: make(chan struct{}),
+		MachineDetection: form.Get("MachineDetection"), AsyncAmd: form.Get("AsyncAmd"),
+		AsyncAmdStatusCallback:       form.Get("AsyncAmdStatusCallback"),
+		AsyncAmdStatusCallbackMethod: orDefault(form.Get("AsyncAmdStatusCallbackMethod"), "POST"),
+		ended:                        make(chan struct{}),
 	}
 	f.calls = append(f.calls, c)
 	if f.player != nil && f.ctx.Err() == nil {
+		c.Pickup = f.player.pickup(to)
 		f.playing.Add(1)
 		go f.play(c.SID)
 	}
@@ -161,7 +171,10 @@ func (f *Fake) callJSON(c *Call) map[string]any {
 		}
 		return t.Format(time.RFC1123Z)
 	}
-	var duration any
+	var duration, answeredBy any
+	if c.AnsweredBy != "" {
+		answeredBy = c.AnsweredBy
+	}
 	if !c.Ended.IsZero() {
 		d := 0
 		if !c.Started.IsZero() {
@@ -184,7 +197,7 @@ func (f *Fake) callJSON(c *Call) map[string]any {
 		"sid": c.SID, "account_sid": f.accountSID, "parent_call_sid": nil, "to": c.To, "to_formatted": c.To,
 		"from": c.From, "from_formatted": c.From, "phone_number_sid": nil, "status": c.Status,
 		"start_time": at(c.Started), "end_time": at(c.Ended), "duration": duration, "price": nil, "price_unit": "USD",
-		"direction": direction, "answered_by": nil, "api_version": "2010-04-01", "forwarded_from": nil, "group_sid": nil,
+		"direction": direction, "answered_by": answeredBy, "api_version": "2010-04-01", "forwarded_from": nil, "group_sid": nil,
 		"caller_name": nil, "queue_time": "0", "trunk_sid": nil,
 		"date_created": at(c.Created), "date_updated": at(updated),
 		"uri": uri + ".json",

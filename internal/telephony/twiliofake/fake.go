@@ -88,6 +88,18 @@ type Call struct {
 	// Callbacks are the status callbacks sent about the call (with Play),
 	// oldest first.
 	Callbacks []url.Values
+	// MachineDetection, AsyncAmd, AsyncAmdStatusCallback and
+	// AsyncAmdStatusCallbackMethod are the answering machine detection the
+	// call was created with, as sent (the method POST when not given).
+	MachineDetection, AsyncAmd                           string
+	AsyncAmdStatusCallback, AsyncAmdStatusCallbackMethod string
+	// AnsweredBy is machine detection's verdict, once given (with Play).
+	AnsweredBy string
+	// AMDCallbacks are the machine detection verdicts POSTed to
+	// AsyncAmdStatusCallback (with Play).
+	AMDCallbacks []url.Values
+	// Pickup is who or what the call reaches (with Play; see Play.Pickup).
+	Pickup Pickup
 
 	ended    chan struct{} // closed when the call reaches a final status
 	sequence int           // of the next status callback
@@ -235,6 +247,7 @@ func (f *Fake) Calls() []Call {
 		out[i] = *c
 		out[i].Updates = append([]url.Values(nil), c.Updates...)
 		out[i].Callbacks = append([]url.Values(nil), c.Callbacks...)
+		out[i].AMDCallbacks = append([]url.Values(nil), c.AMDCallbacks...)
 	}
 	return out
 }

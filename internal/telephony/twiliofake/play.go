@@ -12,9 +12,13 @@ import (
 // Play makes the fake carry out the outbound calls it places, as the
 // carrier and a callee would: status callbacks (initiated, ringing,
 // answered, completed, for the events the call asked for), the callee
-// answering after the ring, the call's TwiML run by Answer, and the end.
-// Without it calls stay queued until a test moves them (SetCallStatus).
-// The sandbox's carrier plays its calls; tests of the sandbox do too.
+// answering after the ring, the call's TwiML run by Answer, machine
+// detection's verdict when the call asked for it, and the end. Who
+// answers depends on the number called (Pickup): a busy line ends busy
+// and an unanswered phone no-answer, as at Twilio, neither ever in
+// progress. Without Play calls stay queued until a test moves them
+// (SetCallStatus). The sandbox's carrier plays its calls; tests of the
+// sandbox do too.
 type Play struct {
 	// Server is the base URL (http://127.0.0.1:8080) webhooks are sent to
 	// instead of the host their URLs name: the sandbox listens on loopback
@@ -31,6 +35,19 @@ type Play struct {
 	Answer func(ctx context.Context, c Call) error
 	// Client posts the webhooks; default a client with a 10 s timeout.
 	Client *http.Client
+	// Pickup says who or what a call to a number reaches; ByLastDigit
+	// when nil. Answer finds it in Call.Pickup.
+	Pickup func(to string) Pickup
+	// NoAnswer is how long a phone nobody answers rings before the call
+	// ends no-answer; default 3 s.
+	NoAnswer time.Duration
+}
+
+func (p *Play) pickup(to string) Pickup {
+	if p.Pickup == nil {
+		return ByLastDigit(to)
+	}
+	return p.Pickup(to)
 }
 
 // dialDelay is how long the fake takes to dial a call it was asked for,
@@ -47,22 +64,36 @@ func (f *Fake) play(sid string) {
 	if ring <= 0 {
 		ring = time.Second
 	}
+	noAnswer := p.NoAnswer
+	if noAnswer <= 0 {
+		noAnswer = noAnswerAfter
+	}
 	f.mu.Lock()
-	ended := f.callByID(sid).ended
+	c := f.callByID(sid)
+	ended, pickup := c.ended, c.Pickup
 	f.mu.Unlock()
 	if !f.pause(dialDelay, ended) {
 		f.callback(sid)
 		return
 	}
 	f.callback(sid, "initiated")
+	if pickup == PickupBusy {
+		f.endUnanswered(sid, "busy", busyAfter, ended)
+		return
+	}
 	f.moveCall(sid, "ringing")
 	f.callback(sid, "ringing")
+	if pickup == PickupNoAnswer {
+		f.endUnanswered(sid, "no-answer", noAnswer, ended)
+		return
+	}
 	if !f.pause(ring, ended) {
 		f.callback(sid)
 		return
 	}
 	f.moveCall(sid, "in-progress")
 	f.callback(sid, "answered")
+	f.detect(sid, ended)
 	if p.Answer != nil {
 		ctx, cancel := context.WithCancel(f.ctx)
 		go func() {
@@ -76,6 +107,16 @@ func (f *Fake) play(sid string) {
 		cancel()
 	}
 	f.moveCall(sid, "completed") // the callee hung up, unless the call ended otherwise
+	f.callback(sid)
+}
+
+// endUnanswered ends a call nobody answered with status (busy, no-answer)
+// after d, unless it ended otherwise meanwhile (canceled), and reports its
+// end in the completed event's callback, as Twilio does.
+func (f *Fake) endUnanswered(sid, status string, d time.Duration, ended <-chan struct{}) {
+	if f.pause(d, ended) {
+		f.moveCall(sid, status)
+	}
 	f.callback(sid)
 }
 
@@ -149,6 +190,9 @@ func (f *Fake) callback(sid string, event ...string) {
 		"SequenceNumber": {strconv.Itoa(c.sequence)},
 	}
 	c.sequence++
+	if c.AnsweredBy != "" {
+		form.Set("AnsweredBy", c.AnsweredBy)
+	}
 	if !c.Ended.IsZero() {
 		d := 0
 		if !c.Started.IsZero() {

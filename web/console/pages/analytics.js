@@ -1,7 +1,8 @@
 // @ts-check
 // The project's analytics across channels: totals, a chart per day of
-// conversations, minutes, tool calls and tool errors, and breakdowns by
-// kind, agent, channel and end reason; CSV export.
+// conversations, minutes, tool calls and tool errors, breakdowns by kind,
+// agent, channel and end reason, and what each campaign's calls came to;
+// CSV export.
 
 import { downloadAnalyticsCSV, getAnalytics } from "../api.js";
 import { h, s, table, errorText } from "../dom.js";
@@ -10,7 +11,7 @@ import { project } from "../router.js";
 import { clock, kinds, names } from "./conversations.js";
 
 /** @import {PageContext} from "../router.js" */
-/** @import {ConversationTotals} from "../types.js" */
+/** @import {CampaignStat, ConversationTotals} from "../types.js" */
 
 /** @param {Date} d */
 function isoDay(d) {
@@ -40,9 +41,25 @@ function breakdown(title, column, rows, key, name) {
 }
 
 /**
+ * campaigns is the table of what each campaign's calls in the range came
+ * to: dials, how they were answered or not, opt-outs, the analyses'
+ * success rate and the minutes (docs/api.md, analytics).
+ * @param {CampaignStat[]} rows
+ */
+function campaigns(rows) {
+  const num = (/** @type {number} */ x) => h("td", { class: "num" }, String(x));
+  return h("section", { class: "card" }, h("h2", {}, "Campaigns"),
+    table(["Campaign", "Dialed", "Answered", "Voicemail", "Busy", "No answer", "Opted out", "Success", "Minutes"],
+      rows.map((r) => h("tr", {}, h("td", {}, r.name), num(r.dialed), num(r.answered), num(r.voicemail), num(r.busy), num(r.no_answer),
+        num(r.opted_out), h("td", { class: "num", title: r.evaluated ? `of ${r.evaluated} judged` : "" }, successRate(r, true)),
+        h("td", { class: "num" }, clock(r.minutes * 60000)))),
+      "None."));
+}
+
+/**
  * successRate shows the share of analysed conversations judged successful
  * (docs/analysis.md), with how many were judged; "n/a" when none was.
- * @param {ConversationTotals} r @param {boolean} [short]
+ * @param {{success_rate?: number | null, evaluated?: number}} r @param {boolean} [short]
  */
 function successRate(r, short) {
   if (r.success_rate == null) return "n/a";
@@ -66,8 +83,8 @@ export async function analyticsPage({ show }) {
   ], async (v) => {
     range = v;
     const res = await getAnalytics(pid, v);
-    const cv = res.conversations, t = cv.totals;
-    if (!t.conversations && !t.leads) {
+    const cv = res.conversations, t = cv.totals, camps = res.campaigns || [];
+    if (!t.conversations && !t.leads && !camps.length) {
       return h("div", { class: "card empty-state" }, h("p", {}, h("b", {}, "No conversations yet.")),
         h("p", { class: "muted" }, "Nothing in this range. Talk to an agent in its Test panel or put a channel on a site; the numbers start with the first conversation."),
         n.agents.length ? h("p", {}, h("a", { href: `#/agents/${n.agents[0].id}/test` }, `Test ${n.agents[0].name}`)) : h("p", {}, h("a", { href: "#/agents" }, "Create an agent")));
@@ -97,6 +114,7 @@ export async function analyticsPage({ show }) {
         breakdown("By agent", "Agent", cv.by_agent, "agent_id", (id) => n.agent(id)),
         breakdown("By channel", "Channel or number", cv.by_channel, "channel", channel),
         breakdown("By end reason", "End reason", cv.end_reasons, "end_reason", (r) => r || "(none)")),
+      camps.length ? campaigns(camps) : null,
     ];
   }));
 }

@@ -1,0 +1,44 @@
+package store
+
+import (
+	"context"
+
+	"github.com/agentline/agentline"
+)
+
+// leadTx is agentline.LeadTx: the outbox of the transaction that stores a
+// lead, which can also make the lead a contact of a campaign.
+type leadTx struct{ *outbox }
+
+// AddLeadContact adds ct to a campaign of the project in the lead's
+// transaction (see agentline.LeadTx). Every refusal is found by a read
+// before any write, so that on PostgreSQL no failed statement aborts the
+// transaction and the lead is stored all the same.
+//
+// A completed campaign is one that ran out of contacts: a campaign that
+// calls a form's leads does so between leads, so a new contact makes it
+// running again (finished_at cleared), for the engine to call it. A
+// contact added as do_not_call, or a number the campaign had, leaves the
+// campaign as it is.
+func (t leadTx) AddLeadContact(ctx context.Context, projectID, campaignID int64, ct agentline.CampaignContact) (string, error) {
+	var status string
+	if err := t.c.queryRow(ctx, `SELECT status FROM campaigns WHERE project_id = ? AND id = ?`, projectID, campaignID).Scan(&status); err != nil {
+		return "", notFound(err, "campaign")
+	}
+	if status == agentline.CampaignCancelled {
+		return "", agentline.Errorf(agentline.EConflict, "the campaign is cancelled: it calls nobody new")
+	}
+	added, listed, err := t.db.insertContacts(ctx, t.c, projectID, campaignID, []agentline.CampaignContact{ct})
+	switch {
+	case err != nil || added == 0:
+		return "", err
+	case listed > 0:
+		return agentline.ContactDoNotCall, nil
+	case status == agentline.CampaignCompleted:
+		if _, err := t.c.exec(ctx, `UPDATE campaigns SET status = ?, finished_at = NULL, updated_at = ? WHERE id = ? AND status = ?`,
+			agentline.CampaignRunning, t.db.now(), campaignID, agentline.CampaignCompleted); err != nil {
+			return "", err
+		}
+	}
+	return agentline.ContactPending, nil
+}
