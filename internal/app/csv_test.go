@@ -45,6 +45,16 @@ func TestCSVExportsNeutralizeFormulas(t *testing.T) {
 		}
 		s.Must(t, 201, "POST", "/api/channels/form/submit/"+itoa(form.ID), "", map[string]string{"name": formula(c), "message": formula(c)}, nil)
 	}
+	// A campaign's contacts, whose variables may come from a form's
+	// visitors (speed to lead) or an uploaded list.
+	var campaign agentline.Campaign
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(w.project.ID)+"/campaigns", tok, map[string]any{"name": "Renewals", "agent_id": w.agent.ID}, &campaign)
+	var contacts []map[string]any
+	for i, c := range formulaStarts {
+		contacts = append(contacts, map[string]any{"phone_number": "+1415555011" + itoa(int64(i)), "timezone": "America/New_York",
+			"variables": map[string]string{"name": formula(c)}})
+	}
+	s.Must(t, 200, "POST", "/api/campaigns/"+itoa(campaign.ID)+"/contacts", tok, contacts, nil)
 
 	// want lists, per CSV route, the cells the visitor's values must come
 	// out as: each value as the route's data keeps it, behind a '.
@@ -52,8 +62,9 @@ func TestCSVExportsNeutralizeFormulas(t *testing.T) {
 		"GET /api/projects/{project_id}/analytics.csv": neutralized(func(v string) string { return v }),
 		// Form answers are stored trimmed: a leading tab or CR goes.
 		"GET /api/projects/{project_id}/leads.csv": neutralized(strings.TrimSpace),
+		"GET /api/campaigns/{campaign_id}/contacts.csv": neutralized(func(v string) string { return v }),
 	}
-	ids := apptest.Fixture{IDs: map[string]int64{"project_id": w.project.ID}}
+	ids := apptest.Fixture{IDs: map[string]int64{"project_id": w.project.ID, "campaign_id": campaign.ID}}
 	routes := csvRoutes(t, s.App)
 	if len(routes) < len(want) {
 		t.Fatalf("found the CSV routes %q, fewer than the cases here", routes)
