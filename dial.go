@@ -184,9 +184,9 @@ func (cc CampaignCall) Settle(outcome string, now time.Time) (s DialSettlement, 
 	return s, true
 }
 
-// CampaignSubject is the subject of a campaign's events, so that an
-// endpoint receives them in order: campaign.started first,
-// campaign.completed last.
+// CampaignSubject is the subject of campaign.started and
+// campaign.completed, so that an endpoint receives a campaign's start
+// before its completion.
 func CampaignSubject(campaignID int64) string {
 	return "campaign:" + strconv.FormatInt(campaignID, 10)
 }
@@ -214,9 +214,18 @@ type ContactCompletedData struct {
 }
 
 // NewContactCompletedEvent makes the campaign.contact.completed event of a
-// contact that reached its final status.
+// contact that reached its final status. Its subject is the conversation
+// of the last dial, so that an endpoint receives it after that
+// conversation's conversation.ended; a campaign's contacts are not
+// ordered among themselves (one subject for all would deliver them one
+// after the other), and one whose last dial placed no call has a subject
+// of its own.
 func NewContactCompletedEvent(ct CampaignContact, outcome, conversationID string) (Event, error) {
-	return NewEvent(ct.ProjectID, EventCampaignContactCompleted, CampaignSubject(ct.CampaignID),
+	subject := conversationID
+	if subject == "" {
+		subject = "campaign_contact:" + strconv.FormatInt(ct.ID, 10)
+	}
+	return NewEvent(ct.ProjectID, EventCampaignContactCompleted, subject,
 		ContactCompletedData{CampaignID: ct.CampaignID, Contact: ct, Outcome: outcome, ConversationID: conversationID})
 }
 
