@@ -44,7 +44,8 @@ func Ended(ctx context.Context, tx agentline.ConversationTx, projectID int64, id
 
 // CallChanged is what follows a call's status change: call.status_changed,
 // then, when the call went in progress, its conversation's start, and when
-// it became final, its end. The events share the conversation's subject,
+// it became final, its end, and the settlement of the campaign dial that
+// placed it, if one did. The events share the conversation's subject,
 // so one endpoint receives them in order.
 func CallChanged(ctx context.Context, tx agentline.ConversationTx, previous string, call agentline.Call) error {
 	id := agentline.CallConversationID(call.ID)
