@@ -256,3 +256,40 @@ func TestSettleCampaignCalls(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// The carrier's answer to a call's request may come after its stream was
+// admitted, or after the campaign engine's recovery gave the call up:
+// attaching its SID never moves the call back, and a call that has ended
+// is not found (its caller hangs the carrier's call up).
+func TestAttachCallSIDKeepsTheCallForward(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := newWidgetFixture(t, db)
+		reserve := func(ref string) agentline.Call {
+			t.Helper()
+			c, err := db.ReserveCall(ctx, agentline.Call{ProjectID: f.p1.ID, AgentID: f.a1.ID, CallSID: agentline.PendingCallSID(ref),
+				Direction: agentline.CallOutbound, From: "+14155550100", To: "+14155550101", Status: agentline.CallQueued, StreamRef: ref}, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		admitted := reserve("a")
+		if _, err := db.AttachCallSID(ctx, f.p1.ID, admitted.ID, "CA1", agentline.CallQueued); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallInProgress}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := db.AttachCallSID(ctx, f.p1.ID, admitted.ID, "CA1", agentline.CallQueued); err != nil || c.Status != agentline.CallInProgress {
+			t.Fatalf("the request's answer after the stream: %+v %v", c, err)
+		}
+		given := reserve("b")
+		if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: given.CallSID, Status: agentline.CallFailed}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.AttachCallSID(ctx, f.p1.ID, given.ID, "CA2", agentline.CallQueued); agentline.ErrorCode(err) != agentline.ENotFound {
+			t.Fatalf("the answer for a call given up: %v", err)
+		}
+	})
+}
