@@ -35,7 +35,7 @@ import (
 //
 // 200 keeps the run within a minute on two cores (each person's call
 // plays the agent's greeting and the callee's line in real time);
-// AGENTLINE_CAMPAIGN_CONTACTS=1000 runs the thousand.
+// AGENTLINE_CAMPAIGN_CONTACTS=1000 runs a thousand (about 3.5 minutes).
 func TestSandboxCampaign(t *testing.T) {
 	n := 200
 	if v, err := strconv.Atoi(os.Getenv("AGENTLINE_CAMPAIGN_CONTACTS")); err == nil && v > 0 {
