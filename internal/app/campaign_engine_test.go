@@ -264,6 +264,16 @@ func checkMainCampaign(t *testing.T, r sandboxCampaign, numbers, dnc []string, m
 	if r.campaign.Counts != want {
 		t.Errorf("counts %+v, want %+v", r.campaign.Counts, want)
 	}
+	// hang_up: a machine is hung up on at its verdict, with nothing said.
+	for _, c := range r.calls {
+		if c.Pickup != twiliofake.PickupMachine {
+			continue
+		}
+		if c.MachineDetection != "Enable" || c.AnsweredBy != agentline.AnsweredByMachineStart || len(c.Updates) == 0 ||
+			c.Updates[0].Get("Status") != "completed" || len(c.Said) != 0 {
+			t.Errorf("machine at %s: detection %q, answered by %q, updates %v, said %q", c.To, c.MachineDetection, c.AnsweredBy, c.Updates, c.Said)
+		}
+	}
 	live, perSecond := peakLive(r.calls), peakPerSecond(r.calls)
 	if live > maxLive || perSecond > cps {
 		t.Errorf("%d calls live at once (max_concurrent_calls %d), %d created in one second (calls_per_second %d)", live, maxLive, perSecond, cps)
