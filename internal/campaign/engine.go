@@ -34,6 +34,7 @@ type EngineStore interface {
 	StaleDials(ctx context.Context, before time.Time, limit int) ([]agentline.StaleDial, error)
 	ProjectOfCall(ctx context.Context, callSID string) (int64, error)
 	AttachCallSID(ctx context.Context, projectID, callID int64, callSID, status string) (agentline.Call, error)
+	RecordAnsweredBy(ctx context.Context, projectID int64, callSID, answeredBy string) (agentline.Call, bool, error)
 	ApplyCallEvent(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error)
 }
 

@@ -83,9 +83,10 @@ func (e *engineEnv) reserve(t *testing.T, phone, sid string) (agentline.Campaign
 // leaves a dial that recovery settles with what the carrier says, never by
 // dialing again: no call record means the carrier was never asked (the
 // attempt failed); a placeholder SID is looked for among the calls the
-// carrier placed to the contact since: found, the call takes its SID and
-// status (busy here, whose end settles the dial); not found, the call
-// failed (not_placed). Dials younger than RecoverAfter are left alone.
+// carrier placed to the contact since: found, the call takes its SID,
+// machine detection's verdict and its status (a machine, here, whose end
+// settles the dial as voicemail); not found, the call failed
+// (not_placed). Dials younger than RecoverAfter are left alone.
 func TestEngineRecoversUnfinishedDials(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -111,7 +112,8 @@ func TestEngineRecoversUnfinishedDials(t *testing.T) {
 		e.reserve(t, found, "")
 		e.reserve(t, notFound, "")
 		fc.placed = map[string][]carrier.FoundCall{found: {
-			{SID: "CA00000000000000000000000000000002", CallState: carrier.CallState{Status: agentline.CallBusy}},
+			{SID: "CA00000000000000000000000000000002", CallState: carrier.CallState{Status: agentline.CallCompleted,
+				AnsweredBy: agentline.AnsweredByMachineStart}},
 			{SID: earlier.CallSID, CallState: carrier.CallState{Status: agentline.CallCompleted}},
 		}}
 		if err := eng.Recover(ctx); err != nil {
@@ -126,13 +128,14 @@ func TestEngineRecoversUnfinishedDials(t *testing.T) {
 			t.Fatal(err)
 		}
 		cs := e.contacts(t)
-		want := map[string]string{noCall: agentline.ContactFailed, found: agentline.ContactBusy, notFound: agentline.ContactFailed}
+		want := map[string]string{noCall: agentline.ContactFailed, found: agentline.ContactVoicemail, notFound: agentline.ContactFailed}
 		for phone, outcome := range want {
 			if ct := cs[phone]; ct.Status != agentline.ContactPending || ct.LastOutcome == nil || ct.LastOutcome.Outcome != outcome {
 				t.Errorf("%s: %s, last outcome %+v; want pending again after %s", phone, ct.Status, ct.LastOutcome, outcome)
 			}
 		}
-		if c, err := db.Call(ctx, e.project, "CA00000000000000000000000000000002"); err != nil || c.Status != agentline.CallBusy ||
+		if c, err := db.Call(ctx, e.project, "CA00000000000000000000000000000002"); err != nil || c.Status != agentline.CallCompleted ||
+			c.AnsweredBy != agentline.AnsweredByMachineStart ||
 			c.ID != *cs[found].Dials[0].CallID {
 			t.Errorf("the found call %+v %v", c, err)
 		}

@@ -79,8 +79,8 @@ const recoverBatch = 100
 //     asked): it failed, and the retry rule decides;
 //   - a dial whose record still has a placeholder SID is looked for at
 //     the carrier among the calls from its number to the contact since
-//     its reservation. Found, the record gets the carrier's SID and the
-//     carrier's status (a final one ends it, and the call's end settles
+//     its reservation. Found, the record gets the carrier's SID, machine
+//     detection's verdict and the carrier's status (a final one ends it, and the call's end settles
 //     the dial, as every call's end does; a live one is then followed by
 //     its status callbacks and reconciliation). Not found, the carrier
 //     never got it: the call fails, which settles the dial failed.
@@ -131,7 +131,13 @@ func (e *Engine) recoverCall(ctx context.Context, s agentline.StaleDial) error {
 		if _, err := e.store.AttachCallSID(ctx, s.ProjectID, *s.Dial.CallID, f.SID, agentline.CallQueued); err != nil {
 			return err
 		}
-		log.Info("campaign engine: found a dial's call at the carrier", "call_sid", f.SID, "status", f.Status)
+		log.Info("campaign engine: found a dial's call at the carrier", "call_sid", f.SID, "status", f.Status, "answered_by", f.AnsweredBy)
+		if agentline.ValidAnsweredBy(f.AnsweredBy) {
+			// Its verdict's callback came while we did not know the call.
+			if _, _, err := e.store.RecordAnsweredBy(ctx, s.ProjectID, f.SID, f.AnsweredBy); err != nil {
+				return err
+			}
+		}
 		ev := agentline.CallEvent{CallSID: f.SID, Status: f.Status, DurationS: f.DurationS, At: f.EndedAt,
 			EndReason: agentline.EndReasonReconciled}
 		if !agentline.ValidCallStatus(f.Status) || f.Status == agentline.CallQueued {

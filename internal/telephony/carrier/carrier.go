@@ -146,6 +146,9 @@ type CallState struct {
 	Status    string
 	DurationS *int      // once the call has ended
 	EndedAt   time.Time // zero until the call has ended
+	// AnsweredBy is machine detection's verdict, when the call asked for
+	// it and the carrier has given it ("" otherwise).
+	AnsweredBy string
 }
 
 // ValidCallSID reports whether s can be a carrier call SID: ids that cannot

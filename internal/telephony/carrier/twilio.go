@@ -202,7 +202,7 @@ func (t *Twilio) FetchCall(ctx context.Context, callSID string) (CallState, erro
 	if err != nil {
 		return CallState{}, carrierError("look up call", err)
 	}
-	st := CallState{Status: orQueued(str(c.Status))}
+	st := CallState{Status: orQueued(str(c.Status)), AnsweredBy: str(c.AnsweredBy)}
 	if d, err := strconv.Atoi(str(c.Duration)); err == nil && d >= 0 {
 		st.DurationS = &d
 	}
@@ -240,7 +240,7 @@ func (t *Twilio) FindCalls(ctx context.Context, from, to string, after time.Time
 		if err != nil || created.Before(after) || str(c.Sid) == "" {
 			continue
 		}
-		f := FoundCall{SID: str(c.Sid), Created: created.UTC(), CallState: CallState{Status: orQueued(str(c.Status))}}
+		f := FoundCall{SID: str(c.Sid), Created: created.UTC(), CallState: CallState{Status: orQueued(str(c.Status)), AnsweredBy: str(c.AnsweredBy)}}
 		if d, err := strconv.Atoi(str(c.Duration)); err == nil && d >= 0 {
 			f.DurationS = &d
 		}
