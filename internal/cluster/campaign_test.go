@@ -30,7 +30,8 @@ import (
 // not restarted: its DialCampaign job is held until the job queue rescues
 // it, its calls' callbacks go to the other, and the dials it left between
 // a claim and the carrier's answer are recovered. The campaign completes
-// with nobody left behind, and, by the carrier's own log, no contact dialed
+// with the counts the last digits give, nobody left behind, and, by the
+// carrier's own log, no contact dialed
 // twice: every person called exactly once, and no contact called more
 // often than its attempts that reached the carrier. Around the kill, the
 // carrier answers one request too late and holds another, so that dials
@@ -118,6 +119,22 @@ func TestCampaignSurvivesAKilledInstance(t *testing.T) {
 		got, err := db.Campaign(ctx, p.ID, c.ID)
 		return err == nil && got.Status == agentline.CampaignCompleted
 	})
+	want := agentline.CampaignCounts{}
+	for _, ct := range cs {
+		switch twiliofake.ByLastDigit(ct.PhoneNumber) {
+		case twiliofake.PickupMachine:
+			want.Add(agentline.ContactVoicemail, 1)
+		case twiliofake.PickupBusy:
+			want.Add(agentline.ContactBusy, 1)
+		case twiliofake.PickupNoAnswer:
+			want.Add(agentline.ContactNoAnswer, 1)
+		default:
+			want.Add(agentline.ContactCompleted, 1)
+		}
+	}
+	if got, _ := db.Campaign(ctx, p.ID, c.ID); got.Counts != want {
+		t.Errorf("counts %+v, want %+v", got.Counts, want)
+	}
 	recovered := checkNoDoubleDials(t, ctx, db, p.ID, c.ID, carrier)
 	if strings.HasPrefix(requests[sent], "POST ") && recovered == 0 {
 		t.Error("the call whose answer never arrived was not recovered")
