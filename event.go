@@ -19,13 +19,19 @@ const (
 	EventCallStatusChanged    = "call.status_changed"
 	EventNumberProvisioned    = "number.provisioned"
 	EventNumberReleased       = "number.released"
-	EventWebhookTest          = "webhook.test"
+	// A campaign started dialing, one of its contacts reached a final
+	// status, and it completed (nobody left to call).
+	EventCampaignStarted          = "campaign.started"
+	EventCampaignContactCompleted = "campaign.contact.completed"
+	EventCampaignCompleted        = "campaign.completed"
+	EventWebhookTest              = "webhook.test"
 )
 
 // eventTypes is the catalog of event types, in the order docs list them.
 var eventTypes = []string{
 	EventConversationStarted, EventConversationEnded, EventConversationAnalyzed, EventLeadCreated,
-	EventCallStatusChanged, EventNumberProvisioned, EventNumberReleased, EventWebhookTest,
+	EventCallStatusChanged, EventNumberProvisioned, EventNumberReleased,
+	EventCampaignStarted, EventCampaignContactCompleted, EventCampaignCompleted, EventWebhookTest,
 }
 
 // EventTypes returns the catalog of event types, in the order docs list

@@ -27,6 +27,17 @@ type ConversationTx interface {
 	// AddPendingAnalysis writes the conversation's pending analysis and
 	// reports whether it did: false when the conversation has one already.
 	AddPendingAnalysis(ctx context.Context, projectID, agentID int64, conversationID string) (bool, error)
+	// CampaignCall returns the campaign dial that placed the call callID,
+	// with its contact and campaign as the transaction sees them (the
+	// contact locked until it ends); not found for a call no campaign
+	// placed.
+	CampaignCall(ctx context.Context, projectID, callID int64) (CampaignCall, error)
+	// SettleCampaignDial records what a dial came to and what becomes of
+	// its contact (see DialSettlement), then emits
+	// campaign.contact.completed when the contact is final, completes the
+	// campaign when nobody is left to call (campaign.completed), or wakes
+	// its dialing when contacts are due.
+	SettleCampaignDial(ctx context.Context, s DialSettlement) error
 }
 
 // ConversationFollowUp is what follows, in the store transaction that made

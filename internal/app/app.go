@@ -27,6 +27,7 @@ import (
 	"github.com/agentline/agentline/internal/provider/sandbox"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony"
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
 	"github.com/agentline/agentline/internal/tools"
 )
 
@@ -62,6 +63,9 @@ type App struct {
 	reconciler *telephony.Reconciler
 	// draining is set on shutdown, before the drain: /readyz answers 503.
 	draining atomic.Bool
+	// sandboxPhone is the sandbox's pretend Twilio, when it is the carrier
+	// (tests read its log of calls).
+	sandboxPhone *twiliofake.Fake
 }
 
 // New opens and migrates the database, makes sure a secret and an owner

@@ -19,6 +19,7 @@ import (
 	"github.com/agentline/agentline/internal/provider/sandbox"
 	"github.com/agentline/agentline/internal/ratelimit"
 	"github.com/agentline/agentline/internal/recording"
+	"github.com/agentline/agentline/internal/telephony"
 	phonecarrier "github.com/agentline/agentline/internal/telephony/carrier"
 	"github.com/agentline/agentline/internal/tools"
 )
@@ -36,6 +37,9 @@ func (a *App) build(ctx context.Context, sender *mail.Sender, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
+	// The phone channel comes before the job queue: the campaign engine, a
+	// job worker, places its calls through it.
+	s.phone = a.phoneHandler(s)
 	if err := a.jobQueue(ctx, s, sender); err != nil {
 		return err
 	}
@@ -133,6 +137,9 @@ type shared struct {
 	carrierToken string
 	// recordings is nil when no call can be taken (see openRecordings).
 	recordings *recording.Calls
+	// phone is the phone channel's handler, made after the rest (it hears
+	// campaign calls' machine verdicts) and before the job queue.
+	phone *telephony.Handler
 }
 
 // services makes the sandbox provider (in sandbox mode), the tool

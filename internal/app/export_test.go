@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/telephony"
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
 // PlaceCall places an outbound call with options the single-call endpoint
@@ -13,3 +14,7 @@ import (
 func (a *App) PlaceCall(ctx context.Context, projectID, agentID int64, to string, opts telephony.CallOptions) (agentline.Call, error) {
 	return a.phone.PlaceCall(ctx, projectID, agentID, to, opts)
 }
+
+// SandboxCarrier is the sandbox's pretend Twilio, nil unless it is the
+// carrier: its log of calls is what a campaign is checked against.
+func (a *App) SandboxCarrier() *twiliofake.Fake { return a.sandboxPhone }

@@ -55,7 +55,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 			Tools: a.Tools, PublicURL: a.Config.PublicURL, AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks,
 		}),
 		assets: assets,
-		phone:  a.phoneHandler(s),
+		phone:  s.phone,
 		form: form.New(form.Options{
 			Store: a.Store, Auth: a.Auth, Limiter: s.limiter, SubmitsPerMinute: a.Config.FormSubmitsPerMinute, Logger: a.logger,
 		}),
@@ -86,6 +86,9 @@ func (a *App) phoneHandler(s shared) *telephony.Handler {
 		MaxConcurrentCalls: int(a.Config.MaxConcurrentCalls),
 		Tools:              a.Tools, OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
 		MaxCallDuration: a.Config.MaxCallDuration, ModelReadyTimeout: a.Config.ModelReadyTimeout, Registerer: a.registry, Logger: a.logger,
+	}
+	if s.carrier != nil {
+		o.AnsweringMachine = campaign.NewVoicemail(a.Store, s.carrier, a.logger)
 	}
 	if s.recordings != nil {
 		// Only when there are some: a typed nil in the interface would

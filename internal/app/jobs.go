@@ -2,12 +2,16 @@ package app
 
 import (
 	"context"
+	"log/slog"
+	"time"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/analysis"
 	"github.com/agentline/agentline/internal/auth"
+	"github.com/agentline/agentline/internal/campaign"
 	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/form"
+	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/jobs"
 	"github.com/agentline/agentline/internal/mail"
 	"github.com/agentline/agentline/internal/recording"
@@ -48,6 +52,7 @@ func (a *App) jobQueue(ctx context.Context, s shared, sender *mail.Sender) error
 			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey, OpenAIModel: a.Config.AnalysisModelOpenAI,
 			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey, GeminiModel: a.Config.AnalysisModelGemini})})
 	jobs.Add(r, analyst, analyst.MaxAttempts())
+	a.campaignJobs(r, s)
 	jobs.Add(r, &recording.Purger{Calls: s.recordings}, 10)
 	a.mailJobs(r, sender)
 	if s.recordings != nil {
@@ -62,6 +67,34 @@ func (a *App) jobQueue(ctx context.Context, s shared, sender *mail.Sender) error
 	a.jobs = q
 	a.Store.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx, DeliverySpan: a.Config.WebhookRetrySpan})
 	return nil
+}
+
+// campaignJobs registers the campaign engine: the DialCampaign worker (one
+// job per campaign at a time) and the SweepCampaigns sweep. Calls go out
+// through the phone channel, so they count against the project's live-call
+// cap; recovery waits past twice the carrier's timeout, so that a request
+// still in flight is never taken for a lost one.
+func (a *App) campaignJobs(r *jobs.Registry, s shared) {
+	o := campaign.EngineOptions{Store: a.Store, Dialer: phoneDialer{s.phone, a.logger}, Logger: a.logger,
+		RecoverAfter: max(2*a.Config.TwilioTimeout, 10*time.Second)}
+	if s.carrier != nil {
+		o.Carrier = s.carrier
+	}
+	e := campaign.NewEngine(o)
+	jobs.AddCoalescingByArgs(r, e, 10)
+	jobs.AddPeriodic(r, e.Sweeper(), campaign.SweepInterval, agentline.SweepCampaigns{})
+}
+
+// phoneDialer places the campaign engine's calls with the phone channel's
+// PlaceCall, which logs to the app's logger as it does for a request.
+type phoneDialer struct {
+	phone  *telephony.Handler
+	logger *slog.Logger
+}
+
+func (d phoneDialer) Dial(ctx context.Context, r campaign.DialRequest) (agentline.Call, error) {
+	ctx = httpx.WithLogger(ctx, d.logger)
+	return d.phone.PlaceCall(ctx, r.ProjectID, r.AgentID, r.To, telephony.CallOptions{MachineDetection: r.MachineDetection, Dial: r.DialID})
 }
 
 // mailJobs registers the workers that email invitations and reset links

@@ -45,6 +45,7 @@ func (a *App) sandboxCarrier(token string) (phonecarrier.Carrier, string, error)
 		},
 	}})
 	a.closers = append(a.closers, closeFunc(f.Close))
+	a.sandboxPhone = f
 	t, err := phonecarrier.NewTwilio(phonecarrier.TwilioConfig{AccountSID: f.AccountSID(), AuthToken: f.AuthToken(), BaseURL: f.URL(), Timeout: a.Config.TwilioTimeout})
 	if err != nil {
 		return nil, "", err

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentline/agentline"
 )
@@ -43,7 +44,8 @@ func Ended(ctx context.Context, tx agentline.ConversationTx, projectID int64, id
 
 // CallChanged is what follows a call's status change: call.status_changed,
 // then, when the call went in progress, its conversation's start, and when
-// it became final, its end. The events share the conversation's subject,
+// it became final, its end, and the settlement of the campaign dial that
+// placed it, if one did. The events share the conversation's subject,
 // so one endpoint receives them in order.
 func CallChanged(ctx context.Context, tx agentline.ConversationTx, previous string, call agentline.Call) error {
 	id := agentline.CallConversationID(call.ID)
@@ -60,11 +62,36 @@ func CallChanged(ctx context.Context, tx agentline.ConversationTx, previous stri
 	}
 	switch {
 	case agentline.CallStatusFinal(call.Status) && !agentline.CallStatusFinal(previous):
-		return Ended(ctx, tx, call.ProjectID, id)
+		if err := Ended(ctx, tx, call.ProjectID, id); err != nil {
+			return err
+		}
+		return settleCampaignCall(ctx, tx, call)
 	case call.Status == agentline.CallInProgress:
 		return Started(ctx, tx, call.ProjectID, id)
 	}
 	return nil
+}
+
+// settleCampaignCall records what an ended outbound call placed by a
+// campaign came to, in the transaction that ended it, so that its contact
+// is retried or finished exactly when the call's end is kept. A call no
+// campaign placed, or whose dial was settled already, is left alone.
+func settleCampaignCall(ctx context.Context, tx agentline.ConversationTx, call agentline.Call) error {
+	if call.Direction != agentline.CallOutbound {
+		return nil
+	}
+	cc, err := tx.CampaignCall(ctx, call.ProjectID, call.ID)
+	if errors.Is(err, agentline.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("campaign call %d: %w", call.ID, err)
+	}
+	s, ok := cc.Settle(agentline.CallOutcome(call), time.Now())
+	if !ok {
+		return nil
+	}
+	return tx.SettleCampaignDial(ctx, s)
 }
 
 // callStatusData is the data of call.status_changed (docs/openapi.yaml).

@@ -35,6 +35,19 @@ func AddCoalescing[T river.JobArgs](r *Registry, w river.Worker[T], maxAttempts 
 	}
 }
 
+// AddCoalescingByArgs registers w as the worker of T's kind, whose jobs
+// coalesce per distinct arguments (one campaign's dialing, say): inserting
+// a job while one with the same arguments waits or runs inserts nothing.
+// The worker ends its run with CompleteTx in the transaction of its last
+// look for work, as for AddCoalescing.
+func AddCoalescingByArgs[T river.JobArgs](r *Registry, w river.Worker[T], maxAttempts int) {
+	var zero T
+	river.AddWorker(r.workers, w)
+	r.opts[zero.Kind()] = river.InsertOpts{MaxAttempts: maxAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateScheduled,
+	}}}
+}
+
 // CompleteTx marks the running job j completed in tx, a store transaction,
 // so that its completion commits (or not) with the rest of tx. A coalescing
 // job's worker calls it before its last look for work, in the same

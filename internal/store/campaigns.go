@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -77,7 +78,7 @@ func (db *DB) Campaign(ctx context.Context, projectID, id int64) (agentline.Camp
 		return c, notFound(err, "campaign")
 	}
 	list := []agentline.Campaign{c}
-	if err := db.countContacts(ctx, list); err != nil {
+	if err := countContactsIn(ctx, db.reader(), list); err != nil {
 		return c, err
 	}
 	return list[0], nil
@@ -92,12 +93,12 @@ func (db *DB) Campaigns(ctx context.Context, projectID, after int64, limit int) 
 	if err != nil {
 		return nil, err
 	}
-	return list, db.countContacts(ctx, list)
+	return list, countContactsIn(ctx, db.reader(), list)
 }
 
-// countContacts fills the Counts of each campaign of list (at most a page)
-// in one query, which reads the contacts' pick index only.
-func (db *DB) countContacts(ctx context.Context, list []agentline.Campaign) error {
+// countContactsIn fills the Counts of each campaign of list (at most a
+// page) in one query on c, which reads the contacts' pick index only.
+func countContactsIn(ctx context.Context, c conn, list []agentline.Campaign) error {
 	if len(list) == 0 {
 		return nil
 	}
@@ -105,7 +106,7 @@ func (db *DB) countContacts(ctx context.Context, list []agentline.Campaign) erro
 	for i, c := range list {
 		ids[i] = c.ID
 	}
-	rows, err := db.reader().query(ctx, `SELECT campaign_id, status, count(*) FROM campaign_contacts
+	rows, err := c.query(ctx, `SELECT campaign_id, status, count(*) FROM campaign_contacts
 		WHERE campaign_id IN (`+placeholders(len(ids))+`) GROUP BY campaign_id, status`, ids...)
 	if err != nil {
 		return err
@@ -129,24 +130,37 @@ func (db *DB) countContacts(ctx context.Context, list []agentline.Campaign) erro
 // voicemail settings. The agent changes only while the campaign is a
 // draft: a campaign that left draft meanwhile and was asked for another
 // agent is a conflict, so no call of a started campaign ever goes out
-// from another agent than the one it started with.
+// from another agent than the one it started with. The contacts of a
+// started campaign that wait for a later attempt are due again as early as
+// the new retry setting allows (redueContacts), so that a new window or
+// retry_after applies to them at once.
 func (db *DB) UpdateCampaign(ctx context.Context, c agentline.Campaign) (agentline.Campaign, error) {
 	window, voicemail, err := campaignJSON(c)
 	if err != nil {
 		return c, err
 	}
-	res, err := db.writer().exec(ctx, `UPDATE campaigns SET name = ?, agent_id = ?, calling_window = ?, max_concurrent_calls = ?,
-		calls_per_second = ?, max_attempts = ?, retry_after_ms = ?, voicemail = ?, updated_at = ?
-		WHERE project_id = ? AND id = ? AND (status = ? OR agent_id = ?)`,
-		c.Name, c.AgentID, window, c.MaxConcurrentCalls, c.CallsPerSecond, c.MaxAttempts, c.RetryAfter.Milliseconds(), voicemail,
-		db.now(), c.ProjectID, c.ID, agentline.CampaignDraft, c.AgentID)
-	if isForeignKeyViolation(err) {
-		return c, agentline.NotFound("agent")
-	}
-	if err := mustAffect(res, err, "campaign"); err != nil {
+	noAgent := false
+	err = db.tx(ctx, func(tx conn) error {
+		res, err := tx.exec(ctx, `UPDATE campaigns SET name = ?, agent_id = ?, calling_window = ?, max_concurrent_calls = ?,
+			calls_per_second = ?, max_attempts = ?, retry_after_ms = ?, voicemail = ?, updated_at = ?
+			WHERE project_id = ? AND id = ? AND (status = ? OR agent_id = ?)`,
+			c.Name, c.AgentID, window, c.MaxConcurrentCalls, c.CallsPerSecond, c.MaxAttempts, c.RetryAfter.Milliseconds(), voicemail,
+			db.now(), c.ProjectID, c.ID, agentline.CampaignDraft, c.AgentID)
+		if isForeignKeyViolation(err) {
+			noAgent = true
+			return agentline.NotFound("agent")
+		}
+		if err := mustAffect(res, err, "campaign"); err != nil {
+			return err
+		}
+		return db.redueContacts(ctx, tx, c.ProjectID, c.ID, c.RetryAfter)
+	})
+	if errors.Is(err, agentline.ErrNotFound) && !noAgent {
 		if cur, gerr := db.Campaign(ctx, c.ProjectID, c.ID); gerr == nil {
 			return cur, agentline.Errorf(agentline.EConflict, "the campaign is %s: only a draft campaign's agent can change", cur.Status)
 		}
+	}
+	if err != nil {
 		return c, err
 	}
 	return db.Campaign(ctx, c.ProjectID, c.ID)
@@ -175,27 +189,46 @@ func (db *DB) DeleteCampaign(ctx context.Context, projectID, id int64) error {
 // sets finished_at. It returns the campaign and whether it moved: when it
 // did not, the campaign as it is, whose status says why.
 //
-// Cancelling leaves the contacts as they are: pending ones stay pending
-// and are never dialed, since only running campaigns dial; calls in
-// flight end as they would.
+// Entering running inserts, in the same transaction, the DialCampaign job
+// that starts dialing, and the first start (from draft) emits
+// campaign.started. Cancelling leaves the contacts as they are: pending
+// ones stay pending and are never dialed, since only running campaigns
+// dial; calls in flight end as they would.
 func (db *DB) TransitionCampaign(ctx context.Context, projectID, id int64, from []string, to string) (agentline.Campaign, bool, error) {
-	now := db.now()
-	final := to == agentline.CampaignCompleted || to == agentline.CampaignCancelled
-	args := []any{to, now, to == agentline.CampaignRunning, now, final, now, projectID, id}
-	for _, s := range from {
-		args = append(args, s)
-	}
-	res, err := db.writer().exec(ctx, `UPDATE campaigns SET status = ?, updated_at = ?,
-		started_at = CASE WHEN ? THEN COALESCE(started_at, ?) ELSE started_at END,
-		finished_at = CASE WHEN ? THEN ? ELSE finished_at END
-		WHERE project_id = ? AND id = ? AND status IN (`+placeholders(len(from))+`)`, args...)
+	moved := false
+	err := db.tx(ctx, func(c conn) error {
+		lock := ""
+		if db.dialect == Postgres {
+			lock = " FOR UPDATE"
+		}
+		var was string
+		err := c.queryRow(ctx, `SELECT status FROM campaigns WHERE project_id = ? AND id = ?`+lock, projectID, id).Scan(&was)
+		if err != nil || !slices.Contains(from, was) {
+			return notFound(err, "campaign")
+		}
+		now := db.now()
+		final := to == agentline.CampaignCompleted || to == agentline.CampaignCancelled
+		if _, err := c.exec(ctx, `UPDATE campaigns SET status = ?, updated_at = ?,
+			started_at = CASE WHEN ? THEN COALESCE(started_at, ?) ELSE started_at END,
+			finished_at = CASE WHEN ? THEN ? ELSE finished_at END
+			WHERE project_id = ? AND id = ?`, to, now, to == agentline.CampaignRunning, now, final, now, projectID, id); err != nil {
+			return err
+		}
+		moved = true
+		if to != agentline.CampaignRunning {
+			return nil
+		}
+		out := db.outboxOn(c)
+		if was == agentline.CampaignDraft {
+			if err := db.emitCampaign(ctx, c, out, agentline.EventCampaignStarted, projectID, id); err != nil {
+				return err
+			}
+		}
+		return out.Enqueue(ctx, agentline.DialCampaign{ProjectID: projectID, CampaignID: id})
+	})
 	if err != nil {
 		return agentline.Campaign{}, false, err
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return agentline.Campaign{}, false, err
-	}
-	c, err := db.Campaign(ctx, projectID, id)
-	return c, n > 0 && err == nil, err
+	cp, err := db.Campaign(ctx, projectID, id)
+	return cp, moved && err == nil, err
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"testing"
@@ -39,6 +40,11 @@ func TestCampaigns(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		f := newWidgetFixture(t, db)
+		var queued []agentline.Job
+		db.SetOutbox(store.OutboxOptions{Enqueue: func(_ context.Context, _ *sql.Tx, js []agentline.Job) error {
+			queued = append(queued, js...)
+			return nil
+		}})
 		c := newCampaign(t, db, f.p1.ID, f.a1.ID, "Renewals")
 		if c.Status != agentline.CampaignDraft || c.RetryAfter != 90*time.Second || c.CallsPerSecond != 0.5 ||
 			c.Voicemail.Message != "Call us back" || c.CallingWindow.Days[1] != "tue" || c.StartedAt != nil || c.NextDialAt.IsZero() {
@@ -110,6 +116,12 @@ func TestCampaigns(t *testing.T) {
 			if got, ok, err := db.TransitionCampaign(ctx, f.p1.ID, c.ID, []string{step.from}, step.to); err != nil || !ok || got.Status != step.to {
 				t.Fatalf("%s -> %s: %+v %v %v", step.from, step.to, got, ok, err)
 			}
+		}
+		// Starting and resuming enqueued the campaign's dialing, and
+		// nothing else did.
+		dial := agentline.DialCampaign{ProjectID: f.p1.ID, CampaignID: c.ID}
+		if len(queued) != 2 || queued[0] != dial || queued[1] != dial {
+			t.Fatalf("enqueued %v", queued)
 		}
 		if got, _ := db.Campaign(ctx, f.p1.ID, c.ID); got.FinishedAt == nil || !got.StartedAt.Equal(*moved.StartedAt) {
 			t.Fatalf("cancelled: %+v", got)

@@ -21,6 +21,8 @@ const contactBatch = 200
 // project's do-not-call list is stored with status do_not_call, and never
 // dialed. Contacts can be added to a draft, running or paused campaign;
 // a campaign may hold at most max contacts in all (too_large beyond).
+// Contacts added to a running campaign are dialed as soon as their window
+// allows: a DialCampaign job is inserted in the same transaction.
 // It returns how many were added, how many were duplicates, and how many
 // of those added are on the do-not-call list.
 func (db *DB) AddContacts(ctx context.Context, projectID, campaignID int64, contacts []agentline.CampaignContact, max int) (added, duplicates, onList int, err error) {
@@ -48,7 +50,12 @@ func (db *DB) AddContacts(ctx context.Context, projectID, campaignID int64, cont
 		if total > max {
 			return agentline.Errorf(agentline.ETooLarge, "a campaign holds at most %d contacts; this upload would bring it to %d", max, total)
 		}
-		return nil
+		if status != agentline.CampaignRunning || added == onList {
+			return nil
+		}
+		// A running campaign dials the new contacts as soon as their
+		// window allows.
+		return db.outboxOn(c).Enqueue(ctx, agentline.DialCampaign{ProjectID: projectID, CampaignID: campaignID})
 	})
 	if err != nil {
 		return 0, 0, 0, err

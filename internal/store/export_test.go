@@ -69,3 +69,8 @@ func (db *DB) HoldSessionInserts(t testing.TB) (release func()) {
 
 // QueuedSessions counts the sessions waiting for the next group insert.
 func (db *DB) QueuedSessions() int { return db.sessions.Queued() }
+
+// ReadAdmin reads one row of a query into dest, behind the store's back.
+func (db *DB) ReadAdmin(ctx context.Context, q string, dest ...any) error {
+	return db.reader().queryRow(ctx, q).Scan(dest...)
+}

@@ -186,6 +186,12 @@ const LiveCallWindow = 4 * time.Hour
 // count and the insert are one transaction, so concurrent requests cannot
 // pass the cap together. c.CallSID is a placeholder until AttachCallSID.
 func (db *DB) ReserveCall(ctx context.Context, c agentline.Call, max int) (agentline.Call, error) {
+	return db.reserveCall(ctx, c, max, nil)
+}
+
+// reserveCall is ReserveCall; then, when not nil, runs in the same
+// transaction with the inserted call.
+func (db *DB) reserveCall(ctx context.Context, c agentline.Call, max int, then func(tx conn, c agentline.Call) error) (agentline.Call, error) {
 	c.CreatedAt, c.UpdatedAt = db.now(), db.now()
 	err := db.tx(ctx, func(tx conn) error {
 		if db.dialect == Postgres {
@@ -206,7 +212,10 @@ func (db *DB) ReserveCall(ctx context.Context, c agentline.Call, max int) (agent
 			return &agentline.Error{Code: agentline.ERateLimited, RetryAfter: 30,
 				Message: fmt.Sprintf("this project already has %d calls in progress, the most allowed (AGENTLINE_MAX_CONCURRENT_CALLS); try again when one ends", live)}
 		}
-		return insertCall(ctx, tx, &c)
+		if err := insertCall(ctx, tx, &c); err != nil || then == nil {
+			return err
+		}
+		return then(tx, c)
 	})
 	return c, err
 }
@@ -225,16 +234,6 @@ func insertCall(ctx context.Context, c conn, call *agentline.Call) error {
 		return agentline.NotFound("project")
 	}
 	return err
-}
-
-// AttachCallSID gives a reserved call the carrier's SID and initial status.
-func (db *DB) AttachCallSID(ctx context.Context, projectID, callID int64, callSID, status string) (agentline.Call, error) {
-	res, err := db.writer().exec(ctx, `UPDATE calls SET call_sid = ?, status = ?, updated_at = ? WHERE project_id = ? AND id = ?`,
-		callSID, status, db.now(), projectID, callID)
-	if err := mustAffect(res, err, "call"); err != nil {
-		return agentline.Call{}, err
-	}
-	return db.Call(ctx, projectID, callSID)
 }
 
 // DeleteCall removes a reserved call the carrier refused to place.

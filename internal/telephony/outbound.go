@@ -54,6 +54,14 @@ type CallOptions struct {
 	// nothing. The verdict comes to POST /api/telephony/amd, which records
 	// it on the call and tells the AnsweringMachine.
 	MachineDetection string
+	// Dial is the campaign dial (campaign_dials.id) the call is for, or 0.
+	// Its reserved record is linked to the dial in the reservation's own
+	// transaction (store.ReserveDialCall), so that the dial names its call
+	// before the carrier is asked; and a carrier that does not answer the
+	// request (it may have placed the call) leaves that record reserved for
+	// the engine's recovery to settle with the carrier, instead of removing
+	// it: a call of an attempt is never made twice blindly.
+	Dial int64
 }
 
 // PlaceCall places one call from the agent's number to to. The call is
@@ -99,11 +107,17 @@ func (h *Handler) PlaceCall(ctx context.Context, projectID, agentID int64, to st
 	if err != nil {
 		return agentline.Call{}, err
 	}
-	call, err := h.store.ReserveCall(ctx, agentline.Call{
+	reserved := agentline.Call{
 		ProjectID: projectID, AgentID: agentID, NumberID: &number.ID, CallSID: agentline.PendingCallSID(ref),
 		Direction: agentline.CallOutbound, From: number.PhoneNumber, To: to,
 		Status: agentline.CallQueued, StreamRef: ref,
-	}, h.maxCalls)
+	}
+	var call agentline.Call
+	if opts.Dial != 0 {
+		call, err = h.store.ReserveDialCall(ctx, reserved, h.maxCalls, opts.Dial)
+	} else {
+		call, err = h.store.ReserveCall(ctx, reserved, h.maxCalls)
+	}
 	if err != nil {
 		return agentline.Call{}, err
 	}
@@ -111,7 +125,7 @@ func (h *Handler) PlaceCall(ctx context.Context, projectID, agentID int64, to st
 	if opts.MachineDetection != "" {
 		req.MachineDetection = &carrier.MachineDetection{Mode: opts.MachineDetection, CallbackURL: "https://" + host + amdPath}
 	}
-	return h.dial(context.WithoutCancel(ctx), cr, call, req)
+	return h.dial(context.WithoutCancel(ctx), cr, call, req, opts.Dial != 0)
 }
 
 // callingNumber returns the number an agent of the project calls to from:
@@ -142,14 +156,19 @@ func (h *Handler) callingNumber(ctx context.Context, projectID, agentID int64, t
 
 // dial asks the carrier to place the reserved call and records its answer.
 // ctx must not end with the request: the carrier client's timeout bounds
-// each step.
-func (h *Handler) dial(ctx context.Context, cr carrier.Carrier, call agentline.Call, req carrier.CallRequest) (agentline.Call, error) {
+// each step. A campaign's call (keepUnanswered) whose request got no
+// answer keeps its reserved record: the carrier may have placed it.
+func (h *Handler) dial(ctx context.Context, cr carrier.Carrier, call agentline.Call, req carrier.CallRequest, keepUnanswered bool) (agentline.Call, error) {
 	log := httpx.Logger(ctx).With("project_id", call.ProjectID, "agent_id", call.AgentID, "call_id", call.ID)
 	// The stream may come before the carrier's answer to the request.
 	h.calls.ExpectOutbound(call.StreamRef)
 	cc, err := cr.CreateCall(ctx, req)
 	if err != nil {
 		h.calls.Settle(call.StreamRef)
+		if keepUnanswered && errors.Is(err, carrier.ErrNoAnswer) {
+			log.Warn("the carrier did not answer a campaign call's request: its record waits for recovery", "err", err)
+			return agentline.Call{}, err
+		}
 		if derr := h.store.DeleteCall(ctx, call.ProjectID, call.ID); derr != nil {
 			log.Error("could not remove the record of a call the carrier refused", "err", derr)
 		}

@@ -42,6 +42,19 @@ type Carrier interface {
 	// Redirect replaces a live call's TwiML (a transfer's <Dial>, an
 	// apology before hanging up); ErrCallGone when the call has ended.
 	Redirect(ctx context.Context, callSID, twiml string) error
+	// FindCalls lists the calls the carrier placed from from to to that
+	// it created at or after after, newest first: the calls a request
+	// whose answer was lost may have made, found by what we asked for
+	// since we never heard their SIDs.
+	FindCalls(ctx context.Context, from, to string, after time.Time) ([]FoundCall, error)
+}
+
+// FoundCall is a call FindCalls found: its SID and state, and when the
+// carrier created it.
+type FoundCall struct {
+	SID     string
+	Created time.Time
+	CallState
 }
 
 // ErrNumberGone is returned by ReleaseNumber for a number the carrier no
@@ -133,6 +146,9 @@ type CallState struct {
 	Status    string
 	DurationS *int      // once the call has ended
 	EndedAt   time.Time // zero until the call has ended
+	// AnsweredBy is machine detection's verdict, when the call asked for
+	// it and the carrier has given it ("" otherwise).
+	AnsweredBy string
 }
 
 // ValidCallSID reports whether s can be a carrier call SID: ids that cannot

@@ -202,7 +202,7 @@ func (t *Twilio) FetchCall(ctx context.Context, callSID string) (CallState, erro
 	if err != nil {
 		return CallState{}, carrierError("look up call", err)
 	}
-	st := CallState{Status: orQueued(str(c.Status))}
+	st := CallState{Status: orQueued(str(c.Status)), AnsweredBy: str(c.AnsweredBy)}
 	if d, err := strconv.Atoi(str(c.Duration)); err == nil && d >= 0 {
 		st.DurationS = &d
 	}
@@ -223,6 +223,33 @@ func (t *Twilio) Redirect(ctx context.Context, callSID, twiml string) error {
 		return carrierError("update call", err)
 	}
 	return nil
+}
+
+// FindCalls implements Carrier: GET .../Calls.json?To=&From=, one page of
+// the newest calls (Twilio lists them newest first), kept from after on by
+// their date_created (RFC 2822, to the second: after is rounded down).
+func (t *Twilio) FindCalls(ctx context.Context, from, to string, after time.Time) ([]FoundCall, error) {
+	page, err := t.api(ctx).PageCall((&openapi.ListCallParams{}).SetTo(to).SetFrom(from).SetPageSize(50), "", "")
+	if err != nil {
+		return nil, carrierError("list calls", err)
+	}
+	after = after.Truncate(time.Second)
+	var out []FoundCall
+	for _, c := range page.Calls {
+		created, err := time.Parse(time.RFC1123Z, str(c.DateCreated))
+		if err != nil || created.Before(after) || str(c.Sid) == "" {
+			continue
+		}
+		f := FoundCall{SID: str(c.Sid), Created: created.UTC(), CallState: CallState{Status: orQueued(str(c.Status)), AnsweredBy: str(c.AnsweredBy)}}
+		if d, err := strconv.Atoi(str(c.Duration)); err == nil && d >= 0 {
+			f.DurationS = &d
+		}
+		if at, err := time.Parse(time.RFC1123Z, str(c.EndTime)); err == nil {
+			f.EndedAt = at.UTC()
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // notFound reports whether the carrier answered 404: it does not know the

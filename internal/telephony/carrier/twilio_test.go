@@ -141,3 +141,39 @@ func TestFetchCall(t *testing.T) {
 		t.Fatalf("FetchCall of an unknown call: %v", err)
 	}
 }
+
+// FindCalls lists the calls placed from a number to another since a time,
+// as the fake answers GET Calls.json filtered by To and From: how the
+// campaign engine finds a call whose SID it never heard.
+func TestFindCalls(t *testing.T) {
+	f := twiliofake.New(twiliofake.Options{})
+	defer f.Close()
+	c := newTwilio(t, f, f.AuthToken(), 0)
+	ctx := context.Background()
+	list, _ := c.AvailableNumbers(ctx, "415")
+	from := list[0].PhoneNumber
+	if _, err := c.BuyNumber(ctx, BuyRequest{PhoneNumber: from}); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	var sids []string
+	for _, to := range []string{"+14155550111", "+14155550112", "+14155550111"} {
+		cc, err := c.CreateCall(ctx, CallRequest{To: to, From: from, TwiML: "<Response><Hangup/></Response>"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sids = append(sids, cc.SID)
+	}
+	f.SetCallStatus(sids[2], "busy")
+	found, err := c.FindCalls(ctx, from, "+14155550111", before)
+	if err != nil || len(found) != 2 || found[0].SID != sids[2] || found[1].SID != sids[0] || found[0].Status != "busy" ||
+		found[0].EndedAt.IsZero() || found[1].Status != "queued" || found[1].Created.Before(before.Truncate(time.Second)) {
+		t.Fatalf("FindCalls = %+v %v", found, err)
+	}
+	if found, err := c.FindCalls(ctx, from, "+14155550111", time.Now().Add(time.Hour)); err != nil || len(found) != 0 {
+		t.Fatalf("FindCalls after the calls = %+v %v", found, err)
+	}
+	if found, err := c.FindCalls(ctx, "+14155550199", "+14155550111", before); err != nil || len(found) != 0 {
+		t.Fatalf("FindCalls from another number = %+v %v", found, err)
+	}
+}

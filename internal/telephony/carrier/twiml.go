@@ -32,3 +32,9 @@ func StreamTwiML(botHost string, agentID int64, params ...StreamParam) (string, 
 		twiml.VoiceHangup{},
 	})
 }
+
+// SayAndHangUp is TwiML that speaks text in the carrier's voice, then
+// hangs up: a voicemail left after the beep, an apology.
+func SayAndHangUp(text string) (string, error) {
+	return twiml.Voice([]twiml.Element{twiml.VoiceSay{Message: text}, twiml.VoiceHangup{}})
+}

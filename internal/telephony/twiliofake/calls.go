@@ -73,7 +73,7 @@ func (f *Fake) createCall(w http.ResponseWriter, r *http.Request) {
 	}
 	f.calls = append(f.calls, c)
 	if f.player != nil && f.ctx.Err() == nil {
-		c.Pickup = f.player.pickup(to)
+		c.Pickup, c.redirected = f.player.pickup(to), make(chan struct{})
 		f.playing.Add(1)
 		go f.play(c.SID)
 	}
@@ -104,7 +104,7 @@ func (f *Fake) updateCall(w http.ResponseWriter, r *http.Request) {
 				writeError(w, http.StatusBadRequest, 21220, "Call is not in-progress. Cannot redirect.")
 				return
 			}
-			c.Twiml = tw
+			f.redirect(c, tw)
 		}
 		c.Updates = append(c.Updates, r.PostForm)
 		// Hung up before it was answered, a call ends canceled whichever

@@ -1,6 +1,6 @@
 // Package twiliofake is an in-process Twilio REST server on loopback. It
 // speaks the parts of the 2010-04-01 API agentline uses (number search,
-// purchase, lookup and release; call creation, lookup and update) the way
+// purchase, lookup and release; call creation, listing, lookup and update) the way
 // the real API does: Basic auth with the account SID and auth token, form
 // bodies checked field by field, and Twilio-shaped JSON errors. It records
 // what it was asked so tests can inspect purchases, releases and calls, and
@@ -100,9 +100,16 @@ type Call struct {
 	AMDCallbacks []url.Values
 	// Pickup is who or what the call reaches (with Play; see Play.Pickup).
 	Pickup Pickup
+	// Said are the texts of the <Say> verbs spoken on the call after its
+	// TwiML was replaced (with Play; see redirect.go).
+	Said []string
 
 	ended    chan struct{} // closed when the call reaches a final status
 	sequence int           // of the next status callback
+	// redirected is closed when a played call's TwiML is replaced, which
+	// ends its stream.
+	redirected    chan struct{}
+	wasRedirected bool
 }
 
 // setStatus moves the call to status now, keeping its start and end.
@@ -169,6 +176,7 @@ func New(opts Options) *Fake {
 	mux.HandleFunc("GET "+base+"IncomingPhoneNumbers.json", f.listNumbers)
 	mux.HandleFunc("DELETE "+base+"IncomingPhoneNumbers/{sid}", f.release)
 	mux.HandleFunc("POST "+base+"Calls.json", f.createCall)
+	mux.HandleFunc("GET "+base+"Calls.json", f.listCalls)
 	mux.HandleFunc("POST "+base+"Calls/{sid}", f.updateCall)
 	mux.HandleFunc("GET "+base+"Calls/{sid}", f.fetchCall)
 	f.srv = httptest.NewServer(f.gate(mux))
@@ -248,6 +256,7 @@ func (f *Fake) Calls() []Call {
 		out[i].Updates = append([]url.Values(nil), c.Updates...)
 		out[i].Callbacks = append([]url.Values(nil), c.Callbacks...)
 		out[i].AMDCallbacks = append([]url.Values(nil), c.AMDCallbacks...)
+		out[i].Said = append([]string(nil), c.Said...)
 	}
 	return out
 }

@@ -70,7 +70,7 @@ func (f *Fake) play(sid string) {
 	}
 	f.mu.Lock()
 	c := f.callByID(sid)
-	ended, pickup := c.ended, c.Pickup
+	ended, pickup, redirected := c.ended, c.Pickup, c.redirected
 	f.mu.Unlock()
 	if !f.pause(dialDelay, ended) {
 		f.callback(sid)
@@ -100,15 +100,31 @@ func (f *Fake) play(sid string) {
 			select {
 			case <-ended:
 				cancel()
+			case <-redirected:
+				cancel() // the new TwiML ends the stream
 			case <-ctx.Done():
 			}
 		}()
 		p.Answer(ctx, f.callCopy(sid))
 		cancel()
 	}
+	if f.wasRedirected(sid) && !f.runRedirect(sid, ended) {
+		f.pause(f.player.maxCall(), ended) // a <Dial> or a new stream: until hung up
+	}
 	f.moveCall(sid, "completed") // the callee hung up, unless the call ended otherwise
 	f.callback(sid)
 }
+
+// wasRedirected reports whether the call's TwiML was replaced.
+func (f *Fake) wasRedirected(sid string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.callByID(sid).wasRedirected
+}
+
+// maxCall bounds a played call that waits to be hung up: Twilio's own
+// limit on a call, four hours.
+func (p *Play) maxCall() time.Duration { return 4 * time.Hour }
 
 // endUnanswered ends a call nobody answered with status (busy, no-answer)
 // after d, unless it ended otherwise meanwhile (canceled), and reports its
