@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
@@ -133,6 +134,12 @@ func testCampaignTransitions(t *testing.T, c campaignSetup, camp campaignJSON) {
 		PhoneNumber: "+14155550142", Status: agentline.NumberActive, CarrierSID: "PNcamp"}); err != nil {
 		t.Fatal(err)
 	}
+	// A running campaign with nobody left to call completes at once, so
+	// this one waits for a contact whose window is shut for the whole run:
+	// open only on the weekday three days from now, in UTC.
+	shut := []string{strings.ToLower(time.Now().UTC().AddDate(0, 0, 3).Weekday().String()[:3])}
+	s.Must(t, 200, "PATCH", one, c.tok, map[string]any{"calling_window": map[string]any{"days": shut}}, nil)
+	s.Must(t, 200, "POST", one+"/contacts", c.tok, []map[string]string{{"phone_number": "+14155550177", "timezone": "UTC"}}, nil)
 	for _, step := range []struct {
 		action, status string
 		want           int
@@ -162,8 +169,8 @@ func testCampaignTransitions(t *testing.T, c campaignSetup, camp campaignJSON) {
 		t.Fatalf("agent of a running campaign = %s", r)
 	}
 	var got campaignJSON
-	s.Must(t, 200, "PATCH", one, c.tok, map[string]any{"calling_window": map[string]any{"days": []string{"sat"}}, "max_concurrent_calls": 5}, &got)
-	if got.MaxConcurrentCalls != 5 || got.CallingWindow.Days[0] != "sat" || got.StartedAt == nil {
+	s.Must(t, 200, "PATCH", one, c.tok, map[string]any{"calling_window": map[string]any{"days": shut, "start": "10:00"}, "max_concurrent_calls": 5}, &got)
+	if got.MaxConcurrentCalls != 5 || got.CallingWindow.Start != "10:00" || got.StartedAt == nil {
 		t.Fatalf("running campaign after PATCH = %+v", got)
 	}
 	if r := s.Do(t, "DELETE", one, c.tok, nil); r.Status != 409 {

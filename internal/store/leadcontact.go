@@ -17,9 +17,10 @@ type leadTx struct{ *outbox }
 //
 // A completed campaign is one that ran out of contacts: a campaign that
 // calls a form's leads does so between leads, so a new contact makes it
-// running again (finished_at cleared), for the engine to call it. A
-// contact added as do_not_call, or a number the campaign had, leaves the
-// campaign as it is.
+// running again (finished_at cleared). A running campaign's engine is
+// woken in the same transaction, so the lead is called as soon as its
+// window allows (speed to lead). A contact added as do_not_call, or a
+// number the campaign had, leaves the campaign as it is.
 func (t leadTx) AddLeadContact(ctx context.Context, projectID, campaignID int64, ct agentline.CampaignContact) (string, error) {
 	var status string
 	if err := t.c.queryRow(ctx, `SELECT status FROM campaigns WHERE project_id = ? AND id = ?`, projectID, campaignID).Scan(&status); err != nil {
@@ -39,6 +40,8 @@ func (t leadTx) AddLeadContact(ctx context.Context, projectID, campaignID int64,
 			agentline.CampaignRunning, t.db.now(), campaignID, agentline.CampaignCompleted); err != nil {
 			return "", err
 		}
+	case status != agentline.CampaignRunning:
+		return agentline.ContactPending, nil // draft or paused: start or resume wakes it
 	}
-	return agentline.ContactPending, nil
+	return agentline.ContactPending, t.Enqueue(ctx, agentline.DialCampaign{ProjectID: projectID, CampaignID: campaignID})
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 	"time"
@@ -20,6 +21,16 @@ import (
 func TestAddLeadContact(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
+		// Starting a campaign, and a lead of a running one, wake its engine.
+		var woken int
+		db.SetOutbox(store.OutboxOptions{Enqueue: func(_ context.Context, _ *sql.Tx, js []agentline.Job) error {
+			for _, j := range js {
+				if _, ok := j.(agentline.DialCampaign); ok {
+					woken++
+				}
+			}
+			return nil
+		}})
 		f := newWidgetFixture(t, db)
 		c := newCampaign(t, db, f.p1.ID, f.a1.ID, "Leads")
 		elsewhere := newCampaign(t, db, f.p2.ID, f.a2.ID, "Elsewhere")
@@ -85,6 +96,9 @@ func TestAddLeadContact(t *testing.T) {
 		}
 		if got, _ := db.Campaign(ctx, f.p1.ID, c.ID); got.Status != agentline.CampaignRunning || got.FinishedAt != nil || got.StartedAt == nil {
 			t.Fatalf("the completed campaign did not run again: %+v", got)
+		}
+		if woken != 2 { // the start, then the lead that ran it again
+			t.Errorf("the engine was woken %d times, want 2", woken)
 		}
 		if _, ok, err := db.TransitionCampaign(ctx, f.p1.ID, c.ID, []string{agentline.CampaignRunning}, agentline.CampaignCancelled); err != nil || !ok {
 			t.Fatal(err)
