@@ -35,7 +35,18 @@ func Machine(ctx context.Context, twiml string, opts Options) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	hungUp := false
+	defer func() {
+		// The carrier sends stop whenever it stops a stream, not only at a
+		// hang-up: also when the call ends otherwise or its TwiML is
+		// replaced (a voicemail's message is spoken after a redirect).
+		if !hungUp && !c.ended() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			c.Stop(sctx)
+			cancel()
+		}
+		c.Close()
+	}()
 	if err := c.Play(ctx, append(Voice(twiliofake.MachineGreeting), Beep(twiliofake.MachineBeep)...), true); err != nil {
 		return nil // the call ended
 	}
@@ -45,6 +56,7 @@ func Machine(ctx context.Context, twiml string, opts Options) error {
 	if err != nil && (ctx.Err() != nil || c.ended()) {
 		return nil // the call ended
 	}
+	hungUp = true
 	if err := c.Stop(ctx); err != nil {
 		return nil
 	}
