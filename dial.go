@@ -209,7 +209,7 @@ type ContactCompletedData struct {
 	Contact    CampaignContact `json:"contact"`
 	// Outcome is the contact's final status.
 	Outcome string `json:"outcome"`
-	// ConversationID is the conversation of the contact's last dial ("call:N").
+	// ConversationID is the conversation of the contact's last dial ("call_N").
 	ConversationID string `json:"conversation_id"`
 }
 

@@ -67,6 +67,7 @@ func (h *Handler) addContacts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	DropUnreachable(&up, Window(c.CallingWindow), time.Now())
 	out := uploadResult{Duplicates: up.Duplicates, Errors: up.Errors}
 	if out.Errors == nil {
 		out.Errors = []RowError{}

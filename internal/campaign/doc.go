@@ -27,8 +27,10 @@
 // window must be open in every one of them at once, so nobody is called
 // early in the latest zone or late in the earliest. A prefix of no known
 // area maps to every zone of its country: for a US toll-free or 555
-// number that spans Guam to Hawaii, and no window of the day is open in
-// all of them, so such a contact needs a timezone. A number the mapping
+// number that spans American Samoa to Guam, and few windows are open in
+// all of them at once (09:00–20:00 only from 23:00 to 23:30 UTC), so such
+// a contact wants a timezone; an upload refuses one that the campaign's
+// window never opens for (DropUnreachable). A number the mapping
 // places in no zone (+800, +882 …) is refused at upload with a message
 // asking for a timezone: a guessed zone could call someone at night.
 // NextOpen says when a contact can next be called, or that it never can
