@@ -61,7 +61,7 @@ func TestCSVExportsNeutralizeFormulas(t *testing.T) {
 	want := map[string][]string{
 		"GET /api/projects/{project_id}/analytics.csv": neutralized(func(v string) string { return v }),
 		// Form answers are stored trimmed: a leading tab or CR goes.
-		"GET /api/projects/{project_id}/leads.csv": neutralized(strings.TrimSpace),
+		"GET /api/projects/{project_id}/leads.csv":      neutralized(strings.TrimSpace),
 		"GET /api/campaigns/{campaign_id}/contacts.csv": neutralized(func(v string) string { return v }),
 	}
 	ids := apptest.Fixture{IDs: map[string]int64{"project_id": w.project.ID, "campaign_id": campaign.ID}}
