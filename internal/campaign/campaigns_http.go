@@ -98,12 +98,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	limit, err := listing.Limit(q, listing.DefaultPageSize, listing.MaxPageSize)
-	if err != nil {
-		return err
-	}
-	after, err := listing.IntCursor(q)
+	limit, after, err := listing.IntPage(r.URL.Query())
 	if err != nil {
 		return err
 	}

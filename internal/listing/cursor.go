@@ -88,6 +88,16 @@ func IntCursor(q url.Values) (int64, error) {
 	return c.Int()
 }
 
+// IntPage reads the query's page of a list ordered by integer id: its
+// limit (the default page size when absent) and the id it starts after.
+func IntPage(q url.Values) (limit int, after int64, err error) {
+	if limit, err = Limit(q, DefaultPageSize, MaxPageSize); err != nil {
+		return 0, 0, err
+	}
+	after, err = IntCursor(q)
+	return limit, after, err
+}
+
 // TimeCursor reads the query's cursor of a list ordered by a time and an
 // id; nil for the first page.
 func TimeCursor(q url.Values) (*Cursor, error) {
