@@ -84,7 +84,7 @@ func (d *Down3) step(src []byte, out []int16) (int, []byte) {
 	n := i / 3
 	h := coefficients()
 	for j := range n {
-		out[j] = toInt16(dot(h, d.buf[3*j:3*j+taps]))
+		out[j] = toInt16(dot(h, (*[taps]float32)(d.buf[3*j:])))
 	}
 	used := 3 * n
 	copy(d.buf[:], d.buf[used:keep+i])
@@ -92,15 +92,21 @@ func (d *Down3) step(src []byte, out []int16) (int, []byte) {
 	return n, src
 }
 
-// dot is the filter's output over one window of taps samples, oldest first;
-// the taps' symmetry halves the multiplications.
-func dot(h *[taps / 2]float32, w []float32) float32 {
-	w = w[:taps]
-	var sum float32
-	for k, c := range h {
-		sum += c * (w[k] + w[taps-1-k])
+// dot is the filter's output over one window of taps samples, oldest first.
+// The taps' symmetry halves the multiplications; four sums break the chain
+// of dependent additions, which would otherwise set the pace.
+func dot(h *[taps / 2]float32, w *[taps]float32) float32 {
+	var s0, s1, s2, s3 float32
+	for k := 0; k < taps/2-3; k += 4 {
+		s0 += h[k] * (w[k] + w[taps-1-k])
+		s1 += h[k+1] * (w[k+1] + w[taps-2-k])
+		s2 += h[k+2] * (w[k+2] + w[taps-3-k])
+		s3 += h[k+3] * (w[k+3] + w[taps-4-k])
 	}
-	return sum
+	for k := taps / 2 / 4 * 4; k < taps/2; k++ {
+		s0 += h[k] * (w[k] + w[taps-1-k])
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // toInt16 rounds to the nearest sample, clipping at full scale.
