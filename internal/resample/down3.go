@@ -11,6 +11,8 @@ const (
 	// block is how many new samples one pass filters: one 20 ms frame at
 	// 24 kHz, so a frame's call is one pass.
 	block = 480
+	// phaseLen is how many samples of each phase one pass can hold.
+	phaseLen = (keep + block) / 3
 )
 
 // Down3 turns 24 kHz 16-bit little-endian PCM into 8 kHz mu-law: a
@@ -18,9 +20,11 @@ const (
 // calls, so frame edges make no clicks. The zero value is ready to use (its
 // history is silence).
 type Down3 struct {
-	// buf[:keep] is the history the next output reaches back into;
-	// buf[keep:keep+pending] are samples that do not yet make an output.
-	buf     [keep + block]float32
+	// The input by phase: sample t (counted from the oldest kept) is
+	// phase[t%3][t/3], so the outputs of one tap are consecutive. The
+	// first keep samples are the history the next output reaches back
+	// into; the pending after them do not yet make an output.
+	phase   [3][phaseLen]float32
 	pending int
 	odd     bool // a sample's low byte waits for its high byte
 	low     byte
@@ -65,16 +69,33 @@ func (d *Down3) Reset() { *d = Down3{} }
 // complete to out and returns how many, and what of src it left. A lone
 // last byte is kept as the low half of the next sample.
 func (d *Down3) step(src []byte, out []int16) (int, []byte) {
-	x := d.buf[keep:]
 	i := d.pending
 	if d.odd && len(src) > 0 {
-		x[i] = float32(int16(uint16(d.low) | uint16(src[0])<<8))
+		d.put(i, int16(uint16(d.low)|uint16(src[0])<<8))
 		i++
 		src = src[1:]
 		d.odd = false
 	}
+	for ; (keep+i)%3 != 0 && i < block && len(src) >= 2; i++ {
+		d.put(i, int16(uint16(src[0])|uint16(src[1])<<8))
+		src = src[2:]
+	}
+	// Whole triples, one sample to each phase, while the block has room.
+	if triples := min(len(src)/6, (block-i)/3); triples > 0 {
+		q := (keep + i) / 3
+		p0, p1, p2 := d.phase[0][q:q+triples], d.phase[1][q:q+triples], d.phase[2][q:q+triples]
+		in := src[:6*triples]
+		for k := range p0 {
+			b := in[6*k : 6*k+6]
+			p0[k] = float32(int16(uint16(b[0]) | uint16(b[1])<<8))
+			p1[k] = float32(int16(uint16(b[2]) | uint16(b[3])<<8))
+			p2[k] = float32(int16(uint16(b[4]) | uint16(b[5])<<8))
+		}
+		i += 3 * triples
+		src = src[6*triples:]
+	}
 	for ; i < block && len(src) >= 2; i++ {
-		x[i] = float32(int16(uint16(src[0]) | uint16(src[1])<<8))
+		d.put(i, int16(uint16(src[0])|uint16(src[1])<<8))
 		src = src[2:]
 	}
 	if len(src) == 1 && i < block {
@@ -82,31 +103,22 @@ func (d *Down3) step(src []byte, out []int16) (int, []byte) {
 		src = src[1:]
 	}
 	n := i / 3
-	h := coefficients()
-	for j := range n {
-		out[j] = toInt16(dot(h, (*[taps]float32)(d.buf[3*j:])))
+	var y [block / 3]float32
+	outputs(coefficients(), &d.phase, y[:], n)
+	for j, v := range y[:n] {
+		out[j] = toInt16(v)
 	}
-	used := 3 * n
-	copy(d.buf[:], d.buf[used:keep+i])
-	d.pending = i - used
+	for p := range d.phase {
+		copy(d.phase[p][:], d.phase[p][n:])
+	}
+	d.pending = i - 3*n
 	return n, src
 }
 
-// dot is the filter's output over one window of taps samples, oldest first.
-// The taps' symmetry halves the multiplications; four sums break the chain
-// of dependent additions, which would otherwise set the pace.
-func dot(h *[taps / 2]float32, w *[taps]float32) float32 {
-	var s0, s1, s2, s3 float32
-	for k := 0; k < taps/2-3; k += 4 {
-		s0 += h[k] * (w[k] + w[taps-1-k])
-		s1 += h[k+1] * (w[k+1] + w[taps-2-k])
-		s2 += h[k+2] * (w[k+2] + w[taps-3-k])
-		s3 += h[k+3] * (w[k+3] + w[taps-4-k])
-	}
-	for k := taps / 2 / 4 * 4; k < taps/2; k++ {
-		s0 += h[k] * (w[k] + w[taps-1-k])
-	}
-	return (s0 + s1) + (s2 + s3)
+// put stores the block's sample i in its phase.
+func (d *Down3) put(i int, s int16) {
+	t := keep + i
+	d.phase[t%3][t/3] = float32(s)
 }
 
 // toInt16 rounds to the nearest sample, clipping at full scale.

@@ -17,15 +17,23 @@ const (
 	beta   = 7.3
 )
 
-// coefficients is the filter's first half (it is symmetric: h[k] =
-// h[taps-1-k]), scaled to unity gain at DC, computed once on first use.
-var coefficients = sync.OnceValue(func() *[taps / 2]float32 {
+// kernel is the filter's taps, scaled to unity gain at DC: all of them for
+// the vector kernel, and the first half for the portable one, which uses
+// their symmetry (h[k] = h[taps-1-k]).
+type kernel struct {
+	full [taps]float32
+	half [taps / 2]float32
+}
+
+// coefficients is the kernel, computed once on first use.
+var coefficients = sync.OnceValue(func() *kernel {
 	h := kaiserLowPass(taps, cutoff, beta)
-	var half [taps / 2]float32
-	for k := range half {
-		half[k] = float32(h[k])
+	k := new(kernel)
+	for i, c := range h {
+		k.full[i] = float32(c)
 	}
-	return &half
+	copy(k.half[:], k.full[:])
+	return k
 })
 
 // kaiserLowPass is the windowed-sinc low-pass of n taps with its cutoff at

@@ -70,11 +70,15 @@ func response(h []float64, freq float64) float64 {
 // The design as the filter runs it (float32 taps): flat within 0.5 dB to
 // 3.4 kHz, at least 70 dB down from 4 kHz to 12 kHz.
 func TestFilterDesign(t *testing.T) {
-	half := coefficients()
+	k := coefficients()
 	h := make([]float64, taps)
-	for k, c := range half {
-		h[k], h[taps-1-k] = float64(c), float64(c)
+	for i, c := range k.full[:taps] {
+		h[i] = float64(c)
+		if i < taps/2 && (k.half[i] != c || k.full[taps-1-i] != c) {
+			t.Fatalf("tap %d: half %v, full %v and %v: not symmetric", i, k.half[i], c, k.full[taps-1-i])
+		}
 	}
+
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for f := 0.0; f <= 3400; f += 10 {
 		g := response(h, f)
