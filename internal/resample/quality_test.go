@@ -15,10 +15,13 @@ func amplitude(x []float64, freq, fs float64) float64 {
 	var sum complex128
 	var wsum float64
 	n := float64(len(x))
+	turn := cmplx.Exp(complex(0, -2*math.Pi*freq/fs))
+	rot := complex(1, 0)
 	for i, v := range x {
 		w := 0.5 - 0.5*math.Cos(2*math.Pi*(float64(i)+0.5)/n)
-		sum += complex(w*v, 0) * cmplx.Exp(complex(0, -2*math.Pi*freq*float64(i)/fs))
+		sum += complex(w*v, 0) * rot
 		wsum += w
+		rot *= turn
 	}
 	a := cmplx.Abs(sum) / wsum
 	if freq != 0 {

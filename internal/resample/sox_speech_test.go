@@ -1,6 +1,7 @@
 package resample
 
 import (
+	"fmt"
 	"math"
 	"math/cmplx"
 	"os"
@@ -53,7 +54,7 @@ func sweepFigures(x []float64) [2]float64 {
 
 // speechAgainstSox runs espeak-ng's speech (22.05 kHz, brought to 24 kHz
 // by sox) through both and logs how far apart their long-term spectra
-// are below 3.4 kHz, and their levels.
+// are from 100 Hz to 3.4 kHz (ours relative to sox's), and their levels.
 func speechAgainstSox(t *testing.T) {
 	if _, err := exec.LookPath("espeak-ng"); err != nil {
 		if os.Getenv("AGENTLINE_REQUIRE_SOX") == "1" {
@@ -68,18 +69,22 @@ func speechAgainstSox(t *testing.T) {
 	pcm := run(t, wav, "sox", append(args, "-", "rate", "-v", "24000")...)
 	ours, sox := oursDown3(pcm), soxDown3(t, pcm)
 	so, ss := spectrum(ours), spectrum(sox)
+	// Bands of 300 Hz: single bins of a changing signal differ by tenths
+	// of a dB with how the frames fall, whatever the filters.
 	worst, at := 0.0, 0.0
-	for bin := range so {
-		f := float64(bin) * 8000 / specSize
-		if f < 100 || f > 3400 {
-			continue
+	for lo := 100.0; lo < 3400; lo += 300 {
+		var po, ps float64
+		for bin := range so {
+			if f := float64(bin) * 8000 / specSize; f >= lo && f < lo+300 {
+				po, ps = po+so[bin], ps+ss[bin]
+			}
 		}
-		if d := 10 * math.Log10(so[bin]/ss[bin]); math.Abs(d) > math.Abs(worst) {
-			worst, at = d, f
+		if d := 10 * math.Log10(po/ps); math.Abs(d) > math.Abs(worst) {
+			worst, at = d, lo
 		}
 	}
-	t.Logf("%-28s %10.2f %10s", "speech spectrum vs sox (dB)", worst, "0")
-	t.Logf("%-28s %10.0f", "  ... worst at (Hz)", at)
+	t.Logf("%-28s %+9.2f %10s", "speech, worst 300 Hz band", worst, "0")
+	t.Logf("%-28s %10s", "  ... in band (Hz)", fmt.Sprintf("%.0f-%.0f", at, at+300))
 	t.Logf("%-28s %+9.2f %+9.2f", "speech level (dBFS rms)", rms(ours), rms(sox))
 }
 
@@ -88,13 +93,22 @@ const specSize = 256
 // spectrum is x's long-term power spectrum: the mean of Hann-windowed DFTs
 // of half-overlapping frames, bins 0 to specSize/2.
 func spectrum(x []float64) []float64 {
+	var window [specSize]float64
+	var turns [specSize]complex128
+	for i := range window {
+		window[i] = 0.5 - 0.5*math.Cos(2*math.Pi*float64(i)/specSize)
+		turns[i] = cmplx.Exp(complex(0, -2*math.Pi*float64(i)/specSize))
+	}
 	p := make([]float64, specSize/2+1)
+	var frame [specSize]float64
 	for start := 0; start+specSize <= len(x); start += specSize / 2 {
+		for i, v := range x[start : start+specSize] {
+			frame[i] = window[i] * v
+		}
 		for bin := range p {
 			var sum complex128
-			for i, v := range x[start : start+specSize] {
-				w := 0.5 - 0.5*math.Cos(2*math.Pi*float64(i)/specSize)
-				sum += complex(w*v, 0) * cmplx.Exp(complex(0, -2*math.Pi*float64(bin*i)/specSize))
+			for i, v := range frame {
+				sum += complex(v, 0) * turns[bin*i%specSize]
 			}
 			p[bin] += real(sum)*real(sum) + imag(sum)*imag(sum)
 		}
