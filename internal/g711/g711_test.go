@@ -56,3 +56,44 @@ func BenchmarkAppendPCM16LE(b *testing.B) {
 		out = AppendPCM16LE(out[:0], frame)
 	}
 }
+
+// Encode against G.711's segment search, bit by bit, for every sample.
+func TestEncodeEverySample(t *testing.T) {
+	for v := -32768; v <= 32767; v++ {
+		if got, want := Encode(int16(v)), encodeBySearch(int16(v)); got != want {
+			t.Fatalf("Encode(%d) = %#x, want %#x", v, got, want)
+		}
+	}
+}
+
+func encodeBySearch(sample int16) byte {
+	const bias, clip = 0x84, 32635
+	s := int(sample)
+	sign := 0
+	if s < 0 {
+		s, sign = -s, 0x80
+	}
+	if s > clip {
+		s = clip
+	}
+	s += bias
+	exponent := 7
+	for mask := 0x4000; s&mask == 0 && exponent > 0; mask >>= 1 {
+		exponent--
+	}
+	mantissa := (s >> (exponent + 3)) & 0x0F
+	return ^byte(sign | exponent<<4 | mantissa)
+}
+
+func BenchmarkEncodeFrame(b *testing.B) {
+	var frame [160]int16
+	for i := range frame {
+		frame[i] = int16(i*409 - 32000)
+	}
+	var out [160]byte
+	for b.Loop() {
+		for i, s := range frame {
+			out[i] = Encode(s)
+		}
+	}
+}
