@@ -18,7 +18,7 @@ const (
 // Down3 turns 24 kHz 16-bit little-endian PCM into 8 kHz mu-law: a
 // polyphase FIR low-pass and decimation by 3, its filter state kept across
 // calls, so frame edges make no clicks. The zero value is ready to use (its
-// history is silence).
+// history is silence). A Down3 is one stream's: not for concurrent use.
 type Down3 struct {
 	// The input by phase: sample t (counted from the oldest kept) is
 	// phase[t%3][t/3], so the outputs of one tap are consecutive. The
