@@ -18,12 +18,9 @@ const (
 	beta   = 7.3
 )
 
-// kernel is the filter's taps, scaled to unity gain at DC: all of them for
-// the vector kernel, and the first half for the portable one, which uses
-// their symmetry (h[k] = h[taps-1-k]).
+// kernel is the filter's taps, scaled to unity gain at DC.
 type kernel struct {
 	full [taps]float32
-	half [taps / 2]float32
 }
 
 // coefficients is the kernel, computed once on first use.
@@ -33,7 +30,6 @@ var coefficients = sync.OnceValue(func() *kernel {
 	for i, c := range h {
 		k.full[i] = float32(c)
 	}
-	copy(k.half[:], k.full[:])
 	return k
 })
 
