@@ -3,6 +3,8 @@
 // provider speaks and listens in it.
 package g711
 
+import "math/bits"
+
 // Encode encodes one 16-bit linear sample as mu-law.
 func Encode(sample int16) byte {
 	const bias, clip = 0x84, 32635
@@ -15,10 +17,9 @@ func Encode(sample int16) byte {
 		s = clip
 	}
 	s += bias
-	exponent := 7
-	for mask := 0x4000; s&mask == 0 && exponent > 0; mask >>= 1 {
-		exponent--
-	}
+	// The segment is where the highest bit is, from bit 7 (the bias sets
+	// it or a higher one) to bit 14.
+	exponent := bits.Len(uint(s)>>7) - 1
 	mantissa := (s >> (exponent + 3)) & 0x0F
 	return ^byte(sign | exponent<<4 | mantissa)
 }

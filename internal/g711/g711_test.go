@@ -22,3 +22,78 @@ func TestMuLaw(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendPCM16LE(t *testing.T) {
+	all := make([]byte, 256)
+	for u := range all {
+		all[u] = byte(u)
+	}
+	prefix := []byte{0xAA}
+	got := AppendPCM16LE(prefix, all)
+	if len(got) != 1+512 || got[0] != 0xAA {
+		t.Fatalf("len %d, first %#x: the prefix is not kept", len(got), got[0])
+	}
+	for u := range 256 {
+		s := int16(uint16(got[1+2*u]) | uint16(got[2+2*u])<<8)
+		if s != Decode(byte(u)) {
+			t.Errorf("%#x: %d, Decode gives %d", u, s, Decode(byte(u)))
+		}
+	}
+	if got := AppendPCM16LE(nil, nil); len(got) != 0 {
+		t.Errorf("empty input gave %d bytes", len(got))
+	}
+}
+
+// One 20 ms phone frame (160 bytes) into 320 bytes of PCM.
+func BenchmarkAppendPCM16LE(b *testing.B) {
+	frame := make([]byte, 160)
+	for i := range frame {
+		frame[i] = byte(i * 7)
+	}
+	out := make([]byte, 0, 320)
+	b.ReportAllocs()
+	for b.Loop() {
+		out = AppendPCM16LE(out[:0], frame)
+	}
+}
+
+// Encode against G.711's segment search, bit by bit, for every sample.
+func TestEncodeEverySample(t *testing.T) {
+	for v := -32768; v <= 32767; v++ {
+		if got, want := Encode(int16(v)), encodeBySearch(int16(v)); got != want {
+			t.Fatalf("Encode(%d) = %#x, want %#x", v, got, want)
+		}
+	}
+}
+
+func encodeBySearch(sample int16) byte {
+	const bias, clip = 0x84, 32635
+	s := int(sample)
+	sign := 0
+	if s < 0 {
+		s, sign = -s, 0x80
+	}
+	if s > clip {
+		s = clip
+	}
+	s += bias
+	exponent := 7
+	for mask := 0x4000; s&mask == 0 && exponent > 0; mask >>= 1 {
+		exponent--
+	}
+	mantissa := (s >> (exponent + 3)) & 0x0F
+	return ^byte(sign | exponent<<4 | mantissa)
+}
+
+func BenchmarkEncodeFrame(b *testing.B) {
+	var frame [160]int16
+	for i := range frame {
+		frame[i] = int16(i*409 - 32000)
+	}
+	var out [160]byte
+	for b.Loop() {
+		for i, s := range frame {
+			out[i] = Encode(s)
+		}
+	}
+}
