@@ -19,6 +19,7 @@ import (
 	"github.com/agentline/agentline/internal/provider/sandbox"
 	"github.com/agentline/agentline/internal/ratelimit"
 	"github.com/agentline/agentline/internal/recording"
+	"github.com/agentline/agentline/internal/secretbox"
 	"github.com/agentline/agentline/internal/telephony"
 	phonecarrier "github.com/agentline/agentline/internal/telephony/carrier"
 	"github.com/agentline/agentline/internal/tools"
@@ -77,6 +78,12 @@ func (a *App) foundation(ctx context.Context, mailOn bool, stdout io.Writer) err
 		}
 		a.Secret = s
 	}
+	box, err := secretbox.Settle(secretbox.Settings{Keys: a.Config.EncryptionKeys, Production: a.Config.Production(),
+		KeyFile: a.Config.EncryptionKeyFile(), Logger: a.logger})
+	if err != nil {
+		return err
+	}
+	a.Secrets = box
 	authOpts := []auth.Option{auth.WithPasswordCost(int(a.Config.PasswordCost)), auth.WithLinkTTLs(a.Config.InviteTTL, a.Config.ResetTTL)}
 	if mailOn {
 		authOpts = append(authOpts, auth.WithMail(a.enqueueMail))
