@@ -15,12 +15,14 @@ import (
 type ProviderCredentials struct {
 	BaseURL string
 	APIKey  string
+	// Project is set when they are the project's own account's.
+	Project bool
 }
 
 // String never shows the key, so credentials printed by mistake in a log
 // line or an error leak nothing.
 func (c ProviderCredentials) String() string {
-	return fmt.Sprintf("{BaseURL:%s APIKey:[redacted]}", c.BaseURL)
+	return fmt.Sprintf("{BaseURL:%s APIKey:[redacted] Project:%v}", c.BaseURL, c.Project)
 }
 
 // LogValue keeps the key out of slog output.

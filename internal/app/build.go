@@ -17,6 +17,7 @@ import (
 	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/mail"
 	"github.com/agentline/agentline/internal/provider/sandbox"
+	"github.com/agentline/agentline/internal/provideraccount"
 	"github.com/agentline/agentline/internal/ratelimit"
 	"github.com/agentline/agentline/internal/recording"
 	"github.com/agentline/agentline/internal/secretbox"
@@ -147,6 +148,9 @@ type shared struct {
 	// phone is the phone channel's handler, made after the rest (it hears
 	// campaign calls' machine verdicts) and before the job queue.
 	phone *telephony.Handler
+	// providers resolves each project's provider credentials: its own
+	// provider account's, or the deployment's settings.
+	providers *provideraccount.Accounts
 }
 
 // services makes the sandbox provider (in sandbox mode), the tool
@@ -161,6 +165,14 @@ func (a *App) services(ctx context.Context) (shared, error) {
 	}
 	a.Tools = tools.New(a.Store, tools.Options{
 		AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks, Registerer: a.registry, Logger: a.logger,
+	})
+	s.providers = provideraccount.New(provideraccount.Options{
+		Store: a.Store, Sealer: a.Secrets, AllowPrivate: a.Config.AllowPrivateWebhooks, Production: a.Config.Production(),
+		Client: a.Tools.Client(), Logger: a.logger,
+		Deployment: map[agentline.Provider]agentline.ProviderCredentials{
+			agentline.ProviderOpenAI: {BaseURL: a.Config.OpenAIBaseURL, APIKey: a.Config.OpenAIAPIKey},
+			agentline.ProviderGemini: {BaseURL: a.Config.GeminiBaseURL, APIKey: a.Config.GeminiAPIKey},
+		},
 	})
 	var err error
 	if s.limiter, err = a.rateLimiter(ctx); err != nil {
