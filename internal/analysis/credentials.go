@@ -36,10 +36,10 @@ func (w *Worker) analyst(ctx context.Context, projectID int64, kind agentline.Pr
 }
 
 // NewProjectAnalyst returns the maker of a project's own account's
-// analysts, with the models and HTTP client of o (its base URLs and keys
-// are not used).
+// analysts, with the models and ProjectHTTP client of o (its base URLs and
+// keys are not used).
 func NewProjectAnalyst(o AnalystOptions) func(kind agentline.Provider, c agentline.ProviderCredentials) Analyst {
-	hc := o.HTTP
+	hc := o.ProjectHTTP
 	if hc == nil {
 		hc = &http.Client{Timeout: 50 * time.Second}
 	}

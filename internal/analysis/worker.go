@@ -203,6 +203,9 @@ type AnalystOptions struct {
 	// not set.
 	Sandbox bool
 	HTTP    *http.Client
+	// ProjectHTTP reaches a project's own account's base URL: a client
+	// that keeps to the outgoing address policy (NewProjectAnalyst).
+	ProjectHTTP *http.Client
 }
 
 // NewAnalysts chooses the analyst of each provider kind: this is where the

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -168,7 +169,7 @@ func (a *App) services(ctx context.Context) (shared, error) {
 	})
 	s.providers = provideraccount.New(provideraccount.Options{
 		Store: a.Store, Sealer: a.Secrets, AllowPrivate: a.Config.AllowPrivateWebhooks, Production: a.Config.Production(),
-		Client: a.Tools.Client(), Logger: a.logger,
+		Client: a.projectHTTP(10 * time.Second), Logger: a.logger,
 		Deployment: map[agentline.Provider]agentline.ProviderCredentials{
 			agentline.ProviderOpenAI: {BaseURL: a.Config.OpenAIBaseURL, APIKey: a.Config.OpenAIAPIKey},
 			agentline.ProviderGemini: {BaseURL: a.Config.GeminiBaseURL, APIKey: a.Config.GeminiAPIKey},

@@ -1,6 +1,9 @@
 package app
 
 import (
+	"net/http"
+	"time"
+
 	"github.com/agentline/agentline/internal/api"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/campaign"
@@ -50,7 +53,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 		toolAdmin: tools.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks),
 		widget: widget.New(widget.Options{
 			Store: a.Store, Auth: a.Auth, Limiter: s.limiter,
-			Provider: provider.New(provider.Config{Credentials: s.providers}, nil),
+			Provider: provider.New(provider.Config{Credentials: s.providers, ProjectHTTP: a.projectHTTP(15 * time.Second)}, nil),
 			Tools:    a.Tools, PublicURL: a.Config.PublicURL, AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks,
 		}),
 		assets: assets,
@@ -84,7 +87,7 @@ func (a *App) phoneHandler(s shared) *telephony.Handler {
 		Secret: a.Secret, BotHost: a.Config.BotHost,
 		Signatures:         a.carrierSignatures(s.carrierToken),
 		MaxConcurrentCalls: int(a.Config.MaxConcurrentCalls),
-		Tools:              a.Tools, Credentials: s.providers,
+		Tools:              a.Tools, Credentials: s.providers, AllowPrivate: a.Config.AllowPrivateWebhooks,
 		MaxCallDuration: a.Config.MaxCallDuration, ModelReadyTimeout: a.Config.ModelReadyTimeout, Registerer: a.registry, Logger: a.logger,
 	}
 	if s.carrier != nil {
@@ -109,6 +112,15 @@ func (a *App) carrierSignatures(token string) *phonecarrier.Signatures {
 		a.logger.Warn("TWILIO_AUTH_TOKEN is not set: every carrier webhook and media stream is refused (403)")
 	}
 	return phonecarrier.NewSignatures(token, a.Config.BotHost, a.Config.SkipCarrierSigs)
+}
+
+// projectHTTP is the HTTP client of requests to a project's own provider
+// account: the tool facility's transport, which checks every address it
+// dials against the outgoing address policy (unless
+// AGENTLINE_ALLOW_PRIVATE_WEBHOOKS), with its own timeout.
+func (a *App) projectHTTP(timeout time.Duration) *http.Client {
+	c := a.Tools.Client()
+	return &http.Client{Transport: c.Transport, CheckRedirect: c.CheckRedirect, Timeout: timeout}
 }
 
 // consoleConnect are the origins the console page may connect to besides

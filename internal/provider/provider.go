@@ -29,6 +29,10 @@ type Config struct {
 	// its agent's project (a project's own provider account, else the
 	// deployment's); the four fields above are not used then.
 	Credentials Credentials
+	// ProjectHTTP sends the requests to a project's own account's base
+	// URL: a client that keeps to the outgoing address policy. nil uses
+	// the client of New.
+	ProjectHTTP *http.Client
 }
 
 // Credentials are the base URL and key of a project's provider kind.
@@ -197,7 +201,7 @@ func (c *Client) openAISecret(ctx context.Context, creds agentline.ProviderCrede
 		ExpiresAt int64  `json:"expires_at"`
 	}
 	header := http.Header{"Authorization": {"Bearer " + creds.APIKey}}
-	if err := c.post(ctx, "OpenAI-compatible", creds.BaseURL+"/v1/realtime/client_secrets", header, body, &out); err != nil {
+	if err := c.post(ctx, c.clientFor(creds), "OpenAI-compatible", creds.BaseURL+"/v1/realtime/client_secrets", header, body, &out); err != nil {
 		return Token{}, err
 	}
 	if out.Value == "" {
@@ -290,7 +294,7 @@ func (c *Client) geminiToken(ctx context.Context, creds agentline.ProviderCreden
 		Name string `json:"name"`
 	}
 	header := http.Header{"x-goog-api-key": {creds.APIKey}}
-	if err := c.post(ctx, "Gemini-compatible", creds.BaseURL+"/v1alpha/auth_tokens", header, body, &out); err != nil {
+	if err := c.post(ctx, c.clientFor(creds), "Gemini-compatible", creds.BaseURL+"/v1alpha/auth_tokens", header, body, &out); err != nil {
 		return Token{}, err
 	}
 	if !strings.HasPrefix(out.Name, "auth_tokens/") {
@@ -315,7 +319,15 @@ func GeminiLiveURL(base string) string {
 	return u.String()
 }
 
-func (c *Client) post(ctx context.Context, name, endpoint string, header http.Header, in, out any) error {
+// clientFor is the HTTP client that reaches creds' base URL.
+func (c *Client) clientFor(creds agentline.ProviderCredentials) *http.Client {
+	if creds.Project && c.cfg.ProjectHTTP != nil {
+		return c.cfg.ProjectHTTP
+	}
+	return c.http
+}
+
+func (c *Client) post(ctx context.Context, hc *http.Client, name, endpoint string, header http.Header, in, out any) error {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return err
@@ -328,7 +340,7 @@ func (c *Client) post(ctx context.Context, name, endpoint string, header http.He
 		req.Header[http.CanonicalHeaderKey(k)] = v
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return providerError(name, err)
 	}

@@ -46,8 +46,10 @@ type Options struct {
 	AllowPrivate bool
 	// Production requires https base URLs.
 	Production bool
-	// Client checks keys; it must keep to the outgoing address policy (the
-	// tool facility's client does).
+	// Client checks keys at a base URL a project gave; it must keep to
+	// the outgoing address policy (the tool facility's transport does).
+	// Keys at the deployment's own base URL, which the operator set, are
+	// checked with a plain client.
 	Client *http.Client
 	// CacheFor is how long a project's credentials are reused before they
 	// are read again (default 30 s): an instance that did not make a change
@@ -58,10 +60,11 @@ type Options struct {
 
 // Accounts resolves and manages projects' provider accounts.
 type Accounts struct {
-	o     Options
-	now   func() time.Time
-	mu    sync.Mutex
-	cache map[cacheKey]cached
+	o       Options
+	trusted *http.Client
+	now     func() time.Time
+	mu      sync.Mutex
+	cache   map[cacheKey]cached
 }
 
 type cacheKey struct {
@@ -92,7 +95,7 @@ func New(o Options) *Accounts {
 		c.BaseURL = strings.TrimSuffix(c.BaseURL, "/")
 		o.Deployment[k] = c
 	}
-	return &Accounts{o: o, now: time.Now, cache: map[cacheKey]cached{}}
+	return &Accounts{o: o, trusted: &http.Client{Timeout: 10 * time.Second}, now: time.Now, cache: map[cacheKey]cached{}}
 }
 
 // Credentials are the base URL and key the project's agents of kind use:

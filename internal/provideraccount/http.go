@@ -166,10 +166,10 @@ func (a *Accounts) Save(ctx context.Context, projectID int64, kind agentline.Pro
 // or fragment.
 func (a *Accounts) checkBaseURL(kind agentline.Provider, raw string) (string, error) {
 	raw = strings.TrimSuffix(strings.TrimSpace(raw), "/")
+	if d := a.o.Deployment[kind].BaseURL; d != "" && (raw == "" || raw == d) {
+		return d, nil
+	}
 	if raw == "" {
-		if d := a.o.Deployment[kind].BaseURL; d != "" {
-			return d, nil
-		}
 		return "", agentline.Invalid("base_url", "base_url is required: this server has no default for the %s provider", providerName(kind))
 	}
 	if len(raw) > 2048 {

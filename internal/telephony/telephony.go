@@ -72,6 +72,9 @@ type Options struct {
 	// Credentials chooses each call's base URL and key by its project (a
 	// project's own provider account, else the deployment's).
 	Credentials livecall.Credentials
+	// AllowPrivate lets a project's own base URL reach loopback and
+	// private addresses (AGENTLINE_ALLOW_PRIVATE_WEBHOOKS).
+	AllowPrivate bool
 	// MaxCallDuration ends a call that lasts longer
 	// (AGENTLINE_MAX_CALL_DURATION); 30 minutes when zero.
 	MaxCallDuration time.Duration
@@ -152,7 +155,7 @@ func New(opts Options) *Handler {
 	live := livecall.New(livecall.Options{
 		Store: opts.Store, Carrier: opts.Carrier, Secret: opts.Secret, BotHost: opts.BotHost,
 		Signatures: opts.Signatures, Now: opts.Now, Tools: opts.Tools,
-		OpenAIBaseURL: opts.OpenAIBaseURL, OpenAIAPIKey: opts.OpenAIAPIKey, Credentials: opts.Credentials,
+		OpenAIBaseURL: opts.OpenAIBaseURL, OpenAIAPIKey: opts.OpenAIAPIKey, Credentials: opts.Credentials, AllowPrivate: opts.AllowPrivate,
 		MaxCallDuration: opts.MaxCallDuration, ModelReadyTimeout: opts.ModelReadyTimeout,
 		Registerer: opts.Registerer, Logger: opts.Logger, Recordings: opts.Recordings,
 	})

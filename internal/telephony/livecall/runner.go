@@ -297,7 +297,12 @@ func (h *Handler) dialModel(ctx context.Context, sc *streamCall) (*relay.Socket,
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	model, _, err := relay.Dial(dctx, realtimeURL(creds.BaseURL, sc.agent.Model), &websocket.DialOptions{
+	dial := relay.Dial
+	if creds.Project && !h.allowPrivate {
+		// A URL the project gave: checked on every address dialed.
+		dial = relay.DialChecked
+	}
+	model, _, err := dial(dctx, realtimeURL(creds.BaseURL, sc.agent.Model), &websocket.DialOptions{
 		HTTPHeader: http.Header{"Authorization": {"Bearer " + creds.APIKey}},
 	})
 	return model, err
