@@ -66,6 +66,11 @@ func TestProjectsReachTheirOwnProviders(t *testing.T) {
 		"OPENAI_API_KEY": keyDeploy, "OPENAI_BASE_URL": d.url, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true",
 		"AGENTLINE_ENCRYPTION_KEY": base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, 32)),
 	}), &logs)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs:\n%s", logs.String())
+		}
+	})
 	_, tok := s.NewUser(t, "owner@example.com")
 	var answers bytes.Buffer // every API answer of the test
 	must := func(want int, method, path string, body, out any) {
@@ -123,6 +128,24 @@ func TestProjectsReachTheirOwnProviders(t *testing.T) {
 	must(200, "GET", "/api/projects/"+itoa(pA.p.ID)+"/providers", nil, &list)
 	if len(list) != 1 || list[0]["key_last4"] != "AAAA" || len(list[0]) != 4 {
 		t.Fatalf("list: %+v", list)
+	}
+	// The short list pages like the others read whole: a limit, and the
+	// next cursor in X-Next-Cursor.
+	must(200, "PUT", "/api/projects/"+itoa(pA.p.ID)+"/providers/gemini", map[string]string{"api_key": keyA, "base_url": a.url}, nil)
+	r = s.Must(t, 200, "GET", "/api/projects/"+itoa(pA.p.ID)+"/providers?limit=1", tok, nil, &list)
+	next := r.Header.Get("X-Next-Cursor")
+	if len(list) != 1 || list[0]["kind"] != "gemini" || next == "" {
+		t.Fatalf("first page: %+v %q", list, next)
+	}
+	s.Must(t, 200, "GET", "/api/projects/"+itoa(pA.p.ID)+"/providers?limit=1&cursor="+next, tok, nil, &list)
+	if len(list) != 1 || list[0]["kind"] != "openai" {
+		t.Fatalf("second page: %+v", list)
+	}
+	if r := s.Do(t, "GET", "/api/projects/"+itoa(pA.p.ID)+"/providers?cursor=not*a*cursor", tok, nil); r.Status != 400 {
+		t.Fatalf("bad cursor: %s", r)
+	}
+	if gemini := a.tokens.Requests(); gemini[len(gemini)-1].Path != "/v1beta/models" || gemini[len(gemini)-1].Header.Get("X-Goog-Api-Key") != keyA {
+		t.Fatalf("the Gemini key was not checked with x-goog-api-key: %+v", gemini[len(gemini)-1])
 	}
 	must(200, "GET", "/api/projects/"+itoa(pB.p.ID)+"/providers/openai", nil, nil)
 	must(404, "GET", "/api/projects/"+itoa(pB.p.ID)+"/providers/gemini", nil, nil)
