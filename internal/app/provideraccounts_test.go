@@ -260,3 +260,41 @@ func phoneCall(t *testing.T, s *apptest.Server, projectID int64, number string, 
 		t.Fatalf("analysis of project %d's call: %+v", projectID, conv.Analysis)
 	}
 }
+
+// A console test call needs a realtime model: with no deployment key, a
+// project with its own account gets one, its stream reaching its own
+// provider; a project without gets 503 not_configured.
+func TestTestCallUsesTheProjectsAccount(t *testing.T) {
+	own := newFakeProvider(t, keyA)
+	s := apptest.Start(t, apptest.Config(t, storetest.URL(t, store.SQLite), map[string]string{
+		"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "TWILIO_AUTH_TOKEN": carrierToken,
+		"AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true",
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, tok := s.NewUser(t, "owner@example.com")
+	var with, without agentline.Project
+	var ada, bea agentline.Agent
+	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "With"}, &with)
+	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Without"}, &without)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(with.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &ada)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(without.ID)+"/agents", tok, map[string]string{"name": "Bea"}, &bea)
+	if r := s.Do(t, "POST", "/api/agents/"+itoa(bea.ID)+"/test-calls", tok, nil); r.Status != 503 || r.ErrorCode() != agentline.ENotConfigured {
+		t.Fatalf("without any key: %s", r)
+	}
+	s.Must(t, 200, "PUT", "/api/projects/"+itoa(with.ID)+"/providers/openai", tok, map[string]string{"api_key": keyA, "base_url": own.url}, nil)
+	var tc testCallStarted
+	s.Must(t, 201, "POST", "/api/agents/"+itoa(ada.ID)+"/test-calls", tok, nil, &tc)
+	call, err := openTestCall(ctx, s, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer call.Close()
+	ss, err := own.realtime.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ss.WaitType(ctx, "session.update"); err != nil {
+		t.Fatal(err)
+	}
+}
