@@ -109,3 +109,31 @@ func TestSaveAndResolve(t *testing.T) {
 		t.Errorf("wrong key list: %v", err)
 	}
 }
+
+// What a call or session start pays for its project's credentials: a
+// cache hit, and a miss (one SQLite read and one AES-GCM open).
+func BenchmarkCredentials(b *testing.B) {
+	ctx := context.Background()
+	db := storetest.Open(b, store.SQLite)
+	u, _ := db.CreateUser(ctx, "ann@example.com", "x")
+	p, _ := db.CreateProject(ctx, agentline.Project{Name: "p"}, u.ID)
+	box, _ := secretbox.New([][]byte{bytes.Repeat([]byte{3}, 32)})
+	sealed, _ := box.Seal("sk-bench-key-123456", agentline.ProviderKeyContext(p.ID, agentline.ProviderOpenAI))
+	if _, err := db.SaveProviderAccount(ctx, agentline.ProviderAccount{ProjectID: p.ID, Kind: agentline.ProviderOpenAI,
+		BaseURL: "https://api.example", SealedKey: sealed, KeyLast4: "3456"}); err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		cacheFor time.Duration
+	}{{"cached", time.Hour}, {"uncached", time.Nanosecond}} {
+		b.Run(tc.name, func(b *testing.B) {
+			a := New(Options{Store: db, Sealer: box, CacheFor: tc.cacheFor})
+			for b.Loop() {
+				if _, err := a.Credentials(ctx, p.ID, agentline.ProviderOpenAI); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
