@@ -279,6 +279,14 @@ func TestTestCallUsesTheProjectsAccount(t *testing.T) {
 	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Without"}, &without)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(with.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &ada)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(without.ID)+"/agents", tok, map[string]string{"name": "Bea"}, &bea)
+	// The console's Test tab connects to whatever provider a project's
+	// account names: its page admits any https (and, in development, http)
+	// provider origin, and scripts only from itself.
+	page := s.Do(t, "GET", "/", "", nil)
+	if csp := page.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "connect-src 'self'") || !strings.Contains(csp, " https: wss:") ||
+		!strings.Contains(csp, " http: ws:") || !strings.Contains(csp, "script-src 'self';") {
+		t.Errorf("console CSP: %s", csp)
+	}
 	if r := s.Do(t, "POST", "/api/agents/"+itoa(bea.ID)+"/test-calls", tok, nil); r.Status != 503 || r.ErrorCode() != agentline.ENotConfigured {
 		t.Fatalf("without any key: %s", r)
 	}
