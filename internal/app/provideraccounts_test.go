@@ -147,6 +147,25 @@ func TestProjectsReachTheirOwnProviders(t *testing.T) {
 	if gemini := a.tokens.Requests(); gemini[len(gemini)-1].Path != "/v1beta/models" || gemini[len(gemini)-1].Header.Get("X-Goog-Api-Key") != keyA {
 		t.Fatalf("the Gemini key was not checked with x-goog-api-key: %+v", gemini[len(gemini)-1])
 	}
+	// A Gemini-kind agent of the project mints its token with the project's
+	// Gemini account, and the browser is sent to that provider's Live socket.
+	var gem agentline.Agent
+	var gemCh agentline.Channel
+	var gemKey struct{ Key string }
+	must(201, "POST", "/api/projects/"+itoa(pA.p.ID)+"/agents", map[string]any{"name": "Gem", "model": "gemini-2.5-flash-native-audio"}, &gem)
+	must(201, "POST", "/api/projects/"+itoa(pA.p.ID)+"/channels", map[string]any{"type": "voice_widget", "name": "gem", "agent_id": gem.ID}, &gemCh)
+	must(201, "POST", "/api/channels/"+itoa(gemCh.ID)+"/key", map[string]any{"allowed_origins": []string{"https://shop.example.com"}}, &gemKey)
+	greq := s.Request(t, "POST", "/widget/v1/session", "", map[string]any{"agent_id": gem.ID})
+	greq.Header.Set("X-API-Key", gemKey.Key)
+	greq.Header.Set("Origin", "https://shop.example.com")
+	gr := s.Send(t, greq)
+	answers.Write(gr.Body)
+	if gr.Status != 201 || !strings.Contains(string(gr.Body), `"url":"ws://`+strings.TrimPrefix(a.url, "http://")+`/ws/`) {
+		t.Fatalf("Gemini session: %s", gr)
+	}
+	if reqs := a.tokens.Requests(); reqs[len(reqs)-1].Path != "/v1alpha/auth_tokens" || reqs[len(reqs)-1].Header.Get("X-Goog-Api-Key") != keyA {
+		t.Fatalf("the Gemini token was not minted with the project's key: %+v", reqs[len(reqs)-1].Path)
+	}
 	must(200, "GET", "/api/projects/"+itoa(pB.p.ID)+"/providers/openai", nil, nil)
 	must(404, "GET", "/api/projects/"+itoa(pB.p.ID)+"/providers/gemini", nil, nil)
 
