@@ -350,7 +350,7 @@ func (c *Client) post(ctx context.Context, hc *http.Client, name, endpoint strin
 		return providerError(name, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		detail := string(raw[:min(len(raw), maxProviderErrorBody)])
+		detail := withoutKey(string(raw[:min(len(raw), maxProviderErrorBody)]), header)
 		return &agentline.Error{Code: agentline.EProvider,
 			Message: fmt.Sprintf("the %s provider refused to start a session (status %d)", name, resp.StatusCode),
 			Err:     fmt.Errorf("POST %s: %s: %s", endpoint, resp.Status, detail)}
@@ -369,4 +369,23 @@ func providerError(name string, err error) error {
 func primaryLanguage(tag string) string {
 	lang, _, _ := strings.Cut(tag, "-")
 	return strings.ToLower(lang)
+}
+
+// withoutKey removes the request's key from a provider's answer before it
+// is logged: a provider may repeat a refused key (OpenAI does, partly
+// masked), and a project's own provider is whatever its owner named.
+func withoutKey(text string, header http.Header) string {
+	for name, vs := range header {
+		if !strings.EqualFold(name, "Authorization") && !strings.EqualFold(name, "x-goog-api-key") || len(vs) == 0 {
+			continue
+		}
+		k := strings.TrimPrefix(vs[0], "Bearer ")
+		if len(k) < 8 {
+			continue
+		}
+		for _, part := range []string{k, k[:len(k)-4], k[4:]} {
+			text = strings.ReplaceAll(text, part, "[redacted]")
+		}
+	}
+	return text
 }
