@@ -17,7 +17,7 @@ func TestGitIgnoresLocalState(t *testing.T) {
 	if exec.Command(git, "rev-parse", "--is-inside-work-tree").Run() != nil {
 		t.Skip("not in a git work tree")
 	}
-	for _, p := range []string{"agentline.db", "agentline.db-wal", "recordings/p1/call_1.wav", "recordings/.spool/call-1.wav", "bin/agentline"} {
+	for _, p := range []string{"agentline.db", "agentline.db-wal", "recordings/p1/call_1.wav", "recordings/.spool/call-1.wav", "bin/agentline", "encryption.key"} {
 		// check-ignore exits 0 when the path is ignored, 1 when it is not.
 		if err := exec.Command(git, "check-ignore", "-q", "--no-index", p).Run(); err != nil {
 			t.Errorf("%s is not ignored by .gitignore (git check-ignore: %v)", p, err)

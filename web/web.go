@@ -208,10 +208,16 @@ func (a *Assets) ConsoleRoutes() []httpx.Route {
 // AllowConnect lets the console page connect to the given origins besides
 // its own: the providers' origins, so that the agent page's Test panel can
 // reach a real provider (the sandbox is on the console's own origin).
-// Origins that do not parse are left out.
+// A scheme source (https:, wss:, http:, ws:) admits every origin of that
+// scheme. Origins that do not parse are left out.
 func (a *Assets) AllowConnect(origins ...string) {
 	extra := ""
 	for _, o := range origins {
+		switch o {
+		case "https:", "wss:", "http:", "ws:":
+			extra += " " + o
+			continue
+		}
 		if u, err := url.Parse(o); err == nil && u.Host != "" && (u.Scheme == "https" || u.Scheme == "http") {
 			ws := "wss"
 			if u.Scheme == "http" {

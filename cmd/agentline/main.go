@@ -2,6 +2,7 @@
 //
 //	agentline [serve] [flags]                 run the server (the default)
 //	agentline migrate [flags]                 apply database migrations and list them
+//	agentline rotate-encryption [flags]       reseal every stored secret under the first AGENTLINE_ENCRYPTION_KEY
 //	agentline user create --email [--password] [--admin]  create a user (password from stdin or AGENTLINE_USER_PASSWORD)
 //	agentline user list                       list the accounts
 //	agentline user reset-password --email     print a one-time link that sets the account's password
@@ -67,6 +68,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return serve(ctx, args, getenv, stdout, stderr)
 	case "migrate":
 		return migrate(ctx, args, getenv, stdout)
+	case "rotate-encryption":
+		return rotateEncryption(ctx, args, getenv, stdout)
 	case "user":
 		if asksHelp(args) {
 			fmt.Fprintln(stdout, errUserUsage) // asked for: no failure
@@ -79,10 +82,10 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintln(stdout, "agentline", versionString())
 		return nil
 	case "help":
-		fmt.Fprint(stdout, "usage: agentline [serve|migrate|user create|user list|user reset-password|call|version|help] [flags]\nflags:\n"+config.Usage())
+		fmt.Fprint(stdout, "usage: agentline [serve|migrate|rotate-encryption|user create|user list|user reset-password|call|version|help] [flags]\nflags:\n"+config.Usage())
 		return nil
 	}
-	return fmt.Errorf("unknown command %q: use serve, migrate, user (create, list, reset-password), call or version", cmd)
+	return fmt.Errorf("unknown command %q: use serve, migrate, rotate-encryption, user (create, list, reset-password), call or version", cmd)
 }
 
 // asksHelp reports whether args start with a request for help, in any

@@ -70,7 +70,7 @@ func post(ctx context.Context, hc *http.Client, who, u string, header http.Heade
 		return fmt.Errorf("%s: reading the answer: %w", who, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		err := fmt.Errorf("%s answered %s: %s", who, resp.Status, providerMessage(data))
+		err := fmt.Errorf("%s answered %s: %s", who, resp.Status, withoutKey(providerMessage(data), header))
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout {
 			return err
 		}
@@ -99,4 +99,19 @@ func providerMessage(body []byte) string {
 		s = s[:200]
 	}
 	return s
+}
+
+// withoutKey removes the request's key from a provider's message, which
+// may repeat it (OpenAI repeats a refused key, partly masked): the message
+// is stored with the analysis and shown by the API.
+func withoutKey(msg string, header http.Header) string {
+	for _, v := range []string{strings.TrimPrefix(header.Get("Authorization"), "Bearer "), header.Get("x-goog-api-key")} {
+		if len(v) < 8 {
+			continue
+		}
+		msg = strings.ReplaceAll(msg, v, "[redacted]")
+		msg = strings.ReplaceAll(msg, v[:len(v)-4], "[redacted]")
+		msg = strings.ReplaceAll(msg, v[4:], "[redacted]")
+	}
+	return msg
 }

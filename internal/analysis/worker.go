@@ -36,6 +36,13 @@ type Options struct {
 	// Analysts answers for each provider kind; a kind missing here fails
 	// its agents' analyses ("not configured"). See NewAnalysts.
 	Analysts map[agentline.Provider]Analyst
+	// Credentials, when set, is asked for each analysis's project: a
+	// project with its own provider account is analysed on it
+	// (ProjectAnalyst); the others by Analysts.
+	Credentials Credentials
+	// ProjectAnalyst makes the analyst of a project's own account (see
+	// NewProjectAnalyst); needed with Credentials.
+	ProjectAnalyst func(kind agentline.Provider, c agentline.ProviderCredentials) Analyst
 	// MaxAttempts bounds the attempts of one analysis (default 5).
 	MaxAttempts int
 	// Backoff is the wait after the first failed attempt; it doubles after
@@ -150,7 +157,10 @@ func (w *Worker) analyze(ctx context.Context, conv agentline.Conversation) (agen
 	if err != nil {
 		return agentline.Analysis{}, err
 	}
-	analyst := w.o.Analysts[agent.Provider]
+	analyst, err := w.analyst(ctx, conv.ProjectID, agent.Provider)
+	if err != nil {
+		return agentline.Analysis{}, err
+	}
 	if analyst == nil {
 		return agentline.Analysis{}, &PermanentError{fmt.Errorf("no %s provider is configured for analysis (its API key is not set)", agent.Provider)}
 	}
@@ -193,6 +203,9 @@ type AnalystOptions struct {
 	// not set.
 	Sandbox bool
 	HTTP    *http.Client
+	// ProjectHTTP reaches a project's own account's base URL: a client
+	// that keeps to the outgoing address policy (NewProjectAnalyst).
+	ProjectHTTP *http.Client
 }
 
 // NewAnalysts chooses the analyst of each provider kind: this is where the

@@ -25,6 +25,7 @@ import (
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/jobs"
 	"github.com/agentline/agentline/internal/provider/sandbox"
+	"github.com/agentline/agentline/internal/secretbox"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony"
 	"github.com/agentline/agentline/internal/telephony/twiliofake"
@@ -46,6 +47,9 @@ type App struct {
 	// Secret signs stream tokens: AGENTLINE_SECRET, or the one generated and
 	// stored on first start.
 	Secret string
+	// Secrets seals the secrets projects store (provider keys) under
+	// AGENTLINE_ENCRYPTION_KEY; nil in production without one.
+	Secrets *secretbox.Box
 
 	logger   *slog.Logger
 	registry *prometheus.Registry

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -17,8 +18,10 @@ import (
 	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/mail"
 	"github.com/agentline/agentline/internal/provider/sandbox"
+	"github.com/agentline/agentline/internal/provideraccount"
 	"github.com/agentline/agentline/internal/ratelimit"
 	"github.com/agentline/agentline/internal/recording"
+	"github.com/agentline/agentline/internal/secretbox"
 	"github.com/agentline/agentline/internal/telephony"
 	phonecarrier "github.com/agentline/agentline/internal/telephony/carrier"
 	"github.com/agentline/agentline/internal/tools"
@@ -77,6 +80,12 @@ func (a *App) foundation(ctx context.Context, mailOn bool, stdout io.Writer) err
 		}
 		a.Secret = s
 	}
+	box, err := secretbox.Settle(secretbox.Settings{Keys: a.Config.EncryptionKeys, Production: a.Config.Production(),
+		KeyFile: a.Config.EncryptionKeyFile(), Logger: a.logger})
+	if err != nil {
+		return err
+	}
+	a.Secrets = box
 	authOpts := []auth.Option{auth.WithPasswordCost(int(a.Config.PasswordCost)), auth.WithLinkTTLs(a.Config.InviteTTL, a.Config.ResetTTL)}
 	if mailOn {
 		authOpts = append(authOpts, auth.WithMail(a.enqueueMail))
@@ -140,6 +149,9 @@ type shared struct {
 	// phone is the phone channel's handler, made after the rest (it hears
 	// campaign calls' machine verdicts) and before the job queue.
 	phone *telephony.Handler
+	// providers resolves each project's provider credentials: its own
+	// provider account's, or the deployment's settings.
+	providers *provideraccount.Accounts
 }
 
 // services makes the sandbox provider (in sandbox mode), the tool
@@ -154,6 +166,14 @@ func (a *App) services(ctx context.Context) (shared, error) {
 	}
 	a.Tools = tools.New(a.Store, tools.Options{
 		AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks, Registerer: a.registry, Logger: a.logger,
+	})
+	s.providers = provideraccount.New(provideraccount.Options{
+		Store: a.Store, Sealer: a.Secrets, AllowPrivate: a.Config.AllowPrivateWebhooks, Production: a.Config.Production(),
+		Client: a.projectHTTP(10 * time.Second), Logger: a.logger,
+		Deployment: map[agentline.Provider]agentline.ProviderCredentials{
+			agentline.ProviderOpenAI: {BaseURL: a.Config.OpenAIBaseURL, APIKey: a.Config.OpenAIAPIKey},
+			agentline.ProviderGemini: {BaseURL: a.Config.GeminiBaseURL, APIKey: a.Config.GeminiAPIKey},
+		},
 	})
 	var err error
 	if s.limiter, err = a.rateLimiter(ctx); err != nil {

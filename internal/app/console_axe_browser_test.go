@@ -102,6 +102,8 @@ func TestConsoleAccessibility(t *testing.T) {
 	s.Must(t, 200, "POST", "/api/campaigns/"+itoa(camp.ID)+"/contacts", tok, []map[string]any{
 		{"phone_number": "+14155550101", "variables": map[string]string{"first_name": "Ada"}}, {"phone_number": "+14155550102", "timezone": "America/Chicago"}}, nil)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/dnc", tok, map[string]string{"phone_number": "+14155550102", "reason": "asked by email"}, nil)
+	// An own account with the sandbox's key, which the sandbox accepts.
+	s.Must(t, 200, "PUT", "/api/projects/"+itoa(p.ID)+"/providers/openai", tok, map[string]string{"api_key": "sk-sandbox"}, nil)
 	c := newConsole(t, ctx, s.URL)
 	code := string(source)
 
@@ -126,7 +128,7 @@ func TestConsoleAccessibility(t *testing.T) {
 		{"#/leads", "Leads", ""},
 		{"#/analytics", "Analytics", ""},
 		{"#/members", "Members of Acme", ""},
-		{"#/projects", "Projects", ""},
+		{"#/projects", "Projects", `!!document.querySelector("#providers [data-provider=openai]")`},
 		{"#/account", "Your account", ""},
 		{"#/channels/" + itoa(formCh.ID), "contact", `document.querySelectorAll(".builder-row").length > 0`},
 		{"#/analytics", "Analytics", `document.querySelector("main").innerText.includes("No conversations yet.")`},

@@ -1,12 +1,16 @@
 package app
 
 import (
+	"net/http"
+	"time"
+
 	"github.com/agentline/agentline/internal/api"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/campaign"
 	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/provider"
+	"github.com/agentline/agentline/internal/provideraccount"
 	"github.com/agentline/agentline/internal/telephony"
 	phonecarrier "github.com/agentline/agentline/internal/telephony/carrier"
 	"github.com/agentline/agentline/internal/tools"
@@ -27,6 +31,7 @@ type handlers struct {
 	webhooks      *webhooks.Handler
 	conversations *conversation.Handler
 	campaigns     *campaign.Handler
+	providers     *provideraccount.Handler
 }
 
 // newHandlers makes every package's handler from the foundation and the
@@ -37,7 +42,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 		return handlers{}, err
 	}
 	// The Test panel on an agent's page talks to the providers directly.
-	assets.AllowConnect(a.Config.OpenAIBaseURL, a.Config.GeminiBaseURL)
+	assets.AllowConnect(a.consoleConnect()...)
 	convs := conversation.New(a.Store, a.Auth)
 	if s.recordings != nil {
 		convs.WithRecordings(s.recordings)
@@ -48,11 +53,8 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 		toolAdmin: tools.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks),
 		widget: widget.New(widget.Options{
 			Store: a.Store, Auth: a.Auth, Limiter: s.limiter,
-			Provider: provider.New(provider.Config{
-				OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
-				GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey,
-			}, nil),
-			Tools: a.Tools, PublicURL: a.Config.PublicURL, AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks,
+			Provider: provider.New(provider.Config{Credentials: s.providers, ProjectHTTP: a.projectHTTP(15 * time.Second)}, nil),
+			Tools:    a.Tools, PublicURL: a.Config.PublicURL, AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks,
 		}),
 		assets: assets,
 		phone:  s.phone,
@@ -62,6 +64,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 		webhooks:      webhooks.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks),
 		conversations: convs,
 		campaigns:     campaign.New(a.Store, a.Auth),
+		providers:     provideraccount.NewHandler(s.providers, a.Auth),
 	}, nil
 }
 
@@ -84,7 +87,7 @@ func (a *App) phoneHandler(s shared) *telephony.Handler {
 		Secret: a.Secret, BotHost: a.Config.BotHost,
 		Signatures:         a.carrierSignatures(s.carrierToken),
 		MaxConcurrentCalls: int(a.Config.MaxConcurrentCalls),
-		Tools:              a.Tools, OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
+		Tools:              a.Tools, Credentials: s.providers, AllowPrivate: a.Config.AllowPrivateWebhooks,
 		MaxCallDuration: a.Config.MaxCallDuration, ModelReadyTimeout: a.Config.ModelReadyTimeout, Registerer: a.registry, Logger: a.logger,
 	}
 	if s.carrier != nil {
@@ -109,4 +112,34 @@ func (a *App) carrierSignatures(token string) *phonecarrier.Signatures {
 		a.logger.Warn("TWILIO_AUTH_TOKEN is not set: every carrier webhook and media stream is refused (403)")
 	}
 	return phonecarrier.NewSignatures(token, a.Config.BotHost, a.Config.SkipCarrierSigs)
+}
+
+// projectHTTP is the HTTP client of requests to a project's own provider
+// account: the tool facility's transport, which checks every address it
+// dials against the outgoing address policy (unless
+// AGENTLINE_ALLOW_PRIVATE_WEBHOOKS), with its own timeout.
+func (a *App) projectHTTP(timeout time.Duration) *http.Client {
+	c := a.Tools.Client()
+	return &http.Client{Transport: c.Transport, CheckRedirect: c.CheckRedirect, Timeout: timeout}
+}
+
+// consoleConnect are the origins the console page may connect to besides
+// its own: the deployment's providers, for the agent page's Test panel. A
+// project's own account may name any provider, and the console is one
+// page for every project, served before anyone signs in, so its policy
+// cannot list them (nor should it show one tenant's provider to all):
+// while accounts can be saved (an encryption key is set), it admits any
+// https and wss origin (in production base URLs must be https), and in
+// development any http and ws origin too. Scripts stay limited to the
+// console's own.
+func (a *App) consoleConnect() []string {
+	out := []string{a.Config.OpenAIBaseURL, a.Config.GeminiBaseURL}
+	if a.Secrets == nil {
+		return out
+	}
+	out = append(out, "https:", "wss:")
+	if !a.Config.Production() {
+		out = append(out, "http:", "ws:")
+	}
+	return out
 }

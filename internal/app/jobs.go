@@ -46,11 +46,13 @@ func (a *App) jobQueue(ctx context.Context, s shared, sender *mail.Sender) error
 	// A nil carrier converts to a nil CallFetcher: nobody to ask.
 	a.reconciler = &telephony.Reconciler{Store: a.Store, Carrier: s.carrier, After: a.Config.CallReconcileAfter, Logger: a.logger}
 	jobs.AddPeriodic(r, a.reconciler, a.reconciler.Interval(), agentline.ReconcileCalls{})
+	ao := analysis.AnalystOptions{Sandbox: a.Config.Sandbox,
+		OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey, OpenAIModel: a.Config.AnalysisModelOpenAI,
+		GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey, GeminiModel: a.Config.AnalysisModelGemini,
+		ProjectHTTP: a.projectHTTP(50 * time.Second)}
 	analyst := analysis.NewWorker(analysis.Options{Store: a.Store, Logger: a.logger,
 		MaxAttempts: int(a.Config.AnalysisMaxAttempts), Backoff: a.Config.AnalysisRetryBackoff,
-		Analysts: analysis.NewAnalysts(analysis.AnalystOptions{Sandbox: a.Config.Sandbox,
-			OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey, OpenAIModel: a.Config.AnalysisModelOpenAI,
-			GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey, GeminiModel: a.Config.AnalysisModelGemini})})
+		Analysts: analysis.NewAnalysts(ao), Credentials: s.providers, ProjectAnalyst: analysis.NewProjectAnalyst(ao)})
 	jobs.Add(r, analyst, analyst.MaxAttempts())
 	a.campaignJobs(r, s)
 	jobs.Add(r, &recording.Purger{Calls: s.recordings}, 10)

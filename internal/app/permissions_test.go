@@ -185,6 +185,25 @@ func TestPermissionMatrix(t *testing.T) {
 			map[string]int{"viewer": 403, "editor": 201, "outsider": 404, "owner": 200})...)
 		add(every("DELETE", "/api/projects/{project_id}/dnc/+14155550101", nil, refusedDeletes)...)
 		add(apptest.Scenario{Method: "DELETE", URL: "/api/projects/{project_id}/dnc/+14155550101", As: "owner", Status: 204})
+		// Provider accounts: every member sees them (key_last4 only), only
+		// owners set or remove one. The owner's set is refused for its
+		// empty key, past the role check (this server has no provider).
+		pa := "/api/projects/{project_id}/providers"
+		add(every("GET", pa, nil, readers)...)
+		add(every("PUT", pa+"/openai", map[string]string{"api_key": "sk-some-key-0000"}, map[string]int{"viewer": 403, "editor": 403, "outsider": 404})...)
+		add(apptest.Scenario{Method: "PUT", URL: pa + "/openai", As: "owner", Body: map[string]string{"api_key": ""}, Status: 400, Code: agentline.EInvalid})
+		add(every("GET", pa+"/openai", nil, map[string]int{"viewer": 404, "editor": 404, "owner": 404, "outsider": 404})...)
+		add(every("DELETE", pa+"/openai", nil, refusedDeletes)...)
+		add(apptest.Scenario{Method: "DELETE", URL: pa + "/openai", As: "owner", Status: 404, Code: agentline.ENotFound})
+		for _, sc := range []apptest.Scenario{
+			{Method: "GET", URL: "/api/projects/{other_project_id}/providers"},
+			{Method: "GET", URL: "/api/projects/{other_project_id}/providers/openai"},
+			{Method: "PUT", URL: "/api/projects/{other_project_id}/providers/openai", Body: map[string]string{"api_key": "sk-some-key-0000"}},
+			{Method: "DELETE", URL: "/api/projects/{other_project_id}/providers/openai"},
+		} {
+			sc.As, sc.Status, sc.Code, sc.NotContains = "owner", 404, agentline.ENotFound, []string{"Elsewhere", "Eve"}
+			add(sc)
+		}
 		add(every("DELETE", "/api/campaigns/{campaign_id}", nil, refusedDeletes)...)
 		add(apptest.Scenario{Method: "DELETE", URL: "/api/campaigns/{campaign_id}", As: "owner", Status: 204})
 		for _, sc := range []apptest.Scenario{

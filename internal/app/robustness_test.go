@@ -63,6 +63,9 @@ var paramFixtures = map[string]func(f tenants) (own, other string){
 		return itoa(f.own.campaign), itoa(f.other.campaign)
 	},
 	"phone_number": func(f tenants) (string, string) { return f.own.doNotCall, f.other.doNotCall },
+	// A provider kind is named alike in every project; the project id
+	// tells them apart.
+	"kind": func(tenants) (string, string) { return "openai", "openai" },
 }
 
 // newObjects makes one of each domain object for the agent: a webhook tool,

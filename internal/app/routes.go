@@ -34,6 +34,7 @@ func (a *App) mount() []httpx.Route {
 		a.webhooks.Routes(),
 		a.conversations.Routes(),
 		a.campaigns.Routes(),
+		a.providers.Routes(),
 		a.assets.ConsoleRoutes(),
 	)
 }

@@ -77,6 +77,10 @@ type Config struct {
 	// only, never flags: secrets stay out of the process list).
 	RecordingsCredentials S3Credentials
 
+	// EncryptionKeys is AGENTLINE_ENCRYPTION_KEY (env only): see
+	// encryption.go.
+	EncryptionKeys string
+
 	// sandboxSet records that AGENTLINE_SANDBOX or --sandbox was given,
 	// so that DefaultSandbox leaves an explicit choice alone.
 	sandboxSet bool
@@ -211,7 +215,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 // getenv (or the default) as the flag's default. Callers may add flags of
 // their own, then call Parse and Validate.
 func Register(fs *flag.FlagSet, getenv func(string) string) (*Config, error) {
-	c := &Config{}
+	c := &Config{EncryptionKeys: getenv("AGENTLINE_ENCRYPTION_KEY")}
 	fs.SetOutput(io.Discard)
 	var errs []error
 	for _, s := range c.settings() {
@@ -354,6 +358,7 @@ func (c *Config) Validate() error {
 		bad("BOT_HOST must be a host name (with an optional port), not a URL: %q", c.BotHost)
 	}
 	errs = append(errs, c.edgeErrors()...)
+	errs = append(errs, c.encryptionErrors()...)
 	errs = append(errs, c.carrierCredentialErrors()...)
 	if c.Sandbox && c.Production() {
 		bad("AGENTLINE_SANDBOX must not be set in production: its provider is pretend")

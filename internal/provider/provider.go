@@ -25,6 +25,19 @@ type Config struct {
 	OpenAIAPIKey  string
 	GeminiBaseURL string
 	GeminiAPIKey  string
+	// Credentials, when set, chooses each session's base URL and key by
+	// its agent's project (a project's own provider account, else the
+	// deployment's); the four fields above are not used then.
+	Credentials Credentials
+	// ProjectHTTP sends the requests to a project's own account's base
+	// URL: a client that keeps to the outgoing address policy. nil uses
+	// the client of New.
+	ProjectHTTP *http.Client
+}
+
+// Credentials are the base URL and key of a project's provider kind.
+type Credentials interface {
+	Credentials(ctx context.Context, projectID int64, kind agentline.Provider) (agentline.ProviderCredentials, error)
 }
 
 // Client mints browser session tokens.
@@ -97,12 +110,31 @@ const (
 // provider, offering tools, answering in modality ("" is Audio).
 func (c *Client) SessionToken(ctx context.Context, agent agentline.Agent, tools []agentline.ToolDefinition, modality Modality) (Token, error) {
 	switch agent.Provider {
-	case agentline.ProviderOpenAI:
-		return c.openAISecret(ctx, agent, tools, modality == Text)
-	case agentline.ProviderGemini:
-		return c.geminiToken(ctx, agent, tools, modality == Text)
+	case agentline.ProviderOpenAI, agentline.ProviderGemini:
+	default:
+		return Token{}, agentline.Errorf(agentline.EUnsupportedProvider, "the agent's provider %q is not supported", agent.Provider)
 	}
-	return Token{}, agentline.Errorf(agentline.EUnsupportedProvider, "the agent's provider %q is not supported", agent.Provider)
+	creds, err := c.credentials(ctx, agent)
+	if err != nil {
+		return Token{}, err
+	}
+	if agent.Provider == agentline.ProviderGemini {
+		return c.geminiToken(ctx, creds, agent, tools, modality == Text)
+	}
+	return c.openAISecret(ctx, creds, agent, tools, modality == Text)
+}
+
+// credentials are the base URL and key the agent's session uses.
+func (c *Client) credentials(ctx context.Context, agent agentline.Agent) (agentline.ProviderCredentials, error) {
+	if c.cfg.Credentials != nil {
+		creds, err := c.cfg.Credentials.Credentials(ctx, agent.ProjectID, agent.Provider)
+		creds.BaseURL = strings.TrimSuffix(creds.BaseURL, "/")
+		return creds, err
+	}
+	if agent.Provider == agentline.ProviderGemini {
+		return agentline.ProviderCredentials{BaseURL: c.cfg.GeminiBaseURL, APIKey: c.cfg.GeminiAPIKey}, nil
+	}
+	return agentline.ProviderCredentials{BaseURL: c.cfg.OpenAIBaseURL, APIKey: c.cfg.OpenAIAPIKey}, nil
 }
 
 // OpenAISessionRequest is the body of POST /v1/realtime/client_secrets.
@@ -143,9 +175,9 @@ type OpenAIAudio struct {
 
 // openAISecret mints a client secret. A text session asks for text output
 // only and carries no audio settings: nothing is spoken or heard in it.
-func (c *Client) openAISecret(ctx context.Context, agent agentline.Agent, tools []agentline.ToolDefinition, text bool) (Token, error) {
-	if c.cfg.OpenAIAPIKey == "" {
-		return Token{}, agentline.Errorf(agentline.ENotConfigured, "the OpenAI-compatible provider is not configured on this server (OPENAI_API_KEY)")
+func (c *Client) openAISecret(ctx context.Context, creds agentline.ProviderCredentials, agent agentline.Agent, tools []agentline.ToolDefinition, text bool) (Token, error) {
+	if creds.APIKey == "" {
+		return Token{}, agentline.Errorf(agentline.ENotConfigured, "the OpenAI-compatible provider is not configured: the project has no account with it and the server no OPENAI_API_KEY")
 	}
 	var body OpenAISessionRequest
 	body.ExpiresAfter.Anchor, body.ExpiresAfter.Seconds = "created_at", int(openAISecretTTL.Seconds())
@@ -168,8 +200,8 @@ func (c *Client) openAISecret(ctx context.Context, agent agentline.Agent, tools 
 		Value     string `json:"value"`
 		ExpiresAt int64  `json:"expires_at"`
 	}
-	header := http.Header{"Authorization": {"Bearer " + c.cfg.OpenAIAPIKey}}
-	if err := c.post(ctx, "OpenAI-compatible", c.cfg.OpenAIBaseURL+"/v1/realtime/client_secrets", header, body, &out); err != nil {
+	header := http.Header{"Authorization": {"Bearer " + creds.APIKey}}
+	if err := c.post(ctx, c.clientFor(creds), "OpenAI-compatible", creds.BaseURL+"/v1/realtime/client_secrets", header, body, &out); err != nil {
 		return Token{}, err
 	}
 	if out.Value == "" {
@@ -179,7 +211,7 @@ func (c *Client) openAISecret(ctx context.Context, agent agentline.Agent, tools 
 	if out.ExpiresAt == 0 {
 		exp = c.now().Add(openAISecretTTL).UTC().Truncate(time.Second)
 	}
-	return Token{Value: out.Value, ExpiresAt: exp, URL: c.cfg.OpenAIBaseURL + "/v1/realtime/calls", Protocol: "webrtc"}, nil
+	return Token{Value: out.Value, ExpiresAt: exp, URL: creds.BaseURL + "/v1/realtime/calls", Protocol: "webrtc"}, nil
 }
 
 // GeminiAuthTokenRequest is the body of POST /v1alpha/auth_tokens.
@@ -232,9 +264,9 @@ type GeminiPart struct {
 
 // geminiToken creates an auth token locked to the agent's setup. A text
 // session's setup answers in TEXT, without voice or audio transcription.
-func (c *Client) geminiToken(ctx context.Context, agent agentline.Agent, tools []agentline.ToolDefinition, text bool) (Token, error) {
-	if c.cfg.GeminiAPIKey == "" {
-		return Token{}, agentline.Errorf(agentline.ENotConfigured, "the Gemini-compatible provider is not configured on this server (GEMINI_API_KEY)")
+func (c *Client) geminiToken(ctx context.Context, creds agentline.ProviderCredentials, agent agentline.Agent, tools []agentline.ToolDefinition, text bool) (Token, error) {
+	if creds.APIKey == "" {
+		return Token{}, agentline.Errorf(agentline.ENotConfigured, "the Gemini-compatible provider is not configured: the project has no account with it and the server no GEMINI_API_KEY")
 	}
 	now := c.now().UTC()
 	newSession := now.Add(geminiNewSessionTTL).Truncate(time.Second)
@@ -261,14 +293,14 @@ func (c *Client) geminiToken(ctx context.Context, agent agentline.Agent, tools [
 	var out struct {
 		Name string `json:"name"`
 	}
-	header := http.Header{"x-goog-api-key": {c.cfg.GeminiAPIKey}}
-	if err := c.post(ctx, "Gemini-compatible", c.cfg.GeminiBaseURL+"/v1alpha/auth_tokens", header, body, &out); err != nil {
+	header := http.Header{"x-goog-api-key": {creds.APIKey}}
+	if err := c.post(ctx, c.clientFor(creds), "Gemini-compatible", creds.BaseURL+"/v1alpha/auth_tokens", header, body, &out); err != nil {
 		return Token{}, err
 	}
 	if !strings.HasPrefix(out.Name, "auth_tokens/") {
 		return Token{}, providerError("Gemini-compatible", fmt.Errorf("answer has no auth_tokens/ name"))
 	}
-	return Token{Value: out.Name, ExpiresAt: newSession, URL: GeminiLiveURL(c.cfg.GeminiBaseURL), Protocol: "websocket"}, nil
+	return Token{Value: out.Name, ExpiresAt: newSession, URL: GeminiLiveURL(creds.BaseURL), Protocol: "websocket"}, nil
 }
 
 // GeminiLiveURL is the constrained Live API WebSocket of the provider at
@@ -287,7 +319,15 @@ func GeminiLiveURL(base string) string {
 	return u.String()
 }
 
-func (c *Client) post(ctx context.Context, name, endpoint string, header http.Header, in, out any) error {
+// clientFor is the HTTP client that reaches creds' base URL.
+func (c *Client) clientFor(creds agentline.ProviderCredentials) *http.Client {
+	if creds.Project && c.cfg.ProjectHTTP != nil {
+		return c.cfg.ProjectHTTP
+	}
+	return c.http
+}
+
+func (c *Client) post(ctx context.Context, hc *http.Client, name, endpoint string, header http.Header, in, out any) error {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return err
@@ -300,7 +340,7 @@ func (c *Client) post(ctx context.Context, name, endpoint string, header http.He
 		req.Header[http.CanonicalHeaderKey(k)] = v
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return providerError(name, err)
 	}
@@ -310,7 +350,7 @@ func (c *Client) post(ctx context.Context, name, endpoint string, header http.He
 		return providerError(name, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		detail := string(raw[:min(len(raw), maxProviderErrorBody)])
+		detail := withoutKey(string(raw[:min(len(raw), maxProviderErrorBody)]), header)
 		return &agentline.Error{Code: agentline.EProvider,
 			Message: fmt.Sprintf("the %s provider refused to start a session (status %d)", name, resp.StatusCode),
 			Err:     fmt.Errorf("POST %s: %s: %s", endpoint, resp.Status, detail)}
@@ -329,4 +369,23 @@ func providerError(name string, err error) error {
 func primaryLanguage(tag string) string {
 	lang, _, _ := strings.Cut(tag, "-")
 	return strings.ToLower(lang)
+}
+
+// withoutKey removes the request's key from a provider's answer before it
+// is logged: a provider may repeat a refused key (OpenAI does, partly
+// masked), and a project's own provider is whatever its owner named.
+func withoutKey(text string, header http.Header) string {
+	for name, vs := range header {
+		if !strings.EqualFold(name, "Authorization") && !strings.EqualFold(name, "x-goog-api-key") || len(vs) == 0 {
+			continue
+		}
+		k := strings.TrimPrefix(vs[0], "Bearer ")
+		if len(k) < 8 {
+			continue
+		}
+		for _, part := range []string{k, k[:len(k)-4], k[4:]} {
+			text = strings.ReplaceAll(text, part, "[redacted]")
+		}
+	}
+	return text
 }

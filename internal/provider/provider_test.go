@@ -3,6 +3,7 @@ package provider_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -232,5 +233,27 @@ func TestFakeRejectsBadShapes(t *testing.T) {
 				t.Fatalf("status = %d, want %d", resp.StatusCode, tt.status)
 			}
 		})
+	}
+}
+
+// A provider's refusal is logged without the key it may repeat.
+func TestRefusalDetailHasNoKey(t *testing.T) {
+	const key = "sk-secret-0123456789"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"error":{"message":"Incorrect API key provided: ` + key + ` (sk-secret-012345****)"}}`))
+	}))
+	defer srv.Close()
+	for _, kind := range []agentline.Provider{agentline.ProviderOpenAI, agentline.ProviderGemini} {
+		c := provider.New(provider.Config{OpenAIBaseURL: srv.URL, OpenAIAPIKey: key, GeminiBaseURL: srv.URL, GeminiAPIKey: key}, nil)
+		model := "gpt-realtime"
+		if kind == agentline.ProviderGemini {
+			model = "gemini-2.5-flash-native-audio"
+		}
+		_, err := c.SessionToken(context.Background(), agentline.Agent{Provider: kind, Model: model}, nil, "")
+		var e *agentline.Error
+		if !errors.As(err, &e) || e.Err == nil || strings.Contains(e.Err.Error()+e.Message, "sk-secret") {
+			t.Errorf("%s: %v (%v)", kind, err, e)
+		}
 	}
 }

@@ -74,3 +74,15 @@ func (db *DB) QueuedSessions() int { return db.sessions.Queued() }
 func (db *DB) ReadAdmin(ctx context.Context, q string, dest ...any) error {
 	return db.reader().queryRow(ctx, q).Scan(dest...)
 }
+
+// RawProviderAccountRow is every column of a provider account's row as the
+// database returns it, as text, for the tests that look for a key in clear.
+func (db *DB) RawProviderAccountRow(ctx context.Context, t testing.TB, projectID int64, kind string) string {
+	t.Helper()
+	var baseURL, sealed, last4, kindCol string
+	if err := db.reader().queryRow(ctx, `SELECT kind, base_url, sealed_key, key_last4 FROM provider_accounts WHERE project_id = ? AND kind = ?`,
+		projectID, kind).Scan(&kindCol, &baseURL, &sealed, &last4); err != nil {
+		t.Fatal(err)
+	}
+	return kindCol + "|" + baseURL + "|" + sealed + "|" + last4
+}

@@ -69,8 +69,14 @@ func (h *Handler) startTestCall(ctx context.Context, projectID, agentID int64, u
 	if err := livecall.CheckAgent(agent); err != nil {
 		return testCallStarted{}, err
 	}
-	if h.openAIAPIKey == "" {
-		return testCallStarted{}, agentline.Errorf(agentline.ENotConfigured, "OPENAI_API_KEY is not set: calls need an OpenAI-compatible realtime model")
+	// A test call needs a realtime model to talk to: the project's own
+	// account's or the deployment's.
+	creds, err := h.live.Credentials(ctx, projectID, agentline.ProviderOpenAI)
+	if err != nil {
+		return testCallStarted{}, err
+	}
+	if creds.APIKey == "" {
+		return testCallStarted{}, agentline.Errorf(agentline.ENotConfigured, "no OpenAI-compatible key: calls need a realtime model (a provider account of the project, or OPENAI_API_KEY)")
 	}
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {

@@ -15,7 +15,7 @@
  *   KnowledgeDocument, KnowledgeSearch, Channel, WidgetKey, CreatedWidgetKey, Snippets, Lead, LeadDetail, LeadPage,
  *   FormSubmitAnswer, Conversation, ConversationPage, Analytics, Delivery, NotifyAttempt, WebhookEndpoint,
  *   WebhookEndpointWithSecret, PhoneNumber, AvailableNumber, OutboundCall, Call, TestCall, Campaign, CampaignPage, ContactPage,
- *   ContactUpload, DoNotCall, DoNotCallPage} from "./types.js"
+ *   ContactUpload, DoNotCall, DoNotCallPage, ProviderAccount} from "./types.js"
  */
 
 const TOKEN = "agentline.token";
@@ -287,3 +287,10 @@ export const downloadContactsCSV = (id, f, name) => download(contactsCSVURL(id, 
 export const addDoNotCall = (pid, b) => request("POST", `/api/projects/${pid}/dnc`, b);
 /** @param {number} pid @param {string} number @returns {Promise<null>} */
 export const removeDoNotCall = (pid, number) => request("DELETE", `/api/projects/${pid}/dnc/${encodeURIComponent(number)}`);
+/** @param {number} pid @returns {Promise<ProviderAccount[]>} */ export const listProviderAccounts = (pid) => request("GET", `/api/projects/${pid}/providers`);
+/** @param {number} pid @param {string} kind @returns {Promise<ProviderAccount>} */
+export const getProviderAccount = (pid, kind) => request("GET", `/api/projects/${pid}/providers/${encodeURIComponent(kind)}`);
+/** @param {number} pid @param {string} kind @param {{api_key: string, base_url?: string}} b @returns {Promise<ProviderAccount>} */
+export const putProviderAccount = (pid, kind, b) => request("PUT", `/api/projects/${pid}/providers/${encodeURIComponent(kind)}`, b);
+/** @param {number} pid @param {string} kind */
+export const deleteProviderAccount = (pid, kind) => request("DELETE", `/api/projects/${pid}/providers/${encodeURIComponent(kind)}`);

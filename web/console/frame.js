@@ -3,7 +3,7 @@
 // the user's account, sign out) and the banners that say when the agents
 // have no real model to talk to.
 
-import { listAgents } from "./api.js";
+import { listAgents, listProviderAccounts } from "./api.js";
 import { h, flat } from "./dom.js";
 import { me, maybeProject, projects, render, setProject, signOut } from "./router.js";
 
@@ -47,14 +47,15 @@ export async function banners() {
   const out = [];
   if (f && f.sandbox) out.push(h("p", { class: "banner" }, h("b", {}, "Sandbox: "), "a pretend provider. Set OPENAI_API_KEY to talk to a real model."));
   if (f && current) {
-    const agents = await listAgents(current.id).catch(() => []);
+    const [agents, own] = await Promise.all([listAgents(current.id).catch(() => []), listProviderAccounts(current.id).catch(() => [])]);
+    const mine = (/** @type {string} */ kind) => own.some((x) => x.kind === kind);
     /** @type {[string, string, string, boolean][]} */
-    const providers = [["openai", "OpenAI-compatible", "OPENAI_API_KEY", f.openai_configured || f.sandbox],
-      ["gemini", "Gemini-compatible", "GEMINI_API_KEY", f.gemini_configured]];
+    const providers = [["openai", "OpenAI-compatible", "OPENAI_API_KEY", f.openai_configured || f.sandbox || mine("openai")],
+      ["gemini", "Gemini-compatible", "GEMINI_API_KEY", f.gemini_configured || mine("gemini")]];
     const missing = providers.filter(([p, , , ok]) => !ok && agents.some((a) => a.provider === p));
     for (const [p, name, env] of missing) {
       const who = agents.filter((a) => a.provider === p).map((a) => a.name).join(", ");
-      out.push(h("p", { class: "banner warn" }, h("b", {}, `No ${name} provider: `), `${env} is not set, so ${who} cannot talk yet.`));
+      out.push(h("p", { class: "banner warn" }, h("b", {}, `No ${name} provider: `), `${env} is not set and the project has no account of its own (Projects page), so ${who} cannot talk yet.`));
     }
   }
   box.replaceChildren(...out);

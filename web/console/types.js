@@ -413,5 +413,6 @@
 
 /** @typedef {{phone_number: string, reason: string, created_at: string}} DoNotCall a number no campaign of the project dials */
 /** @typedef {{items: DoNotCall[], next_cursor: string | null}} DoNotCallPage */
+/** @typedef {{kind: "openai" | "gemini", base_url: string, key_last4: string, updated_at: string}} ProviderAccount a project's own account with a provider kind; never its key */
 
 export {};

@@ -16,6 +16,8 @@ package apptest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -51,6 +53,9 @@ func Config(t testing.TB, databaseURL string, env map[string]string) config.Conf
 		// Recordings of a test's calls stay in the test's own directory
 		// (on PostgreSQL the default would be the working directory).
 		"AGENTLINE_RECORDINGS_DIR": t.TempDir(),
+		// A key of the test's own: on PostgreSQL, development would
+		// otherwise keep its key in the working directory.
+		"AGENTLINE_ENCRYPTION_KEY": testEncryptionKey(t),
 	}
 	for k, v := range env {
 		vars[k] = v
@@ -97,13 +102,24 @@ func Start(t testing.TB, cfg config.Config) *Server {
 // its address (Server.Addr), as a deployment restarts behind the same URL.
 func StartAt(t testing.TB, cfg config.Config, addr string) *Server {
 	t.Helper()
+	return start(t, cfg, addr, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})))
+}
+
+// StartLogged is Start with every log line, debug included, written to w
+// as JSON: tests that read what the app logs.
+func StartLogged(t testing.TB, cfg config.Config, w io.Writer) *Server {
+	t.Helper()
+	return start(t, cfg, "127.0.0.1:0", slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})))
+}
+
+func start(t testing.TB, cfg config.Config, addr string, logger *slog.Logger) *Server {
+	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Addr = ln.Addr().String()
 	s := &Server{URL: "http://" + cfg.Addr, Stdout: &Buffer{}, Client: &http.Client{Timeout: 30 * time.Second}, done: make(chan error, 1)}
-	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, cfg, logger, s.Stdout)
 	if err != nil {
@@ -366,4 +382,13 @@ func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// testEncryptionKey is a random AGENTLINE_ENCRYPTION_KEY.
+func testEncryptionKey(t testing.TB) string {
+	k := make([]byte, agentline.EncryptionKeySize)
+	if _, err := rand.Read(k); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(k)
 }

@@ -1,6 +1,7 @@
 // Package providerfake is an in-process stand-in for the realtime providers'
 // token endpoints: OpenAI's POST /v1/realtime/client_secrets and Gemini's
-// POST /v1alpha/auth_tokens. Like the real services it checks the auth
+// POST /v1alpha/auth_tokens, and their model lists (GET /v1/models, GET
+// /v1beta/models), which a key is checked with when it is saved. Like the real services it checks the auth
 // header and the body's shape and answers errors in their formats; it
 // records every request so tests can see what was sent. Serve it with
 // httptest.NewServer(fake) and point OPENAI_BASE_URL / GEMINI_BASE_URL at it.
@@ -74,9 +75,48 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.authToken(w, r, body)
+	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
+		f.openAIModels(w, r, fail)
+	case r.Method == http.MethodGet && r.URL.Path == "/v1beta/models":
+		f.geminiModels(w, r, fail)
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// openAIModels answers the model list as OpenAI does: 401 with its
+// message, which repeats the refused key partly masked, for a wrong key.
+func (f *Fake) openAIModels(w http.ResponseWriter, r *http.Request, fail int) {
+	key, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	switch {
+	case fail != 0:
+		openAIError(w, fail, "server_error", "The server had an error while processing your request.")
+	case key != f.openAIKey || f.openAIKey == "":
+		openAIError(w, http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided: "+mask(key)+". You can find your API key at https://platform.openai.com/account/api-keys.")
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{"id": "gpt-realtime", "object": "model", "owned_by": "system"}}})
+	}
+}
+
+// geminiModels answers the model list as the Gemini API does: 400
+// INVALID_ARGUMENT for a wrong key.
+func (f *Fake) geminiModels(w http.ResponseWriter, r *http.Request, fail int) {
+	switch {
+	case fail != 0:
+		googleError(w, fail, "INTERNAL", "Internal error encountered.")
+	case r.Header.Get("x-goog-api-key") != f.geminiKey || f.geminiKey == "":
+		googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.")
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"models": []map[string]any{{"name": "models/gemini-live-2.5-flash-preview"}}})
+	}
+}
+
+// mask shows a key as OpenAI's refusal does: its start and end.
+func mask(key string) string {
+	if len(key) < 8 {
+		return key
+	}
+	return key[:3] + strings.Repeat("*", len(key)-7) + key[len(key)-4:]
 }
 
 func (f *Fake) clientSecret(w http.ResponseWriter, r *http.Request, body []byte) {

@@ -34,6 +34,7 @@ type Server struct {
 	NeverReady bool
 
 	srv      *httptest.Server
+	mux      *http.ServeMux
 	sessions chan *Session
 	mu       sync.Mutex
 	all      []*Session
@@ -44,9 +45,14 @@ func New(apiKey string) *Server {
 	s := &Server{APIKey: apiKey, sessions: make(chan *Session, 1024)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/realtime", s.accept)
+	s.mux = mux
 	s.srv = httptest.NewServer(mux)
 	return s
 }
+
+// Handler serves the realtime socket, for a test that serves it beside
+// other endpoints under one base URL.
+func (s *Server) Handler() http.Handler { return s.mux }
 
 // URL is the base URL to use as OPENAI_BASE_URL (http://127.0.0.1:port).
 func (s *Server) URL() string { return s.srv.URL }

@@ -112,6 +112,7 @@ func (s *Server) Routes(prefix string) []httpx.Route {
 		return httpx.Route{Method: method, Pattern: prefix + path, Auth: httpx.ProviderKey, Name: httpx.NameOf(fn), Handler: fn}
 	}
 	return []httpx.Route{
+		r("GET", "/v1/models", models),
 		r("GET", "/v1/realtime", s.realtime),
 		r("POST", "/v1/realtime/client_secrets", s.clientSecret),
 		r("POST", "/v1/realtime/calls", s.newCall),

@@ -76,8 +76,16 @@ type Options struct {
 
 	// Tools runs the agents' tool calls on calls (the tool facility).
 	Tools Tools
-	// OpenAIBaseURL and OpenAIAPIKey reach the realtime model.
+	// OpenAIBaseURL and OpenAIAPIKey reach the realtime model when
+	// Credentials is nil.
 	OpenAIBaseURL, OpenAIAPIKey string
+	// Credentials chooses, once per call, the base URL and key of the
+	// call's project (its own provider account, else the deployment's).
+	Credentials Credentials
+	// AllowPrivate lets a project's own base URL reach loopback and
+	// private addresses (AGENTLINE_ALLOW_PRIVATE_WEBHOOKS); otherwise each
+	// address dialed for it is checked by the outgoing address policy.
+	AllowPrivate bool
 	// MaxCallDuration ends a call that lasts longer.
 	MaxCallDuration time.Duration
 	// ModelReadyTimeout bounds the wait for the model to take the session.
@@ -105,10 +113,11 @@ type Handler struct {
 	signatures *carrier.Signatures
 	now        func() time.Time
 	// tools may be nil: calls then offer no tools.
-	tools                       Tools
-	openAIBaseURL, openAIAPIKey string
-	maxCallDuration             time.Duration
-	modelReadyTimeout           time.Duration
+	tools             Tools
+	creds             Credentials
+	allowPrivate      bool
+	maxCallDuration   time.Duration
+	modelReadyTimeout time.Duration
 	// recordings is nil when no call is recorded.
 	recordings Recordings
 
@@ -123,7 +132,7 @@ func New(opts Options) *Handler {
 	return &Handler{
 		store: opts.Store, carrierAPI: opts.Carrier, secret: opts.Secret, host: opts.BotHost,
 		signatures: opts.Signatures, now: opts.Now, tools: opts.Tools,
-		openAIBaseURL: opts.OpenAIBaseURL, openAIAPIKey: opts.OpenAIAPIKey,
+		creds: credentialsOf(opts), allowPrivate: opts.AllowPrivate,
 		maxCallDuration: opts.MaxCallDuration, modelReadyTimeout: opts.ModelReadyTimeout,
 		recordings: opts.Recordings, live: &liveCalls{},
 		metrics: newMetrics(opts.Registerer), voices: &voiceMapper{log: opts.Logger},

@@ -50,11 +50,7 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 	rec := func(res relay.Result, reason string, ended time.Time) {
 		h.finishCall(sc, res, reason, ended, entries.stop(), log)
 	}
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	model, _, err := relay.Dial(dctx, h.realtimeURL(sc.agent.Model), &websocket.DialOptions{
-		HTTPHeader: http.Header{"Authorization": {"Bearer " + h.openAIAPIKey}},
-	})
-	cancel()
+	model, err := h.dialModel(ctx, sc)
 	if err != nil {
 		log.Error("could not open the model's socket", "err", err)
 		res := relay.Result{Reason: relay.EndModelDisconnect, Err: err}
@@ -289,9 +285,32 @@ func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, en
 	log.Info("call ended", "reason", reason, "duration", d, "caller_frames", res.CallerFrames, "agent_frames", res.AgentFrames, "err", res.Err)
 }
 
-// realtimeURL is the realtime WebSocket URL of model at OPENAI_BASE_URL.
-func (h *Handler) realtimeURL(model string) string {
-	base := strings.TrimSuffix(h.openAIBaseURL, "/")
+// dialModel opens the realtime model's socket with the base URL and key of
+// the call's project: one read (cached) per call.
+func (h *Handler) dialModel(ctx context.Context, sc *streamCall) (*relay.Socket, error) {
+	creds, err := h.creds.Credentials(ctx, sc.agent.ProjectID, agentline.ProviderOpenAI)
+	if err != nil {
+		return nil, err
+	}
+	if creds.APIKey == "" {
+		return nil, agentline.Errorf(agentline.ENotConfigured, "no OpenAI-compatible key: the project has no provider account and the server no OPENAI_API_KEY")
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	dial := relay.Dial
+	if creds.Project && !h.allowPrivate {
+		// A URL the project gave: checked on every address dialed.
+		dial = relay.DialChecked
+	}
+	model, _, err := dial(dctx, realtimeURL(creds.BaseURL, sc.agent.Model), &websocket.DialOptions{
+		HTTPHeader: http.Header{"Authorization": {"Bearer " + creds.APIKey}},
+	})
+	return model, err
+}
+
+// realtimeURL is the realtime WebSocket URL of model at base.
+func realtimeURL(base, model string) string {
+	base = strings.TrimSuffix(base, "/")
 	switch {
 	case strings.HasPrefix(base, "https://"):
 		base = "wss://" + strings.TrimPrefix(base, "https://")

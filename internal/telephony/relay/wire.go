@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/agentline/agentline/internal/egress"
 )
 
 // The relay's sockets send several queued messages in one write, with the
@@ -169,8 +171,20 @@ type wireSlotKey struct{}
 
 var wireDialer = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 
+// checkedWireDialer is wireDialer with the outgoing address policy checked
+// on every address it dials.
+var checkedWireDialer = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: egress.Control}
+
 func dialWire(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := wireDialer.DialContext(ctx, network, addr)
+	return dialWireWith(ctx, wireDialer, network, addr)
+}
+
+func dialCheckedWire(ctx context.Context, network, addr string) (net.Conn, error) {
+	return dialWireWith(ctx, checkedWireDialer, network, addr)
+}
+
+func dialWireWith(ctx context.Context, d *net.Dialer, network, addr string) (net.Conn, error) {
+	c, err := d.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +202,31 @@ var wireTransport = &http.Transport{
 	Proxy:               http.ProxyFromEnvironment,
 	DialContext:         dialWire,
 	TLSHandshakeTimeout: 10 * time.Second,
+}
+
+// checkedWireTransport is wireTransport for URLs a project gave: no proxy
+// (it would be dialed instead of the target, escaping the check), and
+// every address checked by the outgoing address policy.
+var checkedWireTransport = &http.Transport{
+	DialContext:         dialCheckedWire,
+	TLSHandshakeTimeout: 10 * time.Second,
+}
+
+// DialChecked is Dial for a model URL a project gave (its own provider
+// account): the addresses dialed, after DNS, must pass the outgoing
+// address policy, as webhook calls' must.
+func DialChecked(ctx context.Context, url string, opts *websocket.DialOptions) (*Socket, *http.Response, error) {
+	var o websocket.DialOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.HTTPClient = &http.Client{Transport: checkedWireTransport}
+	slot := &wireSlot{}
+	ws, resp, err := websocket.Dial(context.WithValue(ctx, wireSlotKey{}, slot), url, &o)
+	if err != nil {
+		return nil, resp, err
+	}
+	return &Socket{Conn: ws, wire: slot.w}, resp, nil
 }
 
 // Dial is websocket.Dial over a wire, for the relay's model socket. With

@@ -1,11 +1,12 @@
 // @ts-check
 // The projects page: the user's projects, the current one's settings
 // (name, the name shown to visitors, how long call recordings are kept,
-// delete) and a new project.
+// delete), its provider accounts (providers.js) and a new project.
 
 import { createProject, deleteProject, updateProject } from "../api.js";
 import { h, notice, table, when, confirmAction, errorText } from "../dom.js";
 import { form } from "../forms.js";
+import { providersCard } from "./providers.js";
 import { forgetProject, loadProjects, maybeProject, projects, refreshFrame, render, setProject } from "../router.js";
 
 /** @import {PageContext} from "../router.js" */
@@ -24,6 +25,7 @@ export async function projectsPage({ show }) {
     list.length ? null : notice("Create your first project: it holds your agents, channels and members."),
     table(["Name", "Your role", "Created", ""], rows, "No projects yet."),
     current ? projectSettings(current) : null,
+    current ? await providersCard(current) : null,
     h("div", { class: "card" }, h("h2", {}, "New project"), form([
       { name: "name", label: "Name", required: true },
       { name: "branding.display_name", label: "Name shown to visitors", hint: "Optional; the widget's title." },

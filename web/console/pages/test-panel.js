@@ -5,9 +5,9 @@
 // no key, the sign-in's token authorizes it. It is stored like a widget
 // session, from origin "console".
 
-import { sessionToken, testSessionURL } from "../api.js";
+import { listProviderAccounts, sessionToken, testSessionURL } from "../api.js";
 import { h, json, notice } from "../dom.js";
-import { can, features, onLeave } from "../router.js";
+import { can, features, onLeave, project } from "../router.js";
 
 /** @import {PageContext} from "../router.js" */
 /** @import {Agent} from "../types.js" */
@@ -74,7 +74,10 @@ export async function agentTest(ctx, a) {
   }
   const { createClient } = await sdk();
   const f = features();
-  const via = a.provider === "gemini" ? (f.gemini_configured ? "Gemini" : "")
+  // The project's own account of the agent's kind comes before the server's.
+  const own = (await listProviderAccounts(project().id).catch(() => [])).find((x) => x.kind === a.provider);
+  const via = own ? `the project's own account at ${own.base_url}`
+    : a.provider === "gemini" ? (f.gemini_configured ? "Gemini" : "")
     : f.sandbox ? "the sandbox (a pretend provider)" : f.openai_configured ? "OpenAI" : "";
   const status = h("p", { class: "muted", role: "status", id: "test-status" }, "Not connected.");
   const lines = h("ol", { class: "transcript", id: "test-transcript", "aria-label": "Test transcript", "aria-live": "polite" });
@@ -121,6 +124,6 @@ export async function agentTest(ctx, a) {
   });
   return h("div", { class: "card test-panel" }, h("h2", {}, "Test " + a.name),
     via ? h("p", { class: "muted" }, `Talks to ${via} with ${a.model}, the agent's tools included. Tests are kept with the sessions, from origin console; no channel or key is needed.`)
-      : notice(`The ${a.provider === "gemini" ? "Gemini" : "OpenAI"}-compatible provider of this agent has no API key on this server, so a test cannot connect.`, "error"),
+      : notice(`The ${a.provider === "gemini" ? "Gemini" : "OpenAI"}-compatible provider of this agent has no API key on this server nor a provider account in this project (Projects page), so a test cannot connect.`, "error"),
     h("div", { class: "row" }, voice, typed, mute, stop), status, err, lines, send);
 }
