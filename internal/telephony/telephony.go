@@ -67,8 +67,10 @@ type Options struct {
 	// Tools runs the agents' tool calls on calls (the tool facility).
 	Tools livecall.Tools
 	// OpenAIBaseURL and OpenAIAPIKey reach the realtime model
-	// (OPENAI_BASE_URL, OPENAI_API_KEY).
+	// (OPENAI_BASE_URL, OPENAI_API_KEY); GeminiBaseURL and GeminiAPIKey
+	// Gemini-kind agents' Live API (GEMINI_BASE_URL, GEMINI_API_KEY).
 	OpenAIBaseURL, OpenAIAPIKey string
+	GeminiBaseURL, GeminiAPIKey string
 	// MaxCallDuration ends a call that lasts longer
 	// (AGENTLINE_MAX_CALL_DURATION); 30 minutes when zero.
 	MaxCallDuration time.Duration
@@ -107,9 +109,6 @@ type Handler struct {
 	// maxCalls caps a project's live calls.
 	maxCalls int
 	now      func() time.Time
-	// openAIAPIKey is only checked for presence: a test call needs a
-	// realtime model to talk to.
-	openAIAPIKey string
 	// live is the live call path, which the app drains and whose calls it
 	// ends on shutdown through the Handler.
 	live *livecall.Handler
@@ -153,13 +152,14 @@ func New(opts Options) *Handler {
 		Store: opts.Store, Carrier: opts.Carrier, Secret: opts.Secret, BotHost: opts.BotHost,
 		Signatures: opts.Signatures, Now: opts.Now, Tools: opts.Tools,
 		OpenAIBaseURL: opts.OpenAIBaseURL, OpenAIAPIKey: opts.OpenAIAPIKey,
+		GeminiBaseURL: opts.GeminiBaseURL, GeminiAPIKey: opts.GeminiAPIKey,
 		MaxCallDuration: opts.MaxCallDuration, ModelReadyTimeout: opts.ModelReadyTimeout,
 		Registerer: opts.Registerer, Logger: opts.Logger, Recordings: opts.Recordings,
 	})
 	return &Handler{
 		enabled: opts.Enabled, store: opts.Store, auth: opts.Auth, carrierAPI: opts.Carrier,
 		secret: opts.Secret, host: opts.BotHost, signatures: opts.Signatures,
-		maxCalls: opts.MaxConcurrentCalls, now: opts.Now, openAIAPIKey: opts.OpenAIAPIKey,
+		maxCalls: opts.MaxConcurrentCalls, now: opts.Now,
 		live: live, calls: live, machine: opts.AnsweringMachine,
 	}
 }

@@ -69,8 +69,8 @@ func (h *Handler) startTestCall(ctx context.Context, projectID, agentID int64, u
 	if err := livecall.CheckAgent(agent); err != nil {
 		return testCallStarted{}, err
 	}
-	if h.openAIAPIKey == "" {
-		return testCallStarted{}, agentline.Errorf(agentline.ENotConfigured, "OPENAI_API_KEY is not set: calls need an OpenAI-compatible realtime model")
+	if err := h.live.CheckConfigured(agent); err != nil {
+		return testCallStarted{}, err
 	}
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {

@@ -76,8 +76,10 @@ type Options struct {
 
 	// Tools runs the agents' tool calls on calls (the tool facility).
 	Tools Tools
-	// OpenAIBaseURL and OpenAIAPIKey reach the realtime model.
+	// OpenAIBaseURL and OpenAIAPIKey reach OpenAI-kind agents' realtime
+	// model, GeminiBaseURL and GeminiAPIKey Gemini-kind agents' Live API.
 	OpenAIBaseURL, OpenAIAPIKey string
+	GeminiBaseURL, GeminiAPIKey string
 	// MaxCallDuration ends a call that lasts longer.
 	MaxCallDuration time.Duration
 	// ModelReadyTimeout bounds the wait for the model to take the session.
@@ -107,6 +109,7 @@ type Handler struct {
 	// tools may be nil: calls then offer no tools.
 	tools                       Tools
 	openAIBaseURL, openAIAPIKey string
+	geminiBaseURL, geminiAPIKey string
 	maxCallDuration             time.Duration
 	modelReadyTimeout           time.Duration
 	// recordings is nil when no call is recorded.
@@ -124,6 +127,7 @@ func New(opts Options) *Handler {
 		store: opts.Store, carrierAPI: opts.Carrier, secret: opts.Secret, host: opts.BotHost,
 		signatures: opts.Signatures, now: opts.Now, tools: opts.Tools,
 		openAIBaseURL: opts.OpenAIBaseURL, openAIAPIKey: opts.OpenAIAPIKey,
+		geminiBaseURL: opts.GeminiBaseURL, geminiAPIKey: opts.GeminiAPIKey,
 		maxCallDuration: opts.MaxCallDuration, modelReadyTimeout: opts.ModelReadyTimeout,
 		recordings: opts.Recordings, live: &liveCalls{},
 		metrics: newMetrics(opts.Registerer), voices: &voiceMapper{log: opts.Logger},
@@ -148,13 +152,14 @@ func (h *Handler) botHost() (string, error) {
 	return h.host, nil
 }
 
-// CheckAgent checks that an agent can take calls: the relay passes the
-// carrier's mu-law audio through untouched, and only the OpenAI-compatible
-// realtime kind speaks it natively.
+// CheckAgent checks that an agent can take calls: its model is an
+// OpenAI-compatible realtime one, whose mu-law audio passes through, or a
+// Gemini Live one, whose PCM the relay converts.
 func CheckAgent(a agentline.Agent) error {
-	if a.Provider != agentline.ProviderOpenAI {
-		return &agentline.Error{Code: agentline.EUnsupportedProvider, Field: "agent_id",
-			Message: "agent " + a.Name + " runs on a Gemini-compatible model, which cannot take phone calls: the phone channel needs an OpenAI-compatible realtime model (gpt-realtime*)"}
+	switch a.Provider {
+	case agentline.ProviderOpenAI, agentline.ProviderGemini:
+		return nil
 	}
-	return nil
+	return &agentline.Error{Code: agentline.EUnsupportedProvider, Field: "agent_id",
+		Message: "agent " + a.Name + " runs on a model of provider " + string(a.Provider) + ", which cannot take phone calls: the phone channel needs an OpenAI-compatible realtime model or a Gemini Live one"}
 }

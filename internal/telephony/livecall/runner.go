@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
-	"net/url"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -40,9 +37,9 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 	if err != nil {
 		log.Error("tool definitions", "err", err)
 	}
-	update, err := h.sessionUpdate(sc.agent, defs)
+	side, err := h.modelFor(sc, defs)
 	if err != nil {
-		log.Error("session.update", "err", err)
+		log.Error("the model's session", "err", err)
 		relay.CloseSocket(conn, websocket.StatusInternalError, "internal_error")
 		return
 	}
@@ -50,11 +47,7 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 	rec := func(res relay.Result, reason string, ended time.Time) {
 		h.finishCall(sc, res, reason, ended, entries.stop(), log)
 	}
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	model, _, err := relay.Dial(dctx, h.realtimeURL(sc.agent.Model), &websocket.DialOptions{
-		HTTPHeader: http.Header{"Authorization": {"Bearer " + h.openAIAPIKey}},
-	})
-	cancel()
+	model, err := dialModel(ctx, side)
 	if err != nil {
 		log.Error("could not open the model's socket", "err", err)
 		res := relay.Result{Reason: relay.EndModelDisconnect, Err: err}
@@ -63,19 +56,16 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 		rec(res, string(res.Reason), h.now())
 		return
 	}
-	model.SetReadLimit(1 << 22)
 
 	tools := &callTools{h: h, agent: sc.agent, call: sc.call, transfer: &atomic.Bool{}, optedOut: &atomic.Bool{}, log: log}
 	transferred := false
 	opts := relay.Options{
-		StreamSID:     sc.start.StreamSID,
-		SessionUpdate: update,
-		SpeakFirst:    speakFirst(sc.agent, sc.claims.Direction),
-		Tools:         tools,
-		OnEvent:       entries.add,
-		Logger:        log,
-		FrameLatency:  h.metrics.frameLatency,
-		ReadyTimeout:  h.modelReadyTimeout,
+		StreamSID:    sc.start.StreamSID,
+		Tools:        tools,
+		OnEvent:      entries.add,
+		Logger:       log,
+		FrameLatency: h.metrics.frameLatency,
+		ReadyTimeout: h.modelReadyTimeout,
 		BeforeCarrierClose: func(res relay.Result) {
 			if tools.transfer.Load() && res.Reason == relay.EndAgentHangup {
 				transferred = h.transfer(sc, log)
@@ -84,6 +74,7 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 			h.apologize(sc, res, log)
 		},
 	}
+	side.opts(&opts)
 	recorder := h.beginRecording(sc, &opts, log)
 	rc := relay.New(conn, model, opts)
 	tools.relay = rc
@@ -287,16 +278,4 @@ func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, en
 		log.Error("could not record the call's end and transcript", "err", err, "events", len(entries))
 	}
 	log.Info("call ended", "reason", reason, "duration", d, "caller_frames", res.CallerFrames, "agent_frames", res.AgentFrames, "err", res.Err)
-}
-
-// realtimeURL is the realtime WebSocket URL of model at OPENAI_BASE_URL.
-func (h *Handler) realtimeURL(model string) string {
-	base := strings.TrimSuffix(h.openAIBaseURL, "/")
-	switch {
-	case strings.HasPrefix(base, "https://"):
-		base = "wss://" + strings.TrimPrefix(base, "https://")
-	case strings.HasPrefix(base, "http://"):
-		base = "ws://" + strings.TrimPrefix(base, "http://")
-	}
-	return base + "/v1/realtime?model=" + url.QueryEscape(model)
 }
