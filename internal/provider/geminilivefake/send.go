@@ -25,6 +25,11 @@ func (ss *Session) Send(ctx context.Context, msg any) error {
 
 // SendRaw writes one server message as given.
 func (ss *Session) SendRaw(ctx context.Context, msg []byte) error {
+	if !ss.server.Echo {
+		ss.mu.Lock()
+		ss.sent = append(ss.sent, msg)
+		ss.mu.Unlock()
+	}
 	return ss.conn.Write(ctx, websocket.MessageBinary, msg)
 }
 

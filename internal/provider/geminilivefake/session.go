@@ -112,6 +112,7 @@ type Session struct {
 	audioBytes  int64
 	mediaChunks int      // realtimeInput.mediaChunks (deprecated) seen
 	texts       []string // realtimeInput.text
+	sent        [][]byte // server messages, unless Echo
 	changed     chan struct{}
 	done        chan struct{}
 	closeErr    error
@@ -294,6 +295,13 @@ func (ss *Session) MediaChunks() int {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return ss.mediaChunks
+}
+
+// Sent returns the server messages sent so far (none in Echo mode).
+func (ss *Session) Sent() [][]byte {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return append([][]byte(nil), ss.sent...)
 }
 
 // Texts returns every realtimeInput.text so far.
