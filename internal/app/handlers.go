@@ -4,6 +4,7 @@ import (
 	"github.com/agentline/agentline/internal/api"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/campaign"
+	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/provider"
@@ -50,7 +51,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 			Store: a.Store, Auth: a.Auth, Limiter: s.limiter,
 			Provider: provider.New(provider.Config{
 				OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey,
-				GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey,
+				GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.widgetGeminiKey(),
 			}, nil),
 			Tools: a.Tools, PublicURL: a.Config.PublicURL, AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks,
 		}),
@@ -65,12 +66,22 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 	}, nil
 }
 
+// widgetGeminiKey is the Gemini key of browser sessions: none when it is
+// the sandbox's, whose Gemini side answers phone calls' Live sockets but
+// mints no auth tokens (config.ApplySandbox).
+func (a *App) widgetGeminiKey() string {
+	if a.Config.GeminiAPIKey == config.SandboxAPIKey {
+		return ""
+	}
+	return a.Config.GeminiAPIKey
+}
+
 // features are what the console shows or hides, as the settings have it.
 func (a *App) features() auth.Features {
 	return auth.Features{
 		TelephonyEnabled: a.Config.TelephonyEnabled,
 		OpenAIConfigured: a.Config.OpenAIAPIKey != "",
-		GeminiConfigured: a.Config.GeminiAPIKey != "",
+		GeminiConfigured: a.widgetGeminiKey() != "",
 		Sandbox:          a.Config.Sandbox,
 		SandboxCarrier:   a.usesSandboxCarrier(),
 	}
