@@ -39,7 +39,8 @@ func newGeminiPhone(t *testing.T) *geminiPhone {
 	e := newEnv(t, map[string]string{"GEMINI_API_KEY": "g-test", "GEMINI_BASE_URL": live.URL(),
 		"AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true", "AGENTLINE_RECORDINGS_DIR": t.TempDir()})
 	a := agentline.Agent{ProjectID: e.project, Name: "Gemma", Model: "gemini-2.5-flash-native-audio-preview-09-2025",
-		Voice: "Kore", Language: "en-US", Instructions: "You answer for the Corner Shop.", RecordCalls: true}
+		Voice: "Kore", Language: "en-US", Instructions: "You answer for the Corner Shop.", RecordCalls: true,
+		Analysis: agentline.AnalysisSettings{Summary: true}}
 	if err := a.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +185,24 @@ func TestGeminiInboundCallThroughTheStreamHandler(t *testing.T) {
 		t.Fatalf("events = %s", got)
 	}
 	e.waitRecording(c.CallSID)
+	e.waitAnalysis(c.CallSID)
+}
+
+// waitAnalysis checks that the call's end asked for its analysis (a
+// pending analysis and its job, in the end's transaction). This env runs
+// no job queue; the analysis itself is the same job as for any
+// conversation (internal/analysis's tests run it on Gemini's generateContent).
+func (e *geminiPhone) waitAnalysis(sid string) {
+	e.t.Helper()
+	ctx := context.Background()
+	call, err := e.app.Store.Call(ctx, e.project, sid)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	conv, err := e.app.Store.Conversation(ctx, e.project, agentline.CallConversationID(call.ID))
+	if err != nil || conv.Analysis == nil || conv.Analysis.Status != agentline.AnalysisPending || len(conv.Transcript) < 2 {
+		e.t.Fatalf("analysis of the call: %+v, transcript %+v (err %v)", conv.Analysis, conv.Transcript, err)
+	}
 }
 
 // waitRecording waits for the call's recording and checks it holds audio.
