@@ -96,11 +96,13 @@ func (g *geminiSide) resume(ctx context.Context) error {
 	}
 	old := g.cur.Swap(lc)
 	g.mu.Unlock()
+	// The old connection is retired whatever happens next; closing it
+	// moves its reader to the new one.
+	defer closeSocket(old.sock, old.out, websocket.StatusNormalClosure, "go_away")
 	if err := g.sendHeld(ctx, lc); err != nil {
 		return err
 	}
 	g.c.log.Info("the model's session resumed on a new connection", "took", time.Since(start))
-	closeSocket(old.sock, old.out, websocket.StatusNormalClosure, "go_away")
 	return nil
 }
 
