@@ -116,9 +116,9 @@ type Session struct {
 
 	// Echo's buffers, on the session's reader alone.
 	echoIn, echoPCM, echoOut []byte
-	changed     chan struct{}
-	done        chan struct{}
-	closeErr    error
+	changed                  chan struct{}
+	done                     chan struct{}
+	closeErr                 error
 }
 
 // clientMessage is what the fake reads of a client message.
