@@ -176,11 +176,22 @@ func TestGeminiRelayAudioBothWaysBargeInToolAndResume(t *testing.T) {
 	g.media(800)
 	next.SendOutputTranscription(ctx, "Still here.")
 	next.SendTurnComplete(ctx)
+	// The turn's transcript is one line, recorded at turnComplete.
+	var lines []string
+	for len(lines) == 0 {
+		select {
+		case e := <-g.events:
+			if e.Type == "transcript" {
+				lines = append(lines, e.Role+": "+e.Text)
+			}
+		case <-ctx.Done():
+			t.Fatal("no transcript line")
+		}
+	}
 	g.send(`{"event":"stop","sequenceNumber":"200","streamSid":"MZ1"}`)
 	if res := g.waitResult(); res.Reason != relay.EndCallerHangup {
 		t.Fatalf("result %+v", res)
 	}
-	var lines []string
 	for len(g.events) > 0 {
 		if e := <-g.events; e.Type == "transcript" {
 			lines = append(lines, e.Role+": "+e.Text)
