@@ -40,6 +40,39 @@ func RealtimeVoice(name string) (voice string, known bool) {
 	return DefaultRealtimeVoice, false
 }
 
+// DefaultGeminiVoice is the Gemini Live voice of agents whose voice is
+// unset or unknown.
+const DefaultGeminiVoice = "Puck"
+
+// openAIToGemini maps OpenAI's voices (lower case) to the nearest Gemini
+// Live voice, the reverse of realtimeVoices' Gemini rows, so that an
+// agent moved from one provider to the other keeps a similar voice.
+var openAIToGemini = map[string]string{
+	"marin": "Kore", "cedar": "Charon", "alloy": "Kore", "ash": "Fenrir", "ballad": "Charon", "coral": "Leda",
+	"echo": "Orus", "sage": "Zephyr", "shimmer": "Aoede", "verse": "Puck", "fable": "Puck", "onyx": "Fenrir", "nova": "Leda",
+}
+
+// GeminiVoice returns the Gemini Live prebuilt voice for an agent's voice
+// name: a Gemini voice as the catalog spells it, an OpenAI voice's nearest
+// Gemini voice, or DefaultGeminiVoice. known is false for a set name
+// neither provider has, so that callers can say so in their log. The
+// phone path uses it for Gemini-kind agents' calls.
+func GeminiVoice(name string) (voice string, known bool) {
+	key := strings.ToLower(strings.TrimSpace(name))
+	if key == "" {
+		return DefaultGeminiVoice, true
+	}
+	for _, v := range providerVoices[ProviderGemini] {
+		if strings.ToLower(v) == key {
+			return v, true
+		}
+	}
+	if v, ok := openAIToGemini[key]; ok {
+		return v, true
+	}
+	return DefaultGeminiVoice, false
+}
+
 // KnownModels returns the models the console offers, per provider. Other
 // names matching ProviderForModel's patterns are accepted too (a provider's
 // new model works before this list names it). It is a copy, like

@@ -76,3 +76,24 @@ func TestCatalogVoice(t *testing.T) {
 		}
 	}
 }
+
+func TestGeminiVoice(t *testing.T) {
+	for name, want := range map[string]string{"": "Puck", "kore": "Kore", " Charon ": "Charon", "marin": "Kore", "shimmer": "Aoede", "nova": "Leda"} {
+		if got, known := agentline.GeminiVoice(name); got != want || !known {
+			t.Errorf("GeminiVoice(%q) = %q, %v; want %q", name, got, known, want)
+		}
+	}
+	if got, known := agentline.GeminiVoice("zork"); got != agentline.DefaultGeminiVoice || known {
+		t.Errorf("unknown voice = %q, %v", got, known)
+	}
+	// Every OpenAI voice has a Gemini one, and it is a catalog voice.
+	for _, v := range agentline.Voices() {
+		g, known := agentline.GeminiVoice(v.Name)
+		if !known {
+			t.Errorf("voice %s has no Gemini voice", v.Name)
+		}
+		if _, err := agentline.CatalogVoice(agentline.ProviderGemini, "gemini-live", g); err != nil {
+			t.Errorf("voice %s maps to %s: %v", v.Name, g, err)
+		}
+	}
+}

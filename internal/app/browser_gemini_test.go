@@ -1,36 +1,32 @@
 package app_test
 
 import (
-	"encoding/base64"
-	"encoding/binary"
+	"context"
 	"encoding/json"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/coder/websocket"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/provider/geminilivefake"
 	"github.com/agentline/agentline/internal/provider/providerfake"
 	"github.com/agentline/agentline/internal/store"
 )
 
-// geminiLive is a fake of the constrained Live API WebSocket, speaking its
-// wire protocol: setup first, then setupComplete; it sends 24 kHz PCM with
-// an output transcription, one toolCall, and reads the tool's answer back.
-// Like the real service it answers only the v1alpha constrained method with
-// an access_token, and closes with 1007 when the first message is not a
-// setup naming models/{model}.
+// geminiLive is the Live API fake (geminilivefake) as the widget's tests
+// use it: it answers only the v1alpha constrained method with an
+// access_token (closing with 1007 when the first message is not a setup
+// naming models/{model}), and each session plays a script: 24 kHz PCM with
+// an output transcription, one toolCall, and the tool's answer read back
+// from toolResponse and spoken.
 type geminiLive struct {
-	micBytes  atomic.Int64 // 16 kHz PCM bytes the browser sent
-	badChunks atomic.Int64 // realtimeInput with another MIME type
+	fake      *geminilivefake.Server
 	mu        sync.Mutex
 	path      string // of the last handshake, as the client wrote it
 	setup     string
@@ -38,92 +34,75 @@ type geminiLive struct {
 	toolReply string
 }
 
+func newGeminiLive(t testing.TB) *geminiLive {
+	g := &geminiLive{fake: geminilivefake.New("unused")}
+	g.fake.OnSession = g.script
+	t.Cleanup(g.fake.Close)
+	return g
+}
+
 func (g *geminiLive) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if geminiPath(r.URL.Path) != geminiConstrained {
 		http.NotFound(w, r)
 		return
 	}
-	token := r.URL.Query().Get("access_token")
-	if !strings.HasPrefix(token, "auth_tokens/") {
-		http.Error(w, "the constrained method needs access_token=auth_tokens/...", http.StatusUnauthorized)
-		return
-	}
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	g.fake.ServeHTTP(w, r)
+}
+
+func (g *geminiLive) script(ctx context.Context, ss *geminilivefake.Session) {
+	_, setup := ss.Setup()
+	g.mu.Lock()
+	g.path, g.token, g.setup = ss.Path, ss.Token, string(setup)
+	g.mu.Unlock()
+	ss.SendAudio(ctx, geminilivefake.Tone(500*time.Millisecond))
+	ss.SendOutputTranscription(ctx, "Hello from the Gemini fake.")
+	ss.SendTurnComplete(ctx)
+	ss.SendToolCall(ctx, geminilivefake.FunctionCall{ID: "fc_1", Name: "lookup_order", Args: map[string]any{"id": "42"}})
+	m, err := ss.WaitFor(ctx, func(m geminilivefake.Message) bool { return m.Kind == "toolResponse" })
 	if err != nil {
 		return
 	}
-	defer conn.CloseNow()
-	ctx := r.Context()
-	g.mu.Lock()
-	g.path, g.token = r.URL.Path, token
-	g.mu.Unlock()
-	_, first, err := conn.Read(ctx)
-	if err != nil {
+	var tr struct {
+		ToolResponse struct {
+			FunctionResponses []struct {
+				ID       string `json:"id"`
+				Response struct {
+					Output string `json:"output"`
+				} `json:"response"`
+			} `json:"functionResponses"`
+		} `json:"toolResponse"`
+	}
+	if json.Unmarshal(m.Raw, &tr) != nil || len(tr.ToolResponse.FunctionResponses) != 1 || tr.ToolResponse.FunctionResponses[0].ID != "fc_1" {
 		return
 	}
+	out := tr.ToolResponse.FunctionResponses[0].Response.Output
 	g.mu.Lock()
-	g.setup = string(first)
+	g.toolReply = out
 	g.mu.Unlock()
-	var setup struct {
-		Setup *struct {
-			Model string `json:"model"`
-		} `json:"setup"`
+	ss.SendOutputTranscription(ctx, "Tool said: "+out)
+	ss.SendTurnComplete(ctx)
+}
+
+// micBytes is how many bytes of microphone PCM every session received.
+func (g *geminiLive) micBytes() int64 {
+	var n int64
+	for _, ss := range g.fake.Sessions() {
+		n += ss.AudioBytes()
 	}
-	if json.Unmarshal(first, &setup) != nil || setup.Setup == nil || !strings.HasPrefix(setup.Setup.Model, "models/") {
-		conn.Close(websocket.StatusInvalidFramePayloadData, "Invalid JSON payload: the first message must be a setup with models/{model}")
-		return
-	}
-	// The real service sends binary frames, which browsers see as Blobs.
-	send := func(v any) {
-		b, _ := json.Marshal(v)
-		conn.Write(ctx, websocket.MessageBinary, b)
-	}
-	send(map[string]any{"setupComplete": map[string]any{}})
-	send(map[string]any{"serverContent": map[string]any{"modelTurn": map[string]any{"parts": []any{
-		map[string]any{"inlineData": map[string]any{"mimeType": "audio/pcm;rate=24000", "data": tone24k(500 * time.Millisecond)}}}}}})
-	send(map[string]any{"serverContent": map[string]any{"outputTranscription": map[string]any{"text": "Hello from the Gemini fake."}}})
-	send(map[string]any{"serverContent": map[string]any{"turnComplete": true}})
-	send(map[string]any{"toolCall": map[string]any{"functionCalls": []any{map[string]any{"id": "fc_1", "name": "lookup_order", "args": map[string]any{"id": "42"}}}}})
-	for {
-		_, msg, err := conn.Read(ctx)
-		if err != nil {
-			return
-		}
-		var m struct {
-			RealtimeInput *struct {
-				Audio struct {
-					Data     string `json:"data"`
-					MimeType string `json:"mimeType"`
-				} `json:"audio"`
-			} `json:"realtimeInput"`
-			ToolResponse *struct {
-				FunctionResponses []struct {
-					ID       string `json:"id"`
-					Name     string `json:"name"`
-					Response struct {
-						Output string `json:"output"`
-					} `json:"response"`
-				} `json:"functionResponses"`
-			} `json:"toolResponse"`
-		}
-		if json.Unmarshal(msg, &m) != nil {
-			continue
-		}
-		if in := m.RealtimeInput; in != nil {
-			raw, _ := base64.StdEncoding.DecodeString(in.Audio.Data)
-			if in.Audio.MimeType != "audio/pcm;rate=16000" {
-				g.badChunks.Add(1)
+	return n
+}
+
+// badChunks counts the audio chunks not sent as audio/pcm;rate=16000.
+func (g *geminiLive) badChunks() int {
+	n := 0
+	for _, ss := range g.fake.Sessions() {
+		for _, c := range ss.Chunks() {
+			if c.MimeType != "audio/pcm;rate=16000" {
+				n++
 			}
-			g.micBytes.Add(int64(len(raw)))
-		}
-		if tr := m.ToolResponse; tr != nil && len(tr.FunctionResponses) == 1 && tr.FunctionResponses[0].ID == "fc_1" {
-			g.mu.Lock()
-			g.toolReply = tr.FunctionResponses[0].Response.Output
-			g.mu.Unlock()
-			send(map[string]any{"serverContent": map[string]any{"outputTranscription": map[string]any{"text": "Tool said: " + tr.FunctionResponses[0].Response.Output}}})
-			send(map[string]any{"serverContent": map[string]any{"turnComplete": true}})
 		}
 	}
+	return n
 }
 
 const geminiConstrained = "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained"
@@ -153,22 +132,12 @@ func geminiProvider(live *geminiLive, tokens http.Handler) http.Handler {
 	})
 }
 
-// tone24k is d of a 220 Hz tone as base64 16-bit little-endian PCM at 24 kHz.
-func tone24k(d time.Duration) string {
-	n := int(24000 * d.Seconds())
-	b := make([]byte, 2*n)
-	for i := 0; i < n; i++ {
-		binary.LittleEndian.PutUint16(b[2*i:], uint16(int16(8000*math.Sin(2*math.Pi*220*float64(i)/24000))))
-	}
-	return base64.StdEncoding.EncodeToString(b)
-}
-
 // The Gemini-compatible path in a real browser: a WebSocket with the
 // ephemeral token, the microphone as 16 kHz PCM from the AudioWorklet,
 // 24 kHz PCM played back, and a tool call answered with toolResponse.
 func TestGeminiWidgetInTheBrowser(t *testing.T) {
 	ctx := newBrowser(t)
-	live := &geminiLive{}
+	live := newGeminiLive(t)
 	tokens := providerfake.New("sk-unused", "g-test")
 	mux := http.NewServeMux()
 	mux.Handle("/ws/", live)
@@ -192,13 +161,13 @@ func TestGeminiWidgetInTheBrowser(t *testing.T) {
 	poll(t, ctx, "the greeting", shadow+`.querySelector("ol").innerText.includes("Hello from the Gemini fake.")`)
 	poll(t, ctx, "the tool's answer", shadow+`.querySelector("ol").innerText.includes("Tool said: ")`)
 	deadline := time.Now().Add(10 * time.Second)
-	for live.micBytes.Load() < 16000 && time.Now().Before(deadline) { // 0.5 s of 16 kHz 16-bit
+	for live.micBytes() < 16000 && time.Now().Before(deadline) { // 0.5 s of 16 kHz 16-bit
 		time.Sleep(100 * time.Millisecond)
 	}
-	if n := live.micBytes.Load(); n < 16000 {
+	if n := live.micBytes(); n < 16000 {
 		t.Errorf("the fake received %d bytes of microphone PCM, want >= 16000", n)
 	}
-	if n := live.badChunks.Load(); n != 0 {
+	if n := live.badChunks(); n != 0 {
 		t.Errorf("%d audio chunks without mimeType audio/pcm;rate=16000", n)
 	}
 	live.mu.Lock()

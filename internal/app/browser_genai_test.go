@@ -61,7 +61,7 @@ func TestOfficialGoogleGenAISDK(t *testing.T) {
 	nm := nodeModules(t, "@google/genai")
 	ctx := newBrowser(t)
 	pe := listenPageErrors(ctx)
-	live := &geminiLive{}
+	live := newGeminiLive(t)
 	tokens := providerfake.New("sk-unused", "g-test")
 	provider := httptest.NewServer(geminiProvider(live, tokens))
 	defer provider.Close()

@@ -252,7 +252,7 @@ func nodeModules(t *testing.T, pkg string) string {
 // toolResponse after /widget/v1/tools/execute.
 func TestSDKGemini(t *testing.T) {
 	ctx := newBrowser(t)
-	live := &geminiLive{}
+	live := newGeminiLive(t)
 	mux := http.NewServeMux()
 	mux.Handle("/ws/", live)
 	mux.Handle("/", providerfake.New("sk-unused", "g-test"))

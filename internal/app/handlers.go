@@ -1,12 +1,15 @@
 package app
 
 import (
+	"context"
 	"net/http"
 	"time"
 
+	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/api"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/campaign"
+	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/provider"
@@ -53,7 +56,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 		toolAdmin: tools.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks),
 		widget: widget.New(widget.Options{
 			Store: a.Store, Auth: a.Auth, Limiter: s.limiter,
-			Provider: provider.New(provider.Config{Credentials: s.providers, ProjectHTTP: a.projectHTTP(15 * time.Second)}, nil),
+			Provider: provider.New(provider.Config{Credentials: widgetCredentials{s.providers}, ProjectHTTP: a.projectHTTP(15 * time.Second)}, nil),
 			Tools:    a.Tools, PublicURL: a.Config.PublicURL, AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks,
 		}),
 		assets: assets,
@@ -68,12 +71,22 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 	}, nil
 }
 
+// widgetGeminiKey is the Gemini key of browser sessions: none when it is
+// the sandbox's, whose Gemini side answers phone calls' Live sockets but
+// mints no auth tokens (config.ApplySandbox).
+func (a *App) widgetGeminiKey() string {
+	if a.Config.GeminiAPIKey == config.SandboxAPIKey {
+		return ""
+	}
+	return a.Config.GeminiAPIKey
+}
+
 // features are what the console shows or hides, as the settings have it.
 func (a *App) features() auth.Features {
 	return auth.Features{
 		TelephonyEnabled: a.Config.TelephonyEnabled,
 		OpenAIConfigured: a.Config.OpenAIAPIKey != "",
-		GeminiConfigured: a.Config.GeminiAPIKey != "",
+		GeminiConfigured: a.widgetGeminiKey() != "",
 		Sandbox:          a.Config.Sandbox,
 		SandboxCarrier:   a.usesSandboxCarrier(),
 	}
@@ -142,4 +155,19 @@ func (a *App) consoleConnect() []string {
 		out = append(out, "http:", "ws:")
 	}
 	return out
+}
+
+// widgetCredentials are the provider credentials of browser sessions: the
+// project's own account's or the deployment's, except the sandbox's Gemini
+// key, whose pretend Live socket answers phone calls but mints no auth
+// tokens for browsers (config.ApplySandbox): a widget session then says
+// Gemini is not configured.
+type widgetCredentials struct{ *provideraccount.Accounts }
+
+func (w widgetCredentials) Credentials(ctx context.Context, projectID int64, kind agentline.Provider) (agentline.ProviderCredentials, error) {
+	c, err := w.Accounts.Credentials(ctx, projectID, kind)
+	if err == nil && kind == agentline.ProviderGemini && !c.Project && c.APIKey == config.SandboxAPIKey {
+		c.APIKey = ""
+	}
+	return c, err
 }

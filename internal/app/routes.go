@@ -45,7 +45,8 @@ func (a *App) sandboxRoutes() []httpx.Route {
 	if a.Sandbox == nil {
 		return nil
 	}
-	return append(a.Sandbox.Routes(config.SandboxPath), a.sandboxPhoneRoutes()...)
+	routes := append(a.Sandbox.Routes(config.SandboxPath), a.Sandbox.GeminiRoutes(config.SandboxGeminiPath)...)
+	return append(routes, a.sandboxPhoneRoutes()...)
 }
 
 // serveMux mounts a.routes on one ServeMux, with 405 for a known path asked

@@ -74,7 +74,7 @@ func testTestCall(t *testing.T, d store.Dialect) {
 		{"signed out", "", path, 401, "unauthorized"},
 		{"a viewer", viewerTok, path, 403, "forbidden"},
 		{"an outsider", outsiderTok, path, 404, "not_found"},
-		{"a Gemini agent", tok, "/api/agents/" + itoa(gem.ID) + "/test-calls", 400, "unsupported_provider"},
+		{"a Gemini agent without GEMINI_API_KEY", tok, "/api/agents/" + itoa(gem.ID) + "/test-calls", 503, "not_configured"},
 	} {
 		if res := s.Do(t, "POST", c.path, c.token, nil); res.Status != c.status || res.ErrorCode() != c.code {
 			t.Errorf("%s: %d %s, want %d %s", c.name, res.Status, res, c.status, c.code)

@@ -10,6 +10,11 @@ const SandboxAPIKey = "sk-sandbox"
 // path in sandbox mode.
 const SandboxPath = "/sandbox/openai"
 
+// SandboxGeminiPath is where the sandbox's Gemini side (the Live API
+// WebSocket of phone calls) is served: GEMINI_BASE_URL's path in sandbox
+// mode when no GEMINI_API_KEY is set.
+const SandboxGeminiPath = "/sandbox/gemini"
+
 // ApplySandbox points the OpenAI-compatible provider at the sandbox
 // provider when the sandbox is on: OPENAI_BASE_URL becomes BaseURL +
 // SandboxPath and OPENAI_API_KEY the sandbox key, so that everything built
@@ -25,6 +30,14 @@ func (c *Config) ApplySandbox() {
 	}
 	c.OpenAIBaseURL = c.BaseURL() + SandboxPath
 	c.OpenAIAPIKey = SandboxAPIKey
+	// A real Gemini key is kept: DefaultSandbox turns the sandbox on for
+	// want of an OpenAI key alone. Without one, Gemini-kind agents' phone
+	// calls talk to the sandbox too (it answers the Live socket only, not
+	// the widget's auth tokens).
+	if c.GeminiAPIKey == "" || c.GeminiAPIKey == SandboxAPIKey {
+		c.GeminiBaseURL = c.BaseURL() + SandboxGeminiPath
+		c.GeminiAPIKey = SandboxAPIKey
+	}
 }
 
 // DefaultSandbox turns the sandbox provider on for a first run that would

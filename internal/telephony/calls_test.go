@@ -61,7 +61,7 @@ func TestOutboundCall(t *testing.T) {
 		{name: "no number", token: e.owner, method: "POST", path: out(e.ada), body: map[string]any{}, status: 400, has: "to_number"},
 		{name: "own number", token: e.owner, method: "POST", path: out(e.ada), body: map[string]any{"to_number": n.PhoneNumber}, status: 400},
 		{name: "agent without number", token: e.owner, method: "POST", path: out(e.bob), body: to, status: 400, has: "no phone number"},
-		{name: "gemini agent", token: e.owner, method: "POST", path: out(e.gemini), body: to, status: 400, code: "unsupported_provider"},
+		{name: "gemini agent without number", token: e.owner, method: "POST", path: out(e.gemini), body: to, status: 400, has: "no phone number"},
 	})
 	// A suspended number does not call out.
 	e.run([]check{

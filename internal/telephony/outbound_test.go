@@ -35,7 +35,7 @@ func TestPlaceCallOperation(t *testing.T) {
 		{name: "placed", arrange: func(t *testing.T, e *opsEnv) { withNumber(t, e) }, placed: 1, records: 1, awaited: true},
 		{name: "not E.164", to: "0155550199", code: agentline.EInvalid, message: "E.164"},
 		{name: "draining", arrange: func(t *testing.T, e *opsEnv) { withNumber(t, e); e.h.Drain() }, code: agentline.EUnavailable},
-		{name: "provider not supported", agent: func(e *opsEnv) int64 { return e.gem }, code: agentline.EUnsupportedProvider},
+		{name: "a Gemini agent without a number", agent: func(e *opsEnv) int64 { return e.gem }, code: agentline.EInvalid, message: "no phone number to call from"},
 		{name: "agent without a number", code: agentline.EInvalid, message: "no phone number to call from"},
 		{name: "number suspended", arrange: func(t *testing.T, e *opsEnv) {
 			n := withNumber(t, e)

@@ -33,7 +33,7 @@ func TestProvisionNumberOperation(t *testing.T) {
 		{name: "not a US number", phone: "+442071838750", agent: func(e *opsEnv) int64 { return e.ada }, code: agentline.EInvalid, message: "only US"},
 		{name: "no agent", agent: func(e *opsEnv) int64 { return 0 }, code: agentline.EInvalid, message: "agent_id is required"},
 		{name: "agent of another project", agent: func(e *opsEnv) int64 { return e.eve }, code: agentline.EInvalid, message: "not in this project"},
-		{name: "provider not supported", agent: func(e *opsEnv) int64 { return e.gem }, code: agentline.EUnsupportedProvider},
+		{name: "a Gemini agent", agent: func(e *opsEnv) int64 { return e.gem }, owned: 1, stored: 1},
 		{name: "agent already has a number", arrange: func(t *testing.T, e *opsEnv) { e.number(t, "+14155550101", e.ada) },
 			agent: func(e *opsEnv) int64 { return e.ada }, code: agentline.EConflict, message: "already has phone number", owned: 1, stored: 1},
 		{name: "number already provisioned here", arrange: func(t *testing.T, e *opsEnv) { e.number(t, phone, e.bob) },
@@ -80,7 +80,7 @@ func TestProvisionNumberOperation(t *testing.T) {
 			if tc.err != nil && !errors.Is(err, tc.err) {
 				t.Errorf("error %v is not %v", err, tc.err)
 			}
-			if err == nil && (n.ID == 0 || n.PhoneNumber != phone || n.Status != agentline.NumberActive || n.AgentID == nil || *n.AgentID != e.ada || n.CarrierSID == "") {
+			if err == nil && (n.ID == 0 || n.PhoneNumber != phone || n.Status != agentline.NumberActive || n.AgentID == nil || *n.AgentID != tc.agent(e) || n.CarrierSID == "") {
 				t.Errorf("number = %+v", n)
 			}
 			if owned := e.fake.Numbers(); len(owned) != tc.owned {

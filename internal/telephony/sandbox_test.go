@@ -122,3 +122,90 @@ func TestSandboxPhoneCall(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestSandboxGeminiPhoneCall: with --sandbox and no GEMINI_API_KEY, a
+// Gemini-kind agent's call goes to the sandbox's Gemini side (the Live
+// socket): its greeting in 24 kHz PCM reaches the caller as mu-law, the
+// caller's speech ends a turn, and the scripted toolCall runs the agent's
+// webhook tool and is answered with toolResponse.
+func TestSandboxGeminiPhoneCall(t *testing.T) {
+	t.Parallel()
+	hooked := make(chan string, 4)
+	webhook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		hooked <- string(b)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"status":"shipped on March 3"}`)
+	}))
+	defer webhook.Close()
+	s := apptest.StartFresh(t, store.SQLite, map[string]string{
+		"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": botHost, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true",
+	})
+	_, tok := s.NewUser(t, "owner@example.com")
+	var p agentline.Project
+	var a agentline.Agent
+	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
+	s.Must(t, 201, "POST", fmt.Sprintf("/api/projects/%d/agents", p.ID), tok, map[string]string{"name": "Gem",
+		"model": "gemini-2.5-flash-native-audio-preview-09-2025", "greeting": "Hello, this is Gem."}, &a)
+	s.Must(t, 201, "POST", fmt.Sprintf("/api/agents/%d/tools", a.ID), tok, map[string]any{"name": "lookup_order", "description": "Find an order",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}, "required": []string{"id"}}, "url": webhook.URL}, nil)
+	var n agentline.PhoneNumber
+	s.Must(t, 201, "POST", fmt.Sprintf("/api/projects/%d/telephony/numbers", p.ID), tok, map[string]any{"phone_number": "+14155550100", "agent_id": a.ID}, &n)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := callsim.Inbound(ctx, s.Client, s.URL, "+14155550199", n.PhoneNumber, callsim.Options{AuthToken: twiliofake.SandboxAuthToken, BotHost: botHost, EchoMarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The caller speaks for a second (a 300 Hz tone), then is quiet.
+	tone := make([]byte, 8000+6000)
+	for i := range tone {
+		tone[i] = 0xff // mu-law silence
+		if i < 8000 {
+			tone[i] = g711.Encode(int16(8000 * math.Sin(2*math.Pi*300*float64(i)/8000)))
+		}
+	}
+	if err := c.Play(ctx, tone, true); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"agentline sandbox", "lookup_order", `The tool lookup_order answered: {"output":{"status":"shipped on March 3"}}`}
+	var events []string
+	for {
+		res := s.Do(t, "GET", "/api/calls/"+c.CallSID, tok, nil)
+		var rec map[string]any
+		res.JSON(t, &rec)
+		events = eventTexts(rec)
+		all := true
+		for _, w := range want {
+			all = all && strings.Contains(strings.Join(events, "\n"), w)
+		}
+		if all {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("events of the sandbox call = %q (record %s)", events, res.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	select {
+	case body := <-hooked:
+		if !strings.Contains(body, `"id":"42"`) {
+			t.Errorf("webhook body %s", body)
+		}
+	default:
+		t.Error("the webhook tool was not called")
+	}
+	heard := c.Audio()
+	var loud int
+	for _, b := range heard {
+		if v := g711.Decode(b); v > 2000 || v < -2000 {
+			loud++
+		}
+	}
+	if len(heard) < 8000 || loud < len(heard)/10 {
+		t.Fatalf("the caller heard %d bytes of agent audio, %d of them loud", len(heard), loud)
+	}
+	c.Stop(ctx)
+}

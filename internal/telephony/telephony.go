@@ -67,8 +67,11 @@ type Options struct {
 	// Tools runs the agents' tool calls on calls (the tool facility).
 	Tools livecall.Tools
 	// OpenAIBaseURL and OpenAIAPIKey reach the realtime model
-	// (OPENAI_BASE_URL, OPENAI_API_KEY) when Credentials is nil.
+	// (OPENAI_BASE_URL, OPENAI_API_KEY); GeminiBaseURL and GeminiAPIKey
+	// Gemini-kind agents' Live API (GEMINI_BASE_URL, GEMINI_API_KEY); both
+	// when Credentials is nil.
 	OpenAIBaseURL, OpenAIAPIKey string
+	GeminiBaseURL, GeminiAPIKey string
 	// Credentials chooses each call's base URL and key by its project (a
 	// project's own provider account, else the deployment's).
 	Credentials livecall.Credentials
@@ -155,7 +158,9 @@ func New(opts Options) *Handler {
 	live := livecall.New(livecall.Options{
 		Store: opts.Store, Carrier: opts.Carrier, Secret: opts.Secret, BotHost: opts.BotHost,
 		Signatures: opts.Signatures, Now: opts.Now, Tools: opts.Tools,
-		OpenAIBaseURL: opts.OpenAIBaseURL, OpenAIAPIKey: opts.OpenAIAPIKey, Credentials: opts.Credentials, AllowPrivate: opts.AllowPrivate,
+		OpenAIBaseURL: opts.OpenAIBaseURL, OpenAIAPIKey: opts.OpenAIAPIKey,
+		GeminiBaseURL: opts.GeminiBaseURL, GeminiAPIKey: opts.GeminiAPIKey,
+		Credentials: opts.Credentials, AllowPrivate: opts.AllowPrivate,
 		MaxCallDuration: opts.MaxCallDuration, ModelReadyTimeout: opts.ModelReadyTimeout,
 		Registerer: opts.Registerer, Logger: opts.Logger, Recordings: opts.Recordings,
 	})

@@ -69,14 +69,10 @@ func (h *Handler) startTestCall(ctx context.Context, projectID, agentID int64, u
 	if err := livecall.CheckAgent(agent); err != nil {
 		return testCallStarted{}, err
 	}
-	// A test call needs a realtime model to talk to: the project's own
+	// A test call needs its agent's model: the project's own provider
 	// account's or the deployment's.
-	creds, err := h.live.Credentials(ctx, projectID, agentline.ProviderOpenAI)
-	if err != nil {
+	if err := h.live.CheckConfigured(ctx, agent); err != nil {
 		return testCallStarted{}, err
-	}
-	if creds.APIKey == "" {
-		return testCallStarted{}, agentline.Errorf(agentline.ENotConfigured, "no OpenAI-compatible key: calls need a realtime model (a provider account of the project, or OPENAI_API_KEY)")
 	}
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {

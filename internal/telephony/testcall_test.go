@@ -27,7 +27,7 @@ func TestStartTestCallOperation(t *testing.T) {
 	}{
 		{name: "recorded"},
 		{name: "draining", arrange: func(t *testing.T, e *opsEnv) { e.h.Drain() }, code: agentline.EUnavailable},
-		{name: "a Gemini agent", agent: func(e *opsEnv) int64 { return e.gem }, code: agentline.EUnsupportedProvider},
+		{name: "a Gemini agent without GEMINI_API_KEY", agent: func(e *opsEnv) int64 { return e.gem }, code: agentline.ENotConfigured},
 		{name: "no model key", change: func(o *Options) { o.OpenAIAPIKey = "" }, code: agentline.ENotConfigured},
 		{name: "the project's live calls at the cap", change: func(o *Options) { o.MaxConcurrentCalls = 1 }, arrange: func(t *testing.T, e *opsEnv) {
 			if _, err := e.h.startTestCall(context.Background(), e.project, e.ada, user); err != nil {

@@ -176,13 +176,6 @@ export function callPanel({ agent, startTestCall, getConversation, h }) {
     h("p", { class: "muted" }, `Calls ${agent.name} over the phone path itself: this browser plays the carrier and sends your microphone as 8 kHz mu-law through the same media stream and relay a phone call uses. No number or carrier is needed; the call is kept with the calls, direction test.`),
     h("div", { class: "row" }, callBtn, endBtn), status, counts, err, lines);
 
-  if (agent.provider === "gemini") {
-    // The relay passes mu-law through, which only the OpenAI-compatible
-    // realtime kind speaks; the API would refuse the call.
-    callBtn.disabled = true;
-    status.textContent = `${agent.name} runs on a Gemini-compatible model, which cannot take phone calls: choose an OpenAI-compatible realtime model (gpt-realtime*) to call it.`;
-  }
-
   /** @type {Call | null} */
   let call = null;
   const show = () => {

@@ -204,10 +204,6 @@ func TestAdmitStreamOperation(t *testing.T) {
 			}
 			return e.ada, s
 		}, code: agentline.EConflict, message: "used already"},
-		{name: "provider not supported", arrange: func(t *testing.T, e *admitEnv) (int64, streamStart) {
-			e.outbound(t, e.gem, "sr_1")
-			return e.gem, start(outSID, "stream_token", token(e.gem, "sr_1", agentline.CallOutbound, soon), "stream_ref", "sr_1")
-		}, code: agentline.EUnsupportedProvider},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

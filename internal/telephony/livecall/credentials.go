@@ -12,23 +12,23 @@ type Credentials interface {
 	Credentials(ctx context.Context, projectID int64, kind agentline.Provider) (agentline.ProviderCredentials, error)
 }
 
-// deployment is the deployment's one OpenAI-compatible account, for every
-// project: what Options.OpenAIBaseURL and OpenAIAPIKey give without
+// deployment is the deployment's one account of each kind, for every
+// project: what Options' base URLs and keys give without
 // Options.Credentials.
-type deployment agentline.ProviderCredentials
+type deployment map[agentline.Provider]agentline.ProviderCredentials
 
 func (d deployment) Credentials(_ context.Context, _ int64, kind agentline.Provider) (agentline.ProviderCredentials, error) {
-	if kind != agentline.ProviderOpenAI {
-		return agentline.ProviderCredentials{}, nil
-	}
-	return agentline.ProviderCredentials(d), nil
+	return d[kind], nil
 }
 
 func credentialsOf(o Options) Credentials {
 	if o.Credentials != nil {
 		return o.Credentials
 	}
-	return deployment{BaseURL: o.OpenAIBaseURL, APIKey: o.OpenAIAPIKey}
+	return deployment{
+		agentline.ProviderOpenAI: {BaseURL: o.OpenAIBaseURL, APIKey: o.OpenAIAPIKey},
+		agentline.ProviderGemini: {BaseURL: o.GeminiBaseURL, APIKey: o.GeminiAPIKey},
+	}
 }
 
 // Credentials are the base URL and key the project's calls of kind reach

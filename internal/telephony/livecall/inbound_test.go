@@ -39,6 +39,7 @@ func TestAnswerInboundOperation(t *testing.T) {
 		said     string
 		recorded string // the call's recorded status, "" for no record
 		awaited  bool   // the call's stream is expected here
+		gem      bool   // the number is the Gemini agent's
 	}{
 		{name: "connected to the agent's stream", recorded: agentline.CallRinging, awaited: true},
 		{name: "in progress already", arrange: func(t *testing.T, e *admitEnv, in *inboundRing) { in.Status = agentline.CallInProgress },
@@ -53,9 +54,9 @@ func TestAnswerInboundOperation(t *testing.T) {
 		{name: "suspended number: not in service", arrange: func(t *testing.T, e *admitEnv, in *inboundRing) {
 			e.setNumber(t, func(n *agentline.PhoneNumber) { n.Status = agentline.NumberSuspended })
 		}, said: notInService},
-		{name: "agent that takes no calls: not in service", arrange: func(t *testing.T, e *admitEnv, in *inboundRing) {
+		{name: "a Gemini agent's number: connected", arrange: func(t *testing.T, e *admitEnv, in *inboundRing) {
 			e.setNumber(t, func(n *agentline.PhoneNumber) { n.AgentID = &e.gem })
-		}, said: notInService},
+		}, recorded: agentline.CallRinging, awaited: true, gem: true},
 		{name: "not recorded: no stream expected", arrange: func(t *testing.T, e *admitEnv, in *inboundRing) { e.h.store = failingEvents{e.db} },
 			code: agentline.EInternal, err: errStoreDown},
 	}
@@ -67,6 +68,10 @@ func TestAnswerInboundOperation(t *testing.T) {
 			in := ring
 			if tc.arrange != nil {
 				tc.arrange(t, e, &in)
+			}
+			agent := e.ada
+			if tc.gem {
+				agent = e.gem
 			}
 			doc, err := e.h.answerInbound(context.Background(), in)
 			if got := agentline.ErrorCode(err); got != tc.code {
@@ -90,8 +95,8 @@ func TestAnswerInboundOperation(t *testing.T) {
 				if perr != nil {
 					t.Fatal(perr)
 				}
-				claims, verr := streamtoken.Verify(secret, s.Params["stream_token"], e.ada, time.Now())
-				if s.URL != carrier.StreamURL(botHost, e.ada) || s.Params["call_sid"] != inSID || s.Params["direction"] != agentline.CallInbound ||
+				claims, verr := streamtoken.Verify(secret, s.Params["stream_token"], agent, time.Now())
+				if s.URL != carrier.StreamURL(botHost, agent) || s.Params["call_sid"] != inSID || s.Params["direction"] != agentline.CallInbound ||
 					verr != nil || claims.Ref != inSID || claims.Direction != agentline.CallInbound {
 					t.Errorf("stream %+v, token %+v %v", s, claims, verr)
 				}
@@ -100,7 +105,7 @@ func TestAnswerInboundOperation(t *testing.T) {
 			switch {
 			case tc.recorded == "" && !errors.Is(cerr, agentline.ErrNotFound):
 				t.Errorf("recorded %+v (%v), want no record", call, cerr)
-			case tc.recorded != "" && (cerr != nil || call.Status != tc.recorded || call.Direction != agentline.CallInbound || call.AgentID != e.ada || call.From != caller):
+			case tc.recorded != "" && (cerr != nil || call.Status != tc.recorded || call.Direction != agentline.CallInbound || call.AgentID != agent || call.From != caller):
 				t.Errorf("recorded %+v (%v), want status %q", call, cerr, tc.recorded)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)

@@ -76,9 +76,11 @@ type Options struct {
 
 	// Tools runs the agents' tool calls on calls (the tool facility).
 	Tools Tools
-	// OpenAIBaseURL and OpenAIAPIKey reach the realtime model when
-	// Credentials is nil.
+	// OpenAIBaseURL and OpenAIAPIKey reach OpenAI-kind agents' realtime
+	// model, GeminiBaseURL and GeminiAPIKey Gemini-kind agents' Live API,
+	// when Credentials is nil.
 	OpenAIBaseURL, OpenAIAPIKey string
+	GeminiBaseURL, GeminiAPIKey string
 	// Credentials chooses, once per call, the base URL and key of the
 	// call's project (its own provider account, else the deployment's).
 	Credentials Credentials
@@ -157,13 +159,14 @@ func (h *Handler) botHost() (string, error) {
 	return h.host, nil
 }
 
-// CheckAgent checks that an agent can take calls: the relay passes the
-// carrier's mu-law audio through untouched, and only the OpenAI-compatible
-// realtime kind speaks it natively.
+// CheckAgent checks that an agent can take calls: its model is an
+// OpenAI-compatible realtime one, whose mu-law audio passes through, or a
+// Gemini Live one, whose PCM the relay converts.
 func CheckAgent(a agentline.Agent) error {
-	if a.Provider != agentline.ProviderOpenAI {
-		return &agentline.Error{Code: agentline.EUnsupportedProvider, Field: "agent_id",
-			Message: "agent " + a.Name + " runs on a Gemini-compatible model, which cannot take phone calls: the phone channel needs an OpenAI-compatible realtime model (gpt-realtime*)"}
+	switch a.Provider {
+	case agentline.ProviderOpenAI, agentline.ProviderGemini:
+		return nil
 	}
-	return nil
+	return &agentline.Error{Code: agentline.EUnsupportedProvider, Field: "agent_id",
+		Message: "agent " + a.Name + " runs on a model of provider " + string(a.Provider) + ", which cannot take phone calls: the phone channel needs an OpenAI-compatible realtime model or a Gemini Live one"}
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
-	"net/url"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -40,17 +37,17 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 	if err != nil {
 		log.Error("tool definitions", "err", err)
 	}
-	update, err := h.sessionUpdate(sc.agent, defs)
-	if err != nil {
-		log.Error("session.update", "err", err)
-		relay.CloseSocket(conn, websocket.StatusInternalError, "internal_error")
-		return
-	}
 	entries := h.startCallLog(sc, log)
 	rec := func(res relay.Result, reason string, ended time.Time) {
 		h.finishCall(sc, res, reason, ended, entries.stop(), log)
 	}
-	model, err := h.dialModel(ctx, sc)
+	// A model the call cannot reach (no key, a refused socket) is told to
+	// the caller and recorded alike.
+	side, err := h.modelFor(ctx, sc, defs)
+	var model *relay.Socket
+	if err == nil {
+		model, err = dialModel(ctx, side)
+	}
 	if err != nil {
 		log.Error("could not open the model's socket", "err", err)
 		res := relay.Result{Reason: relay.EndModelDisconnect, Err: err}
@@ -59,19 +56,16 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 		rec(res, string(res.Reason), h.now())
 		return
 	}
-	model.SetReadLimit(1 << 22)
 
 	tools := &callTools{h: h, agent: sc.agent, call: sc.call, transfer: &atomic.Bool{}, optedOut: &atomic.Bool{}, log: log}
 	transferred := false
 	opts := relay.Options{
-		StreamSID:     sc.start.StreamSID,
-		SessionUpdate: update,
-		SpeakFirst:    speakFirst(sc.agent, sc.claims.Direction),
-		Tools:         tools,
-		OnEvent:       entries.add,
-		Logger:        log,
-		FrameLatency:  h.metrics.frameLatency,
-		ReadyTimeout:  h.modelReadyTimeout,
+		StreamSID:    sc.start.StreamSID,
+		Tools:        tools,
+		OnEvent:      entries.add,
+		Logger:       log,
+		FrameLatency: h.metrics.frameLatency,
+		ReadyTimeout: h.modelReadyTimeout,
 		BeforeCarrierClose: func(res relay.Result) {
 			if tools.transfer.Load() && res.Reason == relay.EndAgentHangup {
 				transferred = h.transfer(sc, log)
@@ -80,6 +74,7 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 			h.apologize(sc, res, log)
 		},
 	}
+	side.opts(&opts)
 	recorder := h.beginRecording(sc, &opts, log)
 	rc := relay.New(conn, model, opts)
 	tools.relay = rc
@@ -283,39 +278,4 @@ func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, en
 		log.Error("could not record the call's end and transcript", "err", err, "events", len(entries))
 	}
 	log.Info("call ended", "reason", reason, "duration", d, "caller_frames", res.CallerFrames, "agent_frames", res.AgentFrames, "err", res.Err)
-}
-
-// dialModel opens the realtime model's socket with the base URL and key of
-// the call's project: one read (cached) per call.
-func (h *Handler) dialModel(ctx context.Context, sc *streamCall) (*relay.Socket, error) {
-	creds, err := h.creds.Credentials(ctx, sc.agent.ProjectID, agentline.ProviderOpenAI)
-	if err != nil {
-		return nil, err
-	}
-	if creds.APIKey == "" {
-		return nil, agentline.Errorf(agentline.ENotConfigured, "no OpenAI-compatible key: the project has no provider account and the server no OPENAI_API_KEY")
-	}
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	dial := relay.Dial
-	if creds.Project && !h.allowPrivate {
-		// A URL the project gave: checked on every address dialed.
-		dial = relay.DialChecked
-	}
-	model, _, err := dial(dctx, realtimeURL(creds.BaseURL, sc.agent.Model), &websocket.DialOptions{
-		HTTPHeader: http.Header{"Authorization": {"Bearer " + creds.APIKey}},
-	})
-	return model, err
-}
-
-// realtimeURL is the realtime WebSocket URL of model at base.
-func realtimeURL(base, model string) string {
-	base = strings.TrimSuffix(base, "/")
-	switch {
-	case strings.HasPrefix(base, "https://"):
-		base = "wss://" + strings.TrimPrefix(base, "https://")
-	case strings.HasPrefix(base, "http://"):
-		base = "ws://" + strings.TrimPrefix(base, "http://")
-	}
-	return base + "/v1/realtime?model=" + url.QueryEscape(model)
 }

@@ -100,13 +100,8 @@ func (e event) MarshalJSON() ([]byte, error) {
 // speakFirst is the response.create that makes the agent talk before the
 // caller: on outbound calls, and on inbound calls of agents with a greeting.
 func speakFirst(agent agentline.Agent, direction string) []byte {
-	var instructions string
-	switch {
-	case agent.Greeting != "":
-		instructions = agentline.GreetingInstructions(agent.Greeting)
-	case direction == agentline.CallOutbound:
-		instructions = "You placed this call and the person has just answered. Greet them and say why you are calling, following your instructions."
-	default:
+	instructions := speakFirstText(agent, direction)
+	if instructions == "" {
 		return nil
 	}
 	b, _ := json.Marshal(event{"response.create", "response", map[string]any{"instructions": instructions}})

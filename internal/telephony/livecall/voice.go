@@ -18,7 +18,17 @@ type voiceMapper struct {
 
 // realtimeVoice returns the realtime voice for name.
 func (m *voiceMapper) realtimeVoice(name string) string {
-	v, known := agentline.RealtimeVoice(name)
+	return m.mapped(name, agentline.RealtimeVoice)
+}
+
+// geminiVoice returns the Gemini Live voice for name.
+func (m *voiceMapper) geminiVoice(name string) string {
+	return m.mapped(name, agentline.GeminiVoice)
+}
+
+// mapped maps name with mapping, logging an unknown name once.
+func (m *voiceMapper) mapped(name string, mapping func(string) (string, bool)) string {
+	v, known := mapping(name)
 	if known {
 		return v
 	}
@@ -33,7 +43,7 @@ func (m *voiceMapper) realtimeVoice(name string) string {
 	}
 	m.mu.Unlock()
 	if first {
-		m.log.Warn("unknown voice name, using the default realtime voice", "voice", name, "default", v)
+		m.log.Warn("unknown voice name, using the default voice", "voice", name, "default", v)
 	}
 	return v
 }

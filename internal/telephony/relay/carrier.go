@@ -56,6 +56,9 @@ func (c *Call) fromCarrier(ctx context.Context, msg []byte) error {
 // (only for the carrier's reader) leaves it for the flush before that
 // reader's next socket read.
 func (c *Call) sendAudio(ctx context.Context, payload []byte, lazy bool) error {
+	if c.gem != nil {
+		return c.gem.sendFrame(ctx, payload, lazy)
+	}
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
@@ -104,6 +107,9 @@ func (c *Call) dtmf(ctx context.Context, msg []byte) error {
 		return nil
 	}
 	c.opts.OnEvent(Event{Type: "dtmf", Text: ev.DTMF.Digit, At: time.Now()})
+	if c.gem != nil {
+		return c.writeModel(ctx, textInput("The caller pressed "+ev.DTMF.Digit+" on the keypad."))
+	}
 	item, _ := json.Marshal(map[string]any{
 		"type": "conversation.item.create",
 		"item": map[string]any{"type": "message", "role": "user",

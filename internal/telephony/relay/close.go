@@ -16,7 +16,12 @@ const closeTimeout = time.Second
 // <Hangup/>), so BeforeCarrierClose runs between the two.
 func (c *Call) closeAll(res Result) {
 	code, reason := closeStatus(res.Reason)
-	closeSocket(c.model, c.modelOut, code, reason)
+	model, out := c.model, c.modelOut
+	if c.gem != nil {
+		lc := c.gem.close()
+		model, out = lc.sock, lc.out
+	}
+	closeSocket(model, out, code, reason)
 	if c.opts.BeforeCarrierClose != nil {
 		c.opts.BeforeCarrierClose(res)
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/agentline/agentline/internal/provider/geminilivefake"
 	"github.com/agentline/agentline/internal/provider/realtimefake"
 	"github.com/agentline/agentline/internal/telephony/relay"
 )
@@ -56,7 +57,7 @@ func serveRelay(mode, modelURL string) error {
 		return err
 	}
 	latency := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "frame_seconds", Buckets: prometheus.ExponentialBuckets(0.00005, 2, 14)})
-	relayed := mode == "agentline" || mode == "recording"
+	relayed := mode == "agentline" || mode == "recording" || mode == "gemini"
 	recordings, err := loadRecordingsFor(mode)
 	if err != nil {
 		return err
@@ -81,7 +82,12 @@ func serveRelay(mode, modelURL string) error {
 		if err != nil {
 			return
 		}
-		model, _, err := relay.Dial(ctx, realtimefake.WSURL(modelURL, "gpt-realtime"), dialOpts)
+		url := realtimefake.WSURL(modelURL, "gpt-realtime")
+		if mode == "gemini" {
+			url = strings.Replace(modelURL, "http", "ws", 1) + geminilivefake.PathLive
+			dialOpts = &websocket.DialOptions{HTTPHeader: http.Header{"x-goog-api-key": {apiKey}}}
+		}
+		model, _, err := relay.Dial(ctx, url, dialOpts)
 		if err != nil {
 			carrier.CloseNow()
 			return
@@ -103,6 +109,10 @@ func serveRelay(mode, modelURL string) error {
 			SessionUpdate: []byte(`{"type":"session.update","session":{"type":"realtime","instructions":"You are a helpful agent.","audio":{"input":{"format":{"type":"audio/pcmu"},"turn_detection":{"type":"server_vad"}},"output":{"format":{"type":"audio/pcmu"},"voice":"marin"}}}}`),
 			OnEvent:       func(relay.Event) {},
 			FrameLatency:  latency,
+		}
+		if mode == "gemini" {
+			setup := []byte(`{"setup":{"model":"models/gemini-live","generationConfig":{"responseModalities":["AUDIO"]},"systemInstruction":{"parts":[{"text":"You are a helpful agent."}]}}}`)
+			opts.Gemini = &relay.GeminiOptions{Setup: func(string) []byte { return setup }}
 		}
 		rec := recordings.begin()
 		if rec != nil {
@@ -177,9 +187,19 @@ func runLoad(t testing.TB, mode string, calls int, d time.Duration, nodeScript s
 	fake := realtimefake.New(apiKey)
 	fake.Echo = true
 	defer fake.Close()
+	modelURL := fake.URL()
+	if mode == "gemini" {
+		// The Live fake echoes each caller frame as 24 kHz PCM, which the
+		// relay resamples back: a frame's bytes do not survive the filter,
+		// so its callers count frames and measure no latency.
+		live := geminilivefake.New(apiKey)
+		live.Echo = true
+		defer live.Close()
+		modelURL = live.URL()
+	}
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "RELAYLOAD_MODE="+mode, "RELAYLOAD_MODEL="+fake.URL(), "GOMAXPROCS=2", "RELAYLOAD_RECDIR="+t.TempDir())
+	cmd.Env = append(os.Environ(), "RELAYLOAD_MODE="+mode, "RELAYLOAD_MODEL="+modelURL, "GOMAXPROCS=2", "RELAYLOAD_RECDIR="+t.TempDir())
 	if v := os.Getenv("RELAYLOAD_GOMEMLIMIT"); v != "" {
 		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+v) // the relay child's only
 	}
@@ -214,7 +234,7 @@ func runLoad(t testing.TB, mode string, calls int, d time.Duration, nodeScript s
 			time.Sleep(time.Duration(i) * time.Second / time.Duration(calls))
 			st := &stats[i]
 			st.lat = make([]time.Duration, 0, int(d/(20*time.Millisecond))+64)
-			if err := simulateCall(ctx, url, i, stopAt, measureFrom, st); err != nil {
+			if err := simulateCall(ctx, url, i, stopAt, measureFrom, mode == "gemini", st); err != nil {
 				st.failed = true
 			}
 		}()
@@ -264,8 +284,9 @@ type callStats struct {
 
 // simulateCall is one caller: 20 ms frames at real-time pace, each carrying
 // its send time in its first 8 bytes, and a reader that times each echoed
-// frame. Only frames sent between measureFrom and stopAt count.
-func simulateCall(ctx context.Context, url string, n int, stopAt, measureFrom time.Time, st *callStats) error {
+// frame. Only frames sent between measureFrom and stopAt count; with
+// untimed (the frames come back resampled), those received between them.
+func simulateCall(ctx context.Context, url string, n int, stopAt, measureFrom time.Time, untimed bool, st *callStats) error {
 	conn, _, err := websocket.Dial(ctx, url, nil)
 	if err != nil {
 		return err
@@ -296,6 +317,12 @@ func simulateCall(ctx context.Context, url string, n int, stopAt, measureFrom ti
 			}
 			m.Event, m.Media.Payload = "", ""
 			if json.Unmarshal(b, &m) != nil || m.Event != "media" {
+				continue
+			}
+			if now := time.Now(); untimed {
+				if now.After(measureFrom) && now.Before(stopAt) {
+					st.got++
+				}
 				continue
 			}
 			if k, err := base64.StdEncoding.Decode(raw, []byte(m.Media.Payload)); err != nil || k < 8 {
@@ -397,7 +424,9 @@ func procMem(pid int) (rss, peak float64) {
 // message per model delta, one write each), agentline's relay, and
 // agentline's relay recording every call (both sides, as the echoing model
 // answers every frame: a stereo WAV per call, stored in a directory when
-// the call ends), in that order, RELAYLOAD_SECONDS long each (default 10). Besides CPU, latency and
+// the call ends), and agentline's relay to a Gemini Live model (each frame
+// converted to PCM, echoed at 24 kHz and resampled back; frames counted,
+// latency not measured), in that order, RELAYLOAD_SECONDS long each (default 10). Besides CPU, latency and
 // memory it reports the relay process's write syscalls per round-tripped
 // frame and its resident memory idleWait after the calls ended
 // (RELAYLOAD_IDLE_SECONDS, default 5). RELAYLOAD_MODES picks relays (e.g.
@@ -431,12 +460,13 @@ func BenchmarkRelayLoad(b *testing.B) {
 		}
 		idleWait = time.Duration(s) * time.Second
 	}
-	modes, nodeScript := []string{"floor", "marks", "agentline", "recording"}, ""
+	all := []string{"floor", "marks", "agentline", "recording", "gemini"}
+	modes, nodeScript := all, ""
 	if v := os.Getenv("RELAYLOAD_MODES"); v != "" {
 		modes = nil
 		for _, m := range strings.Split(v, ",") {
-			if m = strings.TrimSpace(m); !slices.Contains([]string{"floor", "marks", "agentline", "recording"}, m) {
-				b.Fatalf("RELAYLOAD_MODES: unknown relay %q (floor, marks, agentline, recording)", m)
+			if m = strings.TrimSpace(m); !slices.Contains(all, m) {
+				b.Fatalf("RELAYLOAD_MODES: unknown relay %q (%s)", m, strings.Join(all, ", "))
 			}
 			modes = append(modes, m)
 		}
@@ -481,6 +511,10 @@ func logRatios(b *testing.B, calls int, rs map[string]loadResult) {
 	}
 	if f, ok := rs["floor"]; ok && f.cpuPerFrame() > 0 {
 		b.Logf("calls=%d: agentline CPU per frame %.2fx the floor's", calls, ag.cpuPerFrame()/f.cpuPerFrame())
+	}
+	if g, ok := rs["gemini"]; ok && ag.cpuPerFrame() > 0 {
+		b.Logf("calls=%d: Gemini relay CPU per frame %.2fx agentline's OpenAI relay (%.1f vs %.1f µs), peak RSS %.1f vs %.1f MB",
+			calls, g.cpuPerFrame()/ag.cpuPerFrame(), g.cpuPerFrame(), ag.cpuPerFrame(), g.peakMB, ag.peakMB)
 	}
 	if m, ok := rs["marks"]; ok && m.peakMB > 0 {
 		b.Logf("calls=%d: agentline peak RSS %.2fx the marks pass-through's, p99 %.2fx", calls, ag.peakMB/m.peakMB, float64(ag.p99)/float64(m.p99))

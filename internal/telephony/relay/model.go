@@ -146,20 +146,36 @@ func (c *Call) markRest(ctx context.Context) error {
 // playing, the carrier drops what it has buffered and the model is told how
 // much of the item the caller actually heard.
 func (c *Call) bargeIn(ctx context.Context) error {
+	itemID, playedMs, cleared, err := c.clearPlayback(ctx)
+	if !cleared || err != nil {
+		return err
+	}
+	truncate, _ := json.Marshal(struct {
+		Type         string `json:"type"`
+		ItemID       string `json:"item_id"`
+		ContentIndex int    `json:"content_index"`
+		AudioEndMs   int64  `json:"audio_end_ms"`
+	}{"conversation.item.truncate", itemID, 0, playedMs})
+	return c.writeModel(ctx, truncate)
+}
+
+// clearPlayback tells the carrier to drop the agent audio it has not
+// played, if any is left, and returns the item cut and how much of it was
+// heard. It returns once the clear is written: anything the model is told
+// of the cut must reach it after the carrier has dropped the audio.
+func (c *Call) clearPlayback(ctx context.Context) (itemID string, playedMs int64, cleared bool, err error) {
 	c.mu.Lock()
 	if c.itemID == "" || c.sentBytes == 0 || c.playedBytes >= c.sentBytes {
 		c.mu.Unlock()
-		return nil
+		return "", 0, false, nil
 	}
-	itemID, playedMs := c.itemID, c.playedBytes/8
+	itemID, playedMs = c.itemID, c.playedBytes/8
 	c.gen++ // echoes of marks cleared now mean dropped, not played
 	c.itemID, c.sentBytes, c.markedBytes, c.playedBytes = "", 0, 0, 0
 	c.mu.Unlock()
 
-	// The clear must reach the carrier before the truncate reaches the
-	// model: they go through different sockets, so wait for it.
 	if ctx.Err() != nil {
-		return context.Cause(ctx)
+		return "", 0, false, context.Cause(ctx)
 	}
 	// The recorder cuts the agent's side before the carrier can hear of
 	// the clear, so that no caller frame sent after it is recorded before
@@ -172,15 +188,9 @@ func (c *Call) bargeIn(ctx context.Context) error {
 		err = c.carrierOut.wait(seq)
 	}
 	if err != nil {
-		return sendErr(ctx, err, EndCarrierDisconnect)
+		return "", 0, false, sendErr(ctx, err, EndCarrierDisconnect)
 	}
-	truncate, _ := json.Marshal(struct {
-		Type         string `json:"type"`
-		ItemID       string `json:"item_id"`
-		ContentIndex int    `json:"content_index"`
-		AudioEndMs   int64  `json:"audio_end_ms"`
-	}{"conversation.item.truncate", itemID, 0, playedMs})
-	return c.writeModel(ctx, truncate)
+	return itemID, playedMs, true, nil
 }
 
 func (c *Call) transcript(msg []byte, role, typ string) {

@@ -110,6 +110,9 @@ type Options struct {
 	// Recorder, when set, gets both sides' audio as it passes (the call is
 	// recorded). Nil costs the relay one comparison per frame.
 	Recorder Recorder
+	// Gemini, when set, makes the model a Gemini Live connection: its
+	// Setup replaces SessionUpdate, and SpeakFirst is a GeminiText.
+	Gemini *GeminiOptions
 }
 
 // Recorder records a call's audio. The relay calls it on its hot path, so
@@ -172,6 +175,8 @@ type Call struct {
 
 	callerFrames, agentFrames atomic.Int64
 	toolRuns                  sync.WaitGroup // the runTool goroutines, which Run waits for
+
+	gem *geminiSide // nil for an OpenAI realtime model
 }
 
 // New prepares the relay of one call between two open sockets. The carrier
@@ -192,7 +197,11 @@ func New(carrier, model *Socket, opts Options) *Call {
 	if opts.OnEvent == nil {
 		opts.OnEvent = func(Event) {}
 	}
-	return &Call{carrier: carrier, model: model, opts: opts, log: opts.Logger}
+	c := &Call{carrier: carrier, model: model, opts: opts, log: opts.Logger}
+	if opts.Gemini != nil {
+		c.gem = newGeminiSide(c, *opts.Gemini)
+	}
+	return c
 }
 
 // Run relays until the call ends and returns why. Both sockets are closed,
@@ -222,9 +231,22 @@ func (c *Call) Run(ctx context.Context) Result {
 		}
 		c.mu.Unlock()
 	}()
-	c.modelOut = newSender(c.model, func(err error) { c.stop(end(EndModelDisconnect, err)) })
+	first, modelToCarrier := c.opts.SessionUpdate, c.modelToCarrier
+	if g := c.gem; g != nil {
+		lc := g.connect(c.model)
+		g.cur.Store(lc)
+		c.modelOut = lc.out
+		first, modelToCarrier = g.opts.Setup(""), c.geminiToCarrier
+		defer g.resumes.Wait() // after the sockets closed: a switch-over in flight has ended
+	} else {
+		c.modelOut = newSender(c.model, func(err error) { c.stop(end(EndModelDisconnect, err)) })
+	}
 	c.carrierOut = newSender(c.carrier, func(err error) { c.stop(end(EndCarrierDisconnect, err)) })
-	c.carrierLazy = c.carrier.onRead(c.modelOut.flush)
+	if c.gem != nil {
+		c.carrierLazy = c.carrier.onRead(c.gem.flush) // the current connection's
+	} else {
+		c.carrierLazy = c.carrier.onRead(c.modelOut.flush)
+	}
 	c.modelLazy = c.model.onRead(c.carrierOut.flush)
 	var res Result
 	closed := make(chan struct{})
@@ -233,17 +255,17 @@ func (c *Call) Run(ctx context.Context) Result {
 		c.closeAll(res)
 		close(closed)
 	})
-	if err := c.modelOut.sendMsg(c.opts.SessionUpdate); err != nil {
-		cancel(end(EndModelDisconnect, fmt.Errorf("send session.update: %w", err)))
+	if err := c.modelOut.sendMsg(first); err != nil {
+		cancel(end(EndModelDisconnect, fmt.Errorf("send the session's setup: %w", err)))
 	}
 	readyTimer := time.AfterFunc(c.opts.ReadyTimeout, func() {
 		if !c.ready.Load() {
-			c.stop(end(EndModelNotReady, errors.New("no session.updated from the model")))
+			c.stop(end(EndModelNotReady, errors.New("the model did not take the session's setup in time")))
 		}
 	})
 	defer readyTimer.Stop()
 	done := make(chan struct{})
-	go func() { defer close(done); cancel(c.modelToCarrier(ctx)) }()
+	go func() { defer close(done); cancel(modelToCarrier(ctx)) }()
 	cancel(c.carrierToModel(ctx))
 	<-done
 	<-closed
@@ -322,6 +344,9 @@ func queue(ctx context.Context, out *sender, msg []byte, reason EndReason) error
 
 // writeModel queues msg for the model, unless the call has ended.
 func (c *Call) writeModel(ctx context.Context, msg []byte) error {
+	if c.gem != nil {
+		return c.gem.write(ctx, msg)
+	}
 	return queue(ctx, c.modelOut, msg, EndModelDisconnect)
 }
 

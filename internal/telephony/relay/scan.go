@@ -139,3 +139,72 @@ func skipValue(b []byte, i int) int {
 		return j
 	}
 }
+
+// eachField calls fn with each top-level key (still escaped) and raw value
+// of a JSON object (a string's without its quotes), until fn returns
+// false or the object ends or is malformed. The Gemini side reads its
+// messages by it: each holds one of a few keys.
+func eachField(msg []byte, fn func(key, val []byte) bool) {
+	i := skipSpace(msg, 0)
+	if i >= len(msg) || msg[i] != '{' {
+		return
+	}
+	i++
+	for {
+		i = skipSpace(msg, i)
+		if i >= len(msg) || msg[i] != '"' {
+			return
+		}
+		kEnd, next := scanString(msg, i)
+		if next < 0 {
+			return
+		}
+		key := msg[i+1 : kEnd]
+		i = skipSpace(msg, next)
+		if i >= len(msg) || msg[i] != ':' {
+			return
+		}
+		vStart := skipSpace(msg, i+1)
+		vEnd := skipValue(msg, vStart)
+		if vEnd < 0 {
+			return
+		}
+		val := msg[vStart:vEnd]
+		if msg[vStart] == '"' {
+			val = msg[vStart+1 : vEnd-1]
+		}
+		if !fn(key, val) {
+			return
+		}
+		i = skipSpace(msg, vEnd)
+		if i >= len(msg) || msg[i] != ',' {
+			return
+		}
+		i++
+	}
+}
+
+// eachElem calls fn with each element of a JSON array, until fn returns
+// false or the array ends or is malformed.
+func eachElem(arr []byte, fn func(elem []byte) bool) {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return
+	}
+	i++
+	for {
+		i = skipSpace(arr, i)
+		if i >= len(arr) || arr[i] == ']' {
+			return
+		}
+		end := skipValue(arr, i)
+		if end < 0 || !fn(arr[i:end]) {
+			return
+		}
+		i = skipSpace(arr, end)
+		if i >= len(arr) || arr[i] != ',' {
+			return
+		}
+		i++
+	}
+}

@@ -23,17 +23,21 @@ func (c *Call) toolCall(ctx context.Context, msg []byte) error {
 	if !json.Valid(args) {
 		args = json.RawMessage("{}")
 	}
-	call := agentline.ToolCall{CallID: ev.CallID, Name: ev.Name, Arguments: args}
+	c.startTool(ctx, agentline.ToolCall{CallID: ev.CallID, Name: ev.Name, Arguments: args})
+	return nil
+}
+
+// startTool runs a tool call in its own goroutine (end_call at once).
+func (c *Call) startTool(ctx context.Context, call agentline.ToolCall) {
 	if call.Name == EndCallTool {
 		c.EndAfterPlayback()
 		c.opts.OnEvent(Event{Type: "tool_call", Call: &call, Result: &agentline.ToolResult{CallID: call.CallID, Output: `{"ok":true}`}, At: time.Now()})
-		return nil
+		return
 	}
 	c.mu.Lock()
 	c.toolsPending++
 	c.mu.Unlock()
 	c.toolRuns.Go(func() { c.runTool(ctx, call) })
-	return nil
 }
 
 // runTool runs one tool call. Its ctx is the call's, which ends at teardown,
@@ -54,6 +58,13 @@ func (c *Call) runTool(ctx context.Context, call agentline.ToolCall) {
 	c.opts.OnEvent(Event{Type: "tool_call", Call: &call, Result: &res, At: time.Now()})
 	if ctx.Err() != nil {
 		c.log.Info("tool result not sent: the call ended", "tool", call.Name, "call_id", call.CallID)
+		return
+	}
+	if c.gem != nil { // the service goes on once it has the answer
+		c.gem.toolResponse(ctx, call, res)
+		c.mu.Lock()
+		c.toolsPending--
+		c.mu.Unlock()
 		return
 	}
 	if c.writeModel(ctx, functionCallOutput(call.CallID, res.Output)) != nil {

@@ -57,7 +57,8 @@ function modelSelect(cat, value) {
 
 /**
  * voicePicker lists the voices of the model's provider; each says what it
- * becomes where the OpenAI realtime API speaks (phone calls).
+ * becomes on phone calls: itself for a Gemini-compatible model (its Live
+ * API speaks on calls too), else the OpenAI realtime voice it maps to.
  * @param {Catalog} cat @param {string} model @param {string} value
  */
 function voicePicker(cat, model, value) {
@@ -66,21 +67,25 @@ function voicePicker(cat, model, value) {
   const mapping = h("p", { class: "hint", id: "voice-mapping" });
   el.setAttribute("aria-describedby", el.getAttribute("aria-describedby") + " voice-mapping");
   const table = h("div", { class: "voice-map" });
+  /** @type {Provider} */
+  let provider = "openai";
+  const onPhone = (/** @type {{name: string, realtime_voice: string}} */ v) => provider === "gemini" ? v.name : v.realtime_voice;
   const describe = () => {
     const v = cat.voices.find((x) => x.name === el.value);
-    mapping.textContent = v ? (v.realtime_voice === v.name ? `Phone calls speak as ${v.name} too.` : `Phone calls speak as ${v.realtime_voice}, the nearest OpenAI realtime voice.`)
-      : "A voice the list does not know: phone calls use marin.";
+    mapping.textContent = v ? (onPhone(v) === v.name ? `Phone calls speak as ${v.name} too.` : `Phone calls speak as ${v.realtime_voice}, the nearest OpenAI realtime voice.`)
+      : `A voice the list does not know: phone calls use ${cat.default_voices[provider]}.`;
   };
   const fill = (/** @type {string} */ model, /** @type {string} */ keep) => {
     const p = providerOf(model) || "openai";
+    provider = p;
     const voices = cat.voices.filter((v) => v.provider === p);
     const names = voices.map((v) => v.name);
-    el.replaceChildren(...voices.map((v) => h("option", { value: v.name }, v.name === v.realtime_voice ? v.name : `${v.name} (phone: ${v.realtime_voice})`)));
+    el.replaceChildren(...voices.map((v) => h("option", { value: v.name }, v.name === onPhone(v) ? v.name : `${v.name} (phone: ${onPhone(v)})`)));
     if (keep && !names.includes(keep)) el.prepend(h("option", { value: keep }, keep + " (not in the list)"));
     el.value = keep || cat.default_voices[p];
     table.replaceChildren(h("details", {}, h("summary", {}, `Voice mapping of ${providerNames[p]} voices`),
       h("table", { class: "compact" }, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Voice"), h("th", { scope: "col" }, "On phone calls"))),
-        h("tbody", {}, voices.map((v) => h("tr", {}, h("td", {}, v.name), h("td", {}, v.realtime_voice)))))));
+        h("tbody", {}, voices.map((v) => h("tr", {}, h("td", {}, v.name), h("td", {}, onPhone(v))))))));
     describe();
   };
   el.addEventListener("change", describe);

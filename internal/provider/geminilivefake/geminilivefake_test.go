@@ -1,0 +1,91 @@
+package geminilivefake_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/agentline/agentline/internal/provider/geminilivefake"
+)
+
+func dial(ctx context.Context, t *testing.T, f *geminilivefake.Server, key string) (*websocket.Conn, error) {
+	t.Helper()
+	url := strings.Replace(f.URL(), "http", "ws", 1) + geminilivefake.PathLive
+	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: http.Header{"x-goog-api-key": {key}}})
+	if err == nil {
+		t.Cleanup(func() { c.CloseNow() })
+	}
+	return c, err
+}
+
+func read(ctx context.Context, t *testing.T, c *websocket.Conn) map[string]json.RawMessage {
+	t.Helper()
+	typ, b, err := c.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ != websocket.MessageBinary {
+		t.Errorf("server message in a %v frame, want binary", typ)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The fake's handshake, setup and resumption, as a client sees them.
+func TestGeminiFakeSetupAudioAndResumption(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f := geminilivefake.New("g-key")
+	defer f.Close()
+	if _, err := dial(ctx, t, f, "wrong"); err == nil {
+		t.Fatal("a wrong key opened a socket")
+	}
+	c, err := dial(ctx, t, f, "g-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write(ctx, websocket.MessageText, []byte(`{"setup":{"model":"models/gemini-live","sessionResumption":{},"contextWindowCompression":{"slidingWindow":{}}}}`))
+	if m := read(ctx, t, c); m["setupComplete"] == nil {
+		t.Fatalf("first answer %v", m)
+	}
+	var upd struct{ NewHandle string }
+	json.Unmarshal(read(ctx, t, c)["sessionResumptionUpdate"], &upd)
+	if upd.NewHandle == "" {
+		t.Fatal("no resumption handle after a setup asking for resumption")
+	}
+	c.Write(ctx, websocket.MessageText, []byte(`{"realtimeInput":{"audio":{"data":"AAAAAA==","mimeType":"audio/pcm;rate=8000"}}}`))
+	ss, _ := f.Next(ctx)
+	if err := ss.WaitAudioBytes(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	if ch := ss.Chunks(); len(ch) != 1 || ch[0].MimeType != "audio/pcm;rate=8000" {
+		t.Fatalf("chunks %+v", ch)
+	}
+	if s, _ := ss.Setup(); s.ContextWindowCompression == nil || s.ContextWindowCompression.SlidingWindow == nil {
+		t.Fatalf("setup %+v", s)
+	}
+
+	// A known handle resumes; an unknown one is refused with 1007.
+	c2, _ := dial(ctx, t, f, "g-key")
+	c2.Write(ctx, websocket.MessageText, []byte(`{"setup":{"model":"models/gemini-live","sessionResumption":{"handle":"`+upd.NewHandle+`"}}}`))
+	if m := read(ctx, t, c2); m["setupComplete"] == nil {
+		t.Fatalf("resumed setup answered %v", m)
+	}
+	ss2, _ := f.Next(ctx)
+	if ss2.Resumed() != upd.NewHandle {
+		t.Fatalf("resumed %q, want %q", ss2.Resumed(), upd.NewHandle)
+	}
+	c3, _ := dial(ctx, t, f, "g-key")
+	c3.Write(ctx, websocket.MessageText, []byte(`{"setup":{"model":"models/gemini-live","sessionResumption":{"handle":"made-up"}}}`))
+	if _, _, err := c3.Read(ctx); websocket.CloseStatus(err) != websocket.StatusInvalidFramePayloadData {
+		t.Fatalf("unknown handle: %v", err)
+	}
+}

@@ -1,0 +1,410 @@
+package geminilivefake
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Setup is the part of a client's setup message the fake reads (field
+// names as in BidiGenerateContentSetup).
+type Setup struct {
+	Model            string `json:"model"`
+	GenerationConfig struct {
+		ResponseModalities []string `json:"responseModalities"`
+		SpeechConfig       *struct {
+			VoiceConfig struct {
+				PrebuiltVoiceConfig struct {
+					VoiceName string `json:"voiceName"`
+				} `json:"prebuiltVoiceConfig"`
+			} `json:"voiceConfig"`
+			LanguageCode string `json:"languageCode"`
+		} `json:"speechConfig"`
+	} `json:"generationConfig"`
+	SystemInstruction *struct {
+		Parts []struct {
+			Text string `json:"text"`
+		} `json:"parts"`
+	} `json:"systemInstruction"`
+	Tools []struct {
+		FunctionDeclarations []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"functionDeclarations"`
+	} `json:"tools"`
+	InputAudioTranscription  json.RawMessage `json:"inputAudioTranscription"`
+	OutputAudioTranscription json.RawMessage `json:"outputAudioTranscription"`
+	RealtimeInputConfig      json.RawMessage `json:"realtimeInputConfig"`
+	SessionResumption        *struct {
+		Handle string `json:"handle"`
+	} `json:"sessionResumption"`
+	ContextWindowCompression *struct {
+		SlidingWindow json.RawMessage `json:"slidingWindow"`
+	} `json:"contextWindowCompression"`
+}
+
+// Instructions is the text of the system instruction.
+func (s Setup) Instructions() string {
+	if s.SystemInstruction == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range s.SystemInstruction.Parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// Voice is the prebuilt voice the setup asks for.
+func (s Setup) Voice() string {
+	if s.GenerationConfig.SpeechConfig == nil {
+		return ""
+	}
+	return s.GenerationConfig.SpeechConfig.VoiceConfig.PrebuiltVoiceConfig.VoiceName
+}
+
+// ToolNames are the names of every function declared.
+func (s Setup) ToolNames() []string {
+	var out []string
+	for _, t := range s.Tools {
+		for _, f := range t.FunctionDeclarations {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// Message is one client message as received; Kind is its one top-level
+// field: setup, realtimeInput, clientContent or toolResponse.
+type Message struct {
+	Kind string
+	Raw  []byte
+}
+
+// Chunk is one realtimeInput.audio blob, decoded.
+type Chunk struct {
+	MimeType string
+	PCM      []byte
+}
+
+// Session is one connected client.
+type Session struct {
+	Path  string // as the client asked for it
+	Token string // the access token of a constrained session
+	conn  *websocket.Conn
+
+	server *Server
+
+	mu          sync.Mutex
+	setup       *Setup
+	setupRaw    []byte
+	resumed     string // the handle the setup resumed
+	messages    []Message
+	chunks      []Chunk
+	audioBytes  int64
+	mediaChunks int      // realtimeInput.mediaChunks (deprecated) seen
+	texts       []string // realtimeInput.text
+	sent        [][]byte // server messages, unless Echo
+
+	// Echo's buffers, on the session's reader alone.
+	echoIn, echoPCM, echoOut []byte
+	changed                  chan struct{}
+	done                     chan struct{}
+	closeErr                 error
+}
+
+// clientMessage is what the fake reads of a client message.
+type clientMessage struct {
+	Setup         json.RawMessage `json:"setup"`
+	RealtimeInput *struct {
+		Audio *struct {
+			Data     string `json:"data"`
+			MimeType string `json:"mimeType"`
+		} `json:"audio"`
+		MediaChunks []json.RawMessage `json:"mediaChunks"`
+		Text        string            `json:"text"`
+	} `json:"realtimeInput"`
+	ClientContent json.RawMessage `json:"clientContent"`
+	ToolResponse  json.RawMessage `json:"toolResponse"`
+}
+
+func (m clientMessage) kind() string {
+	switch {
+	case m.Setup != nil:
+		return "setup"
+	case m.RealtimeInput != nil:
+		return "realtimeInput"
+	case m.ClientContent != nil:
+		return "clientContent"
+	case m.ToolResponse != nil:
+		return "toolResponse"
+	}
+	return "unknown"
+}
+
+func (ss *Session) run(ctx context.Context) {
+	defer close(ss.done)
+	var buf bytes.Buffer
+	for {
+		_, r, err := ss.conn.Reader(ctx)
+		if err != nil {
+			ss.mu.Lock()
+			ss.closeErr = err
+			ss.mu.Unlock()
+			return
+		}
+		buf.Reset()
+		buf.ReadFrom(r)
+		if ss.server.Echo && ss.echo(ctx, buf.Bytes()) {
+			continue
+		}
+		var m clientMessage
+		if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+			ss.conn.Close(websocket.StatusInvalidFramePayloadData, "Invalid JSON payload received.")
+			continue
+		}
+		if !ss.take(ctx, m, buf.Bytes()) {
+			return
+		}
+	}
+}
+
+// take handles one client message; false ends the session.
+func (ss *Session) take(ctx context.Context, m clientMessage, raw []byte) bool {
+	kind := m.kind()
+	ss.mu.Lock()
+	first := ss.setup == nil
+	ss.mu.Unlock()
+	if first {
+		return ss.takeSetup(ctx, m, raw)
+	}
+	if ss.server.Echo {
+		return true
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	defer ss.changedLocked()
+	ss.messages = append(ss.messages, Message{Kind: kind, Raw: bytes.Clone(raw)})
+	if in := m.RealtimeInput; in != nil {
+		ss.mediaChunks += len(in.MediaChunks)
+		if in.Text != "" {
+			ss.texts = append(ss.texts, in.Text)
+		}
+		if in.Audio != nil {
+			pcm, _ := base64.StdEncoding.DecodeString(in.Audio.Data)
+			ss.chunks = append(ss.chunks, Chunk{MimeType: in.Audio.MimeType, PCM: pcm})
+			ss.audioBytes += int64(len(pcm))
+		}
+	}
+	return true
+}
+
+// takeSetup checks the first message as the service does and answers it.
+func (ss *Session) takeSetup(ctx context.Context, m clientMessage, raw []byte) bool {
+	var s Setup
+	if m.Setup == nil || json.Unmarshal(m.Setup, &s) != nil || !strings.HasPrefix(s.Model, "models/") {
+		ss.conn.Close(websocket.StatusInvalidFramePayloadData, "Invalid JSON payload: the first message must be a setup with models/{model}")
+		return false
+	}
+	if r := s.SessionResumption; r != nil && r.Handle != "" && !ss.server.knownHandle(r.Handle) {
+		ss.conn.Close(websocket.StatusInvalidFramePayloadData, "Request contains an invalid argument: session resumption handle")
+		return false
+	}
+	ss.mu.Lock()
+	ss.setup, ss.setupRaw = &s, bytes.Clone(raw)
+	if s.SessionResumption != nil {
+		ss.resumed = s.SessionResumption.Handle
+	}
+	ss.messages = append(ss.messages, Message{Kind: "setup", Raw: ss.setupRaw})
+	ss.changedLocked()
+	ss.mu.Unlock()
+	if ss.server.NeverReady {
+		return true
+	}
+	ss.Send(ctx, map[string]any{"setupComplete": map[string]any{}})
+	if s.SessionResumption != nil {
+		ss.IssueHandle(ctx)
+	}
+	if f := ss.server.OnSession; f != nil {
+		go f(ctx, ss)
+	}
+	return true
+}
+
+func (ss *Session) changedLocked() {
+	close(ss.changed)
+	ss.changed = make(chan struct{})
+}
+
+// echo answers a realtimeInput audio message of an Echo server with the
+// same audio at 24 kHz (each sample three times), without decoding the
+// JSON, so that a load run's fake keeps up; false for any other message.
+func (ss *Session) echo(ctx context.Context, msg []byte) bool {
+	const key = `"data":"`
+	i := bytes.Index(msg, []byte(key))
+	if ss.setup == nil || i < 0 || !bytes.HasPrefix(msg, []byte(`{"realtimeInput":`)) {
+		return false
+	}
+	data := msg[i+len(key):]
+	data = data[:max(bytes.IndexByte(data, '"'), 0)]
+	pcm, err := base64.StdEncoding.AppendDecode(ss.echoIn[:0], data)
+	if err != nil {
+		return true
+	}
+	ss.echoIn, ss.echoPCM = pcm, ss.echoPCM[:0]
+	for j := 0; j+1 < len(pcm); j += 2 {
+		ss.echoPCM = append(ss.echoPCM, pcm[j], pcm[j+1], pcm[j], pcm[j+1], pcm[j], pcm[j+1])
+	}
+	out := append(ss.echoOut[:0], `{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"`+OutputMIME+`","data":"`...)
+	out = base64.StdEncoding.AppendEncode(out, ss.echoPCM)
+	ss.echoOut = append(out, `"}}]}}}`...)
+	ss.conn.Write(ctx, websocket.MessageBinary, ss.echoOut)
+	return true
+}
+
+// Setup returns the session's setup, once it came, and its raw message.
+func (ss *Session) Setup() (Setup, []byte) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.setup == nil {
+		return Setup{}, nil
+	}
+	return *ss.setup, ss.setupRaw
+}
+
+// Resumed is the resumption handle the session's setup carried ("" for a
+// new session).
+func (ss *Session) Resumed() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.resumed
+}
+
+// Messages returns the client messages received so far.
+func (ss *Session) Messages() []Message {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return append([]Message(nil), ss.messages...)
+}
+
+// Chunks returns every realtimeInput.audio blob so far.
+func (ss *Session) Chunks() []Chunk {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return append([]Chunk(nil), ss.chunks...)
+}
+
+// AudioBytes is how many PCM bytes realtimeInput.audio carried so far.
+func (ss *Session) AudioBytes() int64 {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.audioBytes
+}
+
+// MediaChunks counts the deprecated realtimeInput.mediaChunks blobs seen.
+func (ss *Session) MediaChunks() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.mediaChunks
+}
+
+// Sent returns the server messages sent so far (none in Echo mode).
+func (ss *Session) Sent() [][]byte {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return append([][]byte(nil), ss.sent...)
+}
+
+// Texts returns every realtimeInput.text so far.
+func (ss *Session) Texts() []string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return append([]string(nil), ss.texts...)
+}
+
+// WaitFor waits until a client message satisfies match and returns it.
+func (ss *Session) WaitFor(ctx context.Context, match func(Message) bool) (Message, error) {
+	seen := 0
+	for {
+		ss.mu.Lock()
+		for ; seen < len(ss.messages); seen++ {
+			if match(ss.messages[seen]) {
+				m := ss.messages[seen]
+				ss.mu.Unlock()
+				return m, nil
+			}
+		}
+		changed := ss.changed
+		ss.mu.Unlock()
+		if err := ss.wait(ctx, changed); err != nil {
+			return Message{}, err
+		}
+	}
+}
+
+// WaitKind waits for the first client message of a kind.
+func (ss *Session) WaitKind(ctx context.Context, kind string) (Message, error) {
+	return ss.WaitFor(ctx, func(m Message) bool { return m.Kind == kind })
+}
+
+// WaitAudioBytes waits until realtimeInput.audio has carried n PCM bytes.
+func (ss *Session) WaitAudioBytes(ctx context.Context, n int64) error {
+	for {
+		ss.mu.Lock()
+		got, changed := ss.audioBytes, ss.changed
+		ss.mu.Unlock()
+		if got >= n {
+			return nil
+		}
+		if err := ss.wait(ctx, changed); err != nil {
+			return err
+		}
+	}
+}
+
+func (ss *Session) wait(ctx context.Context, changed <-chan struct{}) error {
+	select {
+	case <-changed:
+		return nil
+	case <-ss.done:
+		return errors.New("session closed")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close closes the session from the server side, as the service does when
+// it ends a connection.
+func (ss *Session) Close(code websocket.StatusCode, reason string) { ss.conn.Close(code, reason) }
+
+// Drop cuts the connection without a close handshake.
+func (ss *Session) Drop() { ss.conn.CloseNow() }
+
+// Done is closed once the client has gone.
+func (ss *Session) Done() <-chan struct{} { return ss.done }
+
+// CloseStatus is the close code the client's close frame carried, once the
+// session is done: -1 when the socket ended without one.
+func (ss *Session) CloseStatus() websocket.StatusCode {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return websocket.CloseStatus(ss.closeErr)
+}
+
+// WaitDone waits for the client to go, up to d.
+func (ss *Session) WaitDone(d time.Duration) bool {
+	select {
+	case <-ss.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
