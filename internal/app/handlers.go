@@ -71,10 +71,11 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 	}, nil
 }
 
-// widgetGeminiKey is the Gemini key of browser sessions: none when it is
-// the sandbox's, whose Gemini side answers phone calls' Live sockets but
-// mints no auth tokens (config.ApplySandbox).
-func (a *App) widgetGeminiKey() string {
+// realGeminiKey is the Gemini key of everything but phone calls (browser
+// sessions, analysis): none when it is the sandbox's, whose Gemini side
+// answers phone calls' Live sockets only, with neither auth tokens nor
+// generateContent (config.ApplySandbox); the sandbox analyst stands in.
+func (a *App) realGeminiKey() string {
 	if a.Config.GeminiAPIKey == config.SandboxAPIKey {
 		return ""
 	}
@@ -86,7 +87,7 @@ func (a *App) features() auth.Features {
 	return auth.Features{
 		TelephonyEnabled: a.Config.TelephonyEnabled,
 		OpenAIConfigured: a.Config.OpenAIAPIKey != "",
-		GeminiConfigured: a.widgetGeminiKey() != "",
+		GeminiConfigured: a.realGeminiKey() != "",
 		Sandbox:          a.Config.Sandbox,
 		SandboxCarrier:   a.usesSandboxCarrier(),
 	}

@@ -48,7 +48,7 @@ func (a *App) jobQueue(ctx context.Context, s shared, sender *mail.Sender) error
 	jobs.AddPeriodic(r, a.reconciler, a.reconciler.Interval(), agentline.ReconcileCalls{})
 	ao := analysis.AnalystOptions{Sandbox: a.Config.Sandbox,
 		OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey, OpenAIModel: a.Config.AnalysisModelOpenAI,
-		GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.Config.GeminiAPIKey, GeminiModel: a.Config.AnalysisModelGemini,
+		GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.realGeminiKey(), GeminiModel: a.Config.AnalysisModelGemini,
 		ProjectHTTP: a.projectHTTP(50 * time.Second)}
 	analyst := analysis.NewWorker(analysis.Options{Store: a.Store, Logger: a.logger,
 		MaxAttempts: int(a.Config.AnalysisMaxAttempts), Backoff: a.Config.AnalysisRetryBackoff,
