@@ -17,11 +17,12 @@ type Store interface {
 	CreateCampaign(ctx context.Context, c agentline.Campaign) (agentline.Campaign, error)
 	Campaign(ctx context.Context, projectID, id int64) (agentline.Campaign, error)
 	Campaigns(ctx context.Context, projectID, after int64, limit int) ([]agentline.Campaign, error)
-	UpdateCampaign(ctx context.Context, c agentline.Campaign) (agentline.Campaign, error)
+	UpdateCampaignChecked(ctx context.Context, c agentline.Campaign, check func([]agentline.CampaignContact) error) (agentline.Campaign, error)
 	DeleteCampaign(ctx context.Context, projectID, id int64) error
 	TransitionCampaign(ctx context.Context, projectID, id int64, from []string, to string) (agentline.Campaign, bool, error)
 
-	AddContacts(ctx context.Context, projectID, campaignID int64, contacts []agentline.CampaignContact, max int) (added, duplicates, onList int, err error)
+	AddContactsChecked(ctx context.Context, projectID, campaignID int64, checked *agentline.CallingWindow,
+		contacts []agentline.CampaignContact, max int) (added, duplicates, onList int, err error)
 	CampaignContacts(ctx context.Context, projectID, campaignID int64, status string, after int64, limit int) ([]agentline.CampaignContact, error)
 
 	AddDoNotCall(ctx context.Context, projectID int64, e agentline.DoNotCall) (agentline.DoNotCall, bool, error)
