@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -131,8 +132,58 @@ func scanStaleDial(row interface{ Scan(...any) error }) (agentline.StaleDial, er
 // outcome already (settled by the engine's recovery meanwhile) is a
 // conflict and nothing is reserved, so that the carrier is never asked
 // for a call of an attempt given up.
-func (db *DB) ReserveDialCall(ctx context.Context, call agentline.Call, max int, dialID int64) (agentline.Call, error) {
+//
+// With an interval, the transaction's last write takes the campaign's
+// send slot (next_send_at moves interval ahead, only if it had come, and
+// only while the campaign runs): the caller asks the carrier as soon as
+// this returns, so the requests of a campaign reach the carrier at least
+// interval apart, however long each dial took from its claim to here,
+// and from any instance (the slot's row stays locked to the commit). A
+// slot not yet come is waited for, the reservation made again then, for
+// at most interval plus sendWait; a campaign that stopped running is a
+// conflict. Either way nothing is reserved.
+func (db *DB) ReserveDialCall(ctx context.Context, call agentline.Call, max int, dialID int64, interval time.Duration) (agentline.Call, error) {
+	deadline := time.Now().Add(interval + sendWait)
+	for {
+		reserved, err := db.reserveDialCall(ctx, call, max, dialID, interval)
+		var busy *sendSlotBusy
+		if !errors.As(err, &busy) {
+			return reserved, err
+		}
+		wait := time.Until(busy.until)
+		if time.Now().Add(wait).After(deadline) {
+			return agentline.Call{}, &agentline.Error{Code: agentline.EUnavailable, RetryAfter: 1,
+				Message: fmt.Sprintf("campaign dial %d: its campaign's calls are paced further ahead than the dial can wait", dialID)}
+		}
+		select {
+		case <-ctx.Done():
+			return agentline.Call{}, ctx.Err()
+		case <-time.After(wait + time.Millisecond):
+		}
+	}
+}
+
+// sendWait bounds how much longer than one interval a reservation waits
+// for its campaign's send slot: claims are paced at the same interval, so
+// a longer wait means the campaign's dials pile up, and the dial is better
+// given back.
+const sendWait = 5 * time.Second
+
+// sendSlotBusy rolls back a reservation whose campaign's send slot comes
+// at until.
+type sendSlotBusy struct{ until time.Time }
+
+func (e *sendSlotBusy) Error() string {
+	return "the campaign's next send slot comes at " + e.until.String()
+}
+
+func (db *DB) reserveDialCall(ctx context.Context, call agentline.Call, max int, dialID int64, interval time.Duration) (agentline.Call, error) {
 	return db.reserveCall(ctx, call, max, func(c conn, call agentline.Call) error {
+		if interval > 0 { // a busy slot spares the writes below
+			if err := db.sendSlotFree(ctx, c, dialID, db.now()); err != nil {
+				return err
+			}
+		}
 		res, err := c.exec(ctx, `UPDATE campaign_dials SET call_id = ? WHERE project_id = ? AND id = ? AND call_id IS NULL AND outcome = ''`,
 			call.ID, call.ProjectID, dialID)
 		if n, err := affected(res, err); err != nil || n == 0 {
@@ -152,6 +203,39 @@ func (db *DB) ReserveDialCall(ctx context.Context, call agentline.Call, max int,
 		if err != nil {
 			return fmt.Errorf("link call %d to dial %d: %w", call.ID, dialID, err)
 		}
-		return nil
+		if interval <= 0 {
+			return nil
+		}
+		now := db.now().UTC().Truncate(time.Microsecond)
+		res, err = c.exec(ctx, `UPDATE campaigns SET next_send_at = ? WHERE id = (SELECT campaign_id FROM campaign_dials WHERE id = ?)
+			AND status = ? AND (next_send_at IS NULL OR next_send_at <= ?)`, now.Add(interval), dialID, agentline.CampaignRunning, now)
+		if n, err := affected(res, err); err != nil || n > 0 {
+			return err
+		}
+		if err := db.sendSlotFree(ctx, c, dialID, now); err != nil {
+			return err
+		}
+		return &sendSlotBusy{until: now} // taken and given back meanwhile: look again
 	})
+}
+
+// sendSlotFree says why the send slot of a dial's campaign cannot be taken
+// at now: the campaign is not running (a conflict), or its slot comes
+// later (sendSlotBusy); nil when it can.
+func (db *DB) sendSlotFree(ctx context.Context, c conn, dialID int64, now time.Time) error {
+	var status string
+	var next sql.NullTime
+	err := c.queryRow(ctx, `SELECT cp.status, cp.next_send_at FROM campaigns cp JOIN campaign_dials d ON d.campaign_id = cp.id
+		WHERE d.id = ?`, dialID).Scan(&status, &next)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return agentline.NotFound("campaign dial")
+	case err != nil:
+		return err
+	case status != agentline.CampaignRunning:
+		return agentline.Errorf(agentline.EConflict, "the campaign is %s: its dials are not placed", status)
+	case next.Valid && next.Time.After(now):
+		return &sendSlotBusy{until: next.Time}
+	}
+	return nil
 }
