@@ -44,11 +44,11 @@ func (e *Engine) sortByWindow(c agentline.Campaign, due []agentline.CampaignCont
 
 // paceMargin stretches the time between two dials a little beyond
 // 1 / calls_per_second. Dials are paced where it counts, at the carrier:
-// each call's reservation takes the campaign's send slot and the request
-// goes out right after its commit (store.ReserveDialCall), so what may
-// still vary is only that request's way to the carrier (the commit's
-// return, the HTTP request), which the margin absorbs: three per cent is
-// 30 ms of such variation within any second. Paced at the claim instead,
+// each call's reservation takes the campaign's next send slot and the
+// request goes out at that slot, or takes another when it would leave
+// more than 10 ms late (store.ReserveDialCall), so what may still vary is
+// those 10 ms and the request's way to the carrier, which the margin
+// absorbs: three per cent is 30 ms of such variation within any second. Paced at the claim instead,
 // the varying wait of the call's reservation for the database needed ten
 // per cent; at send, with no margin at all, the sandbox's carrier log at
 // 15 per second on a loaded two-core machine showed no 16 calls closer
