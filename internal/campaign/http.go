@@ -83,3 +83,23 @@ type campaignView struct {
 func view(c agentline.Campaign) campaignView {
 	return campaignView{Campaign: c, RetryAfter: FormatRetryAfter(c.RetryAfter)}
 }
+
+// Defaults are the settings a new campaign takes for those its create
+// request leaves out, written as the API writes a campaign's. GET
+// /api/catalog serves them (campaign_defaults), and the console's
+// new-campaign form starts from them, so the defaults live here alone.
+type Defaults struct {
+	CallingWindow      agentline.CallingWindow `json:"calling_window"`
+	MaxConcurrentCalls int                     `json:"max_concurrent_calls"`
+	CallsPerSecond     float64                 `json:"calls_per_second"`
+	MaxAttempts        int                     `json:"max_attempts"`
+	RetryAfter         string                  `json:"retry_after"`
+	Voicemail          agentline.Voicemail     `json:"voicemail"`
+}
+
+// NewDefaults returns the defaults of a new campaign (newCampaign's).
+func NewDefaults() Defaults {
+	c := view(newCampaign(0))
+	return Defaults{CallingWindow: c.CallingWindow, MaxConcurrentCalls: c.MaxConcurrentCalls, CallsPerSecond: c.CallsPerSecond,
+		MaxAttempts: c.MaxAttempts, RetryAfter: c.RetryAfter, Voicemail: c.Voicemail}
+}
