@@ -55,6 +55,19 @@ type CallingWindow struct {
 	End   string   `json:"end"`
 }
 
+// Equal reports whether w and o are the same window.
+func (w CallingWindow) Equal(o CallingWindow) bool {
+	if w.Start != o.Start || w.End != o.End || len(w.Days) != len(o.Days) {
+		return false
+	}
+	for i := range w.Days {
+		if w.Days[i] != o.Days[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // Voicemail says what a campaign call does when a machine answers: hang
 // up, or wait for the beep and speak Message.
 type Voicemail struct {

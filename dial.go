@@ -195,12 +195,23 @@ func CampaignSubject(campaignID int64) string {
 // campaign.completed.
 type CampaignEventData struct {
 	Campaign Campaign `json:"campaign"`
+	// Reopened is set on a campaign.started sent when a form's lead made a
+	// completed campaign run again: its campaign.completed is then sent
+	// again when it is done again, so a consumer sees started, completed,
+	// started (reopened), completed, and never two completions in a row.
+	Reopened bool `json:"reopened,omitempty"`
 }
 
 // NewCampaignEvent makes a campaign.started or campaign.completed event
 // of c (with its counts).
 func NewCampaignEvent(typ string, c Campaign) (Event, error) {
 	return NewEvent(c.ProjectID, typ, CampaignSubject(c.ID), CampaignEventData{Campaign: c})
+}
+
+// NewCampaignReopenedEvent makes the campaign.started event of a completed
+// campaign that runs again (Reopened).
+func NewCampaignReopenedEvent(c Campaign) (Event, error) {
+	return NewEvent(c.ProjectID, EventCampaignStarted, CampaignSubject(c.ID), CampaignEventData{Campaign: c, Reopened: true})
 }
 
 // ContactCompletedData is the data of campaign.contact.completed.

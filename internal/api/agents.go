@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/campaign"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/listing"
 )
@@ -134,16 +135,19 @@ func (h *Handler) deleteAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 // catalog serves GET /api/catalog: the models and voices the console's
-// pickers offer and the webhook event types its webhooks page names, from
-// the same tables the API validates and maps with, so the console never
-// hard-codes a list that drifts from the server's.
+// pickers offer, the webhook event types its webhooks page names and the
+// settings a new campaign takes when left out, from the same tables and
+// values the API validates, maps and creates with, so the console never
+// hard-codes a list or a default that drifts from the server's.
 func (h *Handler) catalog(w http.ResponseWriter, r *http.Request) error {
 	httpx.WriteJSON(w, http.StatusOK, struct {
-		Models        []agentline.ModelChoice       `json:"models"`
-		Voices        []agentline.VoiceChoice       `json:"voices"`
-		DefaultVoices map[agentline.Provider]string `json:"default_voices"`
-		DefaultModel  string                        `json:"default_model"`
-		EventTypes    []string                      `json:"event_types"`
-	}{agentline.KnownModels(), agentline.Voices(), agentline.DefaultVoices(), agentline.DefaultModel, agentline.EventTypes()})
+		Models           []agentline.ModelChoice       `json:"models"`
+		Voices           []agentline.VoiceChoice       `json:"voices"`
+		DefaultVoices    map[agentline.Provider]string `json:"default_voices"`
+		DefaultModel     string                        `json:"default_model"`
+		EventTypes       []string                      `json:"event_types"`
+		CampaignDefaults campaign.Defaults             `json:"campaign_defaults"`
+	}{agentline.KnownModels(), agentline.Voices(), agentline.DefaultVoices(), agentline.DefaultModel, agentline.EventTypes(),
+		campaign.NewDefaults()})
 	return nil
 }

@@ -278,8 +278,26 @@ func checkMainCampaign(t *testing.T, r sandboxCampaign, numbers, dnc []string, m
 	if live > maxLive || perSecond > cps {
 		t.Errorf("%d calls live at once (max_concurrent_calls %d), %d created in one second (calls_per_second %d)", live, maxLive, perSecond, cps)
 	}
-	t.Logf("carrier's log: %d calls, at most %d live at once (limit %d), at most %d created in any second (limit %d)",
-		len(r.calls), live, maxLive, perSecond, cps)
+	t.Logf("carrier's log: %d calls, at most %d live at once (limit %d), at most %d created in any second (limit %d); "+
+		"the closest %d in a row spanned %v", len(r.calls), live, maxLive, perSecond, cps, cps+1, tightestSpan(r.calls, cps+1))
+}
+
+// tightestSpan is the shortest time from the first to the last of n calls
+// created one after the other: under a second, n calls were created
+// within one.
+func tightestSpan(calls []twiliofake.Call, n int) time.Duration {
+	var times []time.Time
+	for _, c := range calls {
+		times = append(times, c.Created)
+	}
+	slices.SortFunc(times, time.Time.Compare)
+	least := time.Duration(-1)
+	for i := 0; i+n-1 < len(times); i++ {
+		if d := times[i+n-1].Sub(times[i]); least < 0 || d < least {
+			least = d
+		}
+	}
+	return least
 }
 
 // checkVoicemailCampaign checks the leave_message campaign: each machine

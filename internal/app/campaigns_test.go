@@ -62,6 +62,22 @@ func TestCampaignsOverHTTP(t *testing.T) {
 			camp.Voicemail.Action != "hang_up" || camp.MaxConcurrentCalls != 1 || camp.Counts.Total != 0 || camp.StartedAt != nil {
 			t.Fatalf("defaults = %+v", camp)
 		}
+		// The catalog gives the console's new-campaign form these same
+		// defaults, written as the campaign is.
+		var cat struct {
+			CampaignDefaults map[string]any `json:"campaign_defaults"`
+		}
+		s.Must(t, 200, "GET", "/api/catalog", c.tok, nil, &cat)
+		var created map[string]any
+		s.Must(t, 200, "GET", "/api/campaigns/"+itoa(camp.ID), c.tok, nil, &created)
+		if len(cat.CampaignDefaults) != 6 {
+			t.Errorf("catalog campaign_defaults = %v", cat.CampaignDefaults)
+		}
+		for k, v := range cat.CampaignDefaults {
+			if fmt.Sprint(created[k]) != fmt.Sprint(v) {
+				t.Errorf("catalog campaign_defaults %s = %v; a campaign created without it has %v", k, v, created[k])
+			}
+		}
 		list := "/api/projects/" + itoa(c.project.ID) + "/campaigns"
 		one := "/api/campaigns/" + itoa(camp.ID)
 		for _, bad := range []struct {

@@ -96,7 +96,8 @@ type phoneDialer struct {
 
 func (d phoneDialer) Dial(ctx context.Context, r campaign.DialRequest) (agentline.Call, error) {
 	ctx = httpx.WithLogger(ctx, d.logger)
-	return d.phone.PlaceCall(ctx, r.ProjectID, r.AgentID, r.To, telephony.CallOptions{MachineDetection: r.MachineDetection, Dial: r.DialID})
+	return d.phone.PlaceCall(ctx, r.ProjectID, r.AgentID, r.To, telephony.CallOptions{MachineDetection: r.MachineDetection, Dial: r.DialID,
+		Interval: r.Interval})
 }
 
 // mailJobs registers the workers that email invitations and reset links

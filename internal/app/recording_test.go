@@ -64,11 +64,13 @@ func testPhoneCallRecording(t *testing.T, d store.Dialect, bucket bool) {
 	if bucket {
 		env["AGENTLINE_RECORDINGS_URL"], _ = startS3(t, true)
 		env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = "test-key", "test-secret"
-		if st, err = recording.OpenStore(env["AGENTLINE_RECORDINGS_URL"], "", recording.CredentialsFromEnv(func(k string) string { return env[k] })); err != nil {
+	}
+	cfg := apptest.Config(t, storetest.URL(t, d), env)
+	if bucket { // the bucket as the server opens it, with the credentials its settings read
+		if st, err = recording.OpenStore(cfg.RecordingsURL, "", recording.Credentials(cfg.RecordingsCredentials)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cfg := apptest.Config(t, storetest.URL(t, d), env)
 	s := apptest.Start(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentline/agentline"
@@ -129,7 +130,8 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 
 // update changes what the body names. A running campaign's window,
 // limits and retry settings apply to its next dials; its agent stays the
-// one it started with.
+// one it started with. A window that would never open for some of the
+// contacts still to be called is refused (strandCheck).
 func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 	c, err := h.campaign(r, agentline.PermCreate)
 	if err != nil {
@@ -142,10 +144,15 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 	if in.AgentID != nil && *in.AgentID != c.AgentID && c.Status != agentline.CampaignDraft {
 		return agentline.Errorf(agentline.EConflict, "the campaign is %s: only a draft campaign's agent can change; make a new campaign for another agent", c.Status)
 	}
+	was := c.CallingWindow
 	if err := h.apply(r.Context(), &c, in); err != nil {
 		return err
 	}
-	if c, err = h.store.UpdateCampaign(r.Context(), c); err != nil {
+	var check func([]agentline.CampaignContact) error
+	if !c.CallingWindow.Equal(was) && c.Status != agentline.CampaignCancelled {
+		check = strandCheck(Window(c.CallingWindow), time.Now())
+	}
+	if c, err = h.store.UpdateCampaignChecked(r.Context(), c, check); err != nil {
 		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, view(c))

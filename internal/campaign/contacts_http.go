@@ -77,7 +77,7 @@ func (h *Handler) addContacts(w http.ResponseWriter, r *http.Request) error {
 		for i, ct := range up.Contacts {
 			contacts[i] = agentline.CampaignContact{PhoneNumber: ct.PhoneNumber, Timezone: ct.Timezone, Variables: ct.Variables, Consent: ct.Consent}
 		}
-		added, dups, listed, err := h.store.AddContacts(r.Context(), c.ProjectID, c.ID, contacts, MaxCampaignContacts)
+		added, dups, listed, err := h.store.AddContactsChecked(r.Context(), c.ProjectID, c.ID, &c.CallingWindow, contacts, MaxCampaignContacts)
 		if err != nil {
 			return err
 		}

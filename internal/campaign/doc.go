@@ -30,9 +30,11 @@
 // number that spans American Samoa to Guam, and few windows are open in
 // all of them at once (09:00–20:00 only from 23:00 to 23:30 UTC), so such
 // a contact wants a timezone; an upload refuses one that the campaign's
-// window never opens for (DropUnreachable). A number the mapping
-// places in no zone (+800, +882 …) is refused at upload with a message
-// asking for a timezone: a guessed zone could call someone at night.
+// window never opens for (DropUnreachable), and a PATCH refuses a window
+// that never opens for contacts still to call (strandCheck). A number the
+// mapping places in no zone (+800, +882 …) is refused at upload with a
+// message asking for a timezone: a guessed zone could call someone at
+// night.
 // NextOpen says when a contact can next be called, or that it never can
 // under the window (nothing within fifteen days).
 //

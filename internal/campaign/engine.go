@@ -48,6 +48,10 @@ type DialRequest struct {
 	// DialID is the dial the call is for: the call's reserved record is
 	// linked to it before the carrier is asked.
 	DialID int64
+	// Interval is the campaign's time between two requests at the
+	// carrier: the call's reservation takes the campaign's send slot
+	// (store.ReserveDialCall) and the request goes out right after.
+	Interval time.Duration
 }
 
 // Dialer places the engine's calls: the phone channel's PlaceCall (with

@@ -81,7 +81,7 @@ func (d *fakeDialer) Dial(ctx context.Context, r campaign.DialRequest) (agentlin
 	ref := fmt.Sprintf("ref%d-%d", r.DialID, n)
 	call, err := d.db.ReserveDialCall(ctx, agentline.Call{ProjectID: r.ProjectID, AgentID: r.AgentID, NumberID: &d.number,
 		CallSID: agentline.PendingCallSID(ref), Direction: agentline.CallOutbound, From: d.from, To: r.To,
-		Status: agentline.CallQueued, StreamRef: ref}, 100000, r.DialID)
+		Status: agentline.CallQueued, StreamRef: ref}, 100000, r.DialID, r.Interval)
 	if err == nil {
 		call, err = d.db.AttachCallSID(ctx, r.ProjectID, call.ID, fmt.Sprintf("CA%032d", call.ID), agentline.CallQueued)
 	}
@@ -90,7 +90,9 @@ func (d *fakeDialer) Dial(ctx context.Context, r campaign.DialRequest) (agentlin
 		return call, err
 	}
 	d.mu.Lock()
-	d.calls[n].CallID = call.ID
+	// The carrier is asked now, right after the reservation took the
+	// campaign's send slot: this is the time the carrier would log.
+	d.calls[n].CallID, d.calls[n].At = call.ID, time.Now()
 	d.mu.Unlock()
 	d.ended.Go(func() { d.play(call) })
 	return call, nil

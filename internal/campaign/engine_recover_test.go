@@ -69,7 +69,7 @@ func (e *engineEnv) reserve(t *testing.T, phone, sid string) (agentline.Campaign
 	ref := "ref-" + phone + "-" + sid
 	call, err := e.db.ReserveDialCall(ctx, agentline.Call{ProjectID: e.project, AgentID: e.agent, NumberID: &e.dialer.number,
 		CallSID: agentline.PendingCallSID(ref), Direction: agentline.CallOutbound, From: e.dialer.from, To: phone,
-		Status: agentline.CallQueued, StreamRef: ref}, 1000, r.Dial.ID)
+		Status: agentline.CallQueued, StreamRef: ref}, 1000, r.Dial.ID, 0)
 	if err == nil && sid != "" {
 		call, err = e.db.AttachCallSID(ctx, e.project, call.ID, sid, agentline.CallQueued)
 	}

@@ -17,11 +17,12 @@ type Store interface {
 	CreateCampaign(ctx context.Context, c agentline.Campaign) (agentline.Campaign, error)
 	Campaign(ctx context.Context, projectID, id int64) (agentline.Campaign, error)
 	Campaigns(ctx context.Context, projectID, after int64, limit int) ([]agentline.Campaign, error)
-	UpdateCampaign(ctx context.Context, c agentline.Campaign) (agentline.Campaign, error)
+	UpdateCampaignChecked(ctx context.Context, c agentline.Campaign, check func([]agentline.CampaignContact) error) (agentline.Campaign, error)
 	DeleteCampaign(ctx context.Context, projectID, id int64) error
 	TransitionCampaign(ctx context.Context, projectID, id int64, from []string, to string) (agentline.Campaign, bool, error)
 
-	AddContacts(ctx context.Context, projectID, campaignID int64, contacts []agentline.CampaignContact, max int) (added, duplicates, onList int, err error)
+	AddContactsChecked(ctx context.Context, projectID, campaignID int64, checked *agentline.CallingWindow,
+		contacts []agentline.CampaignContact, max int) (added, duplicates, onList int, err error)
 	CampaignContacts(ctx context.Context, projectID, campaignID int64, status string, after int64, limit int) ([]agentline.CampaignContact, error)
 
 	AddDoNotCall(ctx context.Context, projectID int64, e agentline.DoNotCall) (agentline.DoNotCall, bool, error)
@@ -81,4 +82,24 @@ type campaignView struct {
 
 func view(c agentline.Campaign) campaignView {
 	return campaignView{Campaign: c, RetryAfter: FormatRetryAfter(c.RetryAfter)}
+}
+
+// Defaults are the settings a new campaign takes for those its create
+// request leaves out, written as the API writes a campaign's. GET
+// /api/catalog serves them (campaign_defaults), and the console's
+// new-campaign form starts from them, so the defaults live here alone.
+type Defaults struct {
+	CallingWindow      agentline.CallingWindow `json:"calling_window"`
+	MaxConcurrentCalls int                     `json:"max_concurrent_calls"`
+	CallsPerSecond     float64                 `json:"calls_per_second"`
+	MaxAttempts        int                     `json:"max_attempts"`
+	RetryAfter         string                  `json:"retry_after"`
+	Voicemail          agentline.Voicemail     `json:"voicemail"`
+}
+
+// NewDefaults returns the defaults of a new campaign (newCampaign's).
+func NewDefaults() Defaults {
+	c := view(newCampaign(0))
+	return Defaults{CallingWindow: c.CallingWindow, MaxConcurrentCalls: c.MaxConcurrentCalls, CallsPerSecond: c.CallsPerSecond,
+		MaxAttempts: c.MaxAttempts, RetryAfter: c.RetryAfter, Voicemail: c.Voicemail}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,8 +33,9 @@ import (
 // a claim and the carrier's answer are recovered. The campaign completes
 // with the counts the last digits give, nobody left behind, and, by the
 // carrier's own log, no contact dialed
-// twice: every person called exactly once, and no contact called more
-// often than its attempts that reached the carrier. Around the kill, the
+// twice (every person called exactly once, and no contact called more
+// often than its attempts that reached the carrier) and never more calls
+// created in one second than calls_per_second, across both instances. Around the kill, the
 // carrier answers one request too late and holds another, so that dials
 // are left between their claim and the carrier's answer, which recovery
 // settles with the carrier's list of calls.
@@ -136,6 +138,7 @@ func TestCampaignSurvivesAKilledInstance(t *testing.T) {
 		t.Errorf("counts %+v, want %+v", got.Counts, want)
 	}
 	recovered := checkNoDoubleDials(t, ctx, db, p.ID, c.ID, carrier)
+	checkPace(t, carrier, int(c.CallsPerSecond))
 	if strings.HasPrefix(requests[sent], "POST ") && recovered == 0 {
 		t.Error("the call whose answer never arrived was not recovered")
 	}
@@ -251,4 +254,27 @@ func checkNoDoubleDials(t *testing.T, ctx context.Context, db *store.DB, project
 	t.Logf("%d contacts %+v; %d calls at the carrier; dials recovered: %d found at the carrier, %d never placed; %d contacts dialed twice",
 		len(list), got.Counts, len(carrier.Calls()), reconciled, notPlaced, twice)
 	return reconciled + notPlaced
+}
+
+// checkPace checks the carrier's log of the campaign's calls: never more
+// created in any one second ([t, t+1s)) than calls_per_second, whichever
+// instance sent them.
+func checkPace(t *testing.T, carrier *twiliofake.Fake, cps int) {
+	t.Helper()
+	var times []time.Time
+	for _, c := range carrier.Calls() {
+		times = append(times, c.Created)
+	}
+	slices.SortFunc(times, time.Time.Compare)
+	peak := 0
+	for i, j := 0, 0; j < len(times); j++ {
+		for times[j].Sub(times[i]) >= time.Second {
+			i++
+		}
+		peak = max(peak, j-i+1)
+	}
+	if peak > cps {
+		t.Errorf("the carrier's log has %d calls created within one second; calls_per_second is %d", peak, cps)
+	}
+	t.Logf("the carrier's log: at most %d calls created in any second (calls_per_second %d)", peak, cps)
 }

@@ -65,7 +65,7 @@ type instance struct {
 // start runs an instance with the base settings plus env and waits until
 // /readyz answers 200. It is stopped (SIGTERM, then SIGKILL) when the test
 // ends, and its log is shown when the test failed.
-func start(t *testing.T, name string, env map[string]string) *instance {
+func start(t testing.TB, name string, env map[string]string) *instance {
 	t.Helper()
 	i := &instance{name: name, env: env, logPath: filepath.Join(t.TempDir(), name+".log")}
 	i.run(t)
@@ -79,7 +79,7 @@ func start(t *testing.T, name string, env map[string]string) *instance {
 	return i
 }
 
-func (i *instance) run(t *testing.T) {
+func (i *instance) run(t testing.TB) {
 	t.Helper()
 	vars := map[string]string{
 		"AGENTLINE_ADDR":           "127.0.0.1:0",
@@ -197,7 +197,7 @@ func (i *instance) running() bool {
 }
 
 // stop sends SIGTERM and waits up to d, then kills.
-func (i *instance) stop(t *testing.T, d time.Duration) {
+func (i *instance) stop(t testing.TB, d time.Duration) {
 	if !i.running() {
 		return
 	}
@@ -213,7 +213,7 @@ func (i *instance) stop(t *testing.T, d time.Duration) {
 }
 
 // waitFor polls cond every 50 ms until it holds, failing the test after d.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) time.Duration {
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for !cond() {
@@ -293,7 +293,7 @@ type fakes struct {
 	tokens *httptest.Server
 }
 
-func startFakes(t *testing.T) fakes {
+func startFakes(t testing.TB) fakes {
 	t.Helper()
 	f := fakes{model: realtimefake.New("sk-test"), tokens: httptest.NewServer(providerfake.New("", "gemini-test"))}
 	t.Cleanup(func() { f.model.Close(); f.tokens.Close() })
@@ -330,7 +330,7 @@ func signed(opts callsim.Options) callsim.Options {
 
 // openDB opens the instances' database directly, to write or read behind
 // their backs; it is closed when the test ends.
-func openDB(t *testing.T, ctx context.Context, databaseURL string) *store.DB {
+func openDB(t testing.TB, ctx context.Context, databaseURL string) *store.DB {
 	t.Helper()
 	db, err := store.Open(ctx, databaseURL)
 	if err != nil {

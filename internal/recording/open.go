@@ -4,19 +4,10 @@ import "errors"
 
 // Credentials authenticate to an S3-compatible service. The settings read
 // into them are AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and, for temporary
-// credentials, AWS_SESSION_TOKEN.
+// credentials, AWS_SESSION_TOKEN: config reads them (S3Credentials), once,
+// with every other setting.
 type Credentials struct {
 	AccessKeyID, SecretAccessKey, SessionToken string
-}
-
-// CredentialsFromEnv reads Credentials through getenv (os.Getenv in main),
-// so that tests can pass their own.
-func CredentialsFromEnv(getenv func(string) string) Credentials {
-	return Credentials{
-		AccessKeyID:     getenv("AWS_ACCESS_KEY_ID"),
-		SecretAccessKey: getenv("AWS_SECRET_ACCESS_KEY"),
-		SessionToken:    getenv("AWS_SESSION_TOKEN"),
-	}
 }
 
 // OpenStore returns the Store the settings name: the bucket of rawURL

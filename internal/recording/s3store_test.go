@@ -103,8 +103,4 @@ func TestOpenStore(t *testing.T) {
 	if _, err := OpenStore("", "", Credentials{}); err == nil {
 		t.Error("OpenStore with nothing set accepted")
 	}
-	env := map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}
-	if c := CredentialsFromEnv(func(k string) string { return env[k] }); c != (Credentials{AccessKeyID: "k", SecretAccessKey: "s"}) {
-		t.Errorf("CredentialsFromEnv = %+v", c)
-	}
 }

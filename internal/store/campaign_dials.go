@@ -279,6 +279,15 @@ func (db *DB) wakeIfDue(ctx context.Context, c conn, out agentline.Outbox, proje
 // emitCampaign emits a campaign event of typ with the campaign and its
 // counts as the transaction c sees them.
 func (db *DB) emitCampaign(ctx context.Context, c conn, out agentline.Outbox, typ string, projectID, campaignID int64) error {
+	return db.emitCampaignWith(ctx, c, out, projectID, campaignID, func(cp agentline.Campaign) (agentline.Event, error) {
+		return agentline.NewCampaignEvent(typ, cp)
+	})
+}
+
+// emitCampaignWith emits the event build makes of the campaign with its
+// counts as the transaction c sees them.
+func (db *DB) emitCampaignWith(ctx context.Context, c conn, out agentline.Outbox, projectID, campaignID int64,
+	build func(agentline.Campaign) (agentline.Event, error)) error {
 	cp, err := scanCampaign(c.queryRow(ctx, `SELECT `+campaignColumns+` FROM campaigns WHERE project_id = ? AND id = ?`, projectID, campaignID))
 	if err != nil {
 		return notFound(err, "campaign")
@@ -287,7 +296,7 @@ func (db *DB) emitCampaign(ctx context.Context, c conn, out agentline.Outbox, ty
 	if err := countContactsIn(ctx, c, list); err != nil {
 		return err
 	}
-	e, err := agentline.NewCampaignEvent(typ, list[0])
+	e, err := build(list[0])
 	if err != nil {
 		return err
 	}

@@ -168,12 +168,12 @@ func TestSettleCampaignCalls(t *testing.T) {
 			}
 			call, err := db.ReserveDialCall(ctx, agentline.Call{ProjectID: f.p1.ID, AgentID: f.a1.ID, NumberID: &n.ID,
 				CallSID: agentline.PendingCallSID("ref" + sid), Direction: agentline.CallOutbound, From: n.PhoneNumber, To: ct.PhoneNumber,
-				Status: agentline.CallQueued, StreamRef: "ref" + sid}, 10, r.Dial.ID)
+				Status: agentline.CallQueued, StreamRef: "ref" + sid}, 10, r.Dial.ID, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if _, err := db.ReserveDialCall(ctx, agentline.Call{ProjectID: f.p1.ID, AgentID: f.a1.ID, CallSID: "pending:again" + sid,
-				Direction: agentline.CallOutbound, Status: agentline.CallQueued}, 10, r.Dial.ID); agentline.ErrorCode(err) != agentline.EConflict {
+				Direction: agentline.CallOutbound, Status: agentline.CallQueued}, 10, r.Dial.ID, 0); agentline.ErrorCode(err) != agentline.EConflict {
 				t.Fatalf("a second call of one dial: %v", err)
 			}
 			if call, err = db.AttachCallSID(ctx, f.p1.ID, call.ID, sid, agentline.CallQueued); err != nil {
@@ -290,6 +290,57 @@ func TestAttachCallSIDKeepsTheCallForward(t *testing.T) {
 		}
 		if _, err := db.AttachCallSID(ctx, f.p1.ID, given.ID, "CA2", agentline.CallQueued); agentline.ErrorCode(err) != agentline.ENotFound {
 			t.Fatalf("the answer for a call given up: %v", err)
+		}
+	})
+}
+
+// A campaign call's reservation takes the campaign's send slot as its last
+// write, waiting for it: two calls of one campaign are reserved, and so
+// sent to the carrier, at least the interval apart, however close their
+// claims; a campaign that stopped running has its calls' reservations
+// refused, with nothing reserved. Without an interval nothing is paced.
+func TestReserveDialCallTakesTheSendSlot(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := newEngineFixture(t, db, "+14155550101", "+14155550102", "+14155550103")
+		mustExec(t, db, `UPDATE campaigns SET max_concurrent_calls = 10`)
+		var dials []agentline.CampaignDial
+		for n := range 3 {
+			r, err := db.ClaimDial(ctx, agentline.DialClaim{ProjectID: f.p1.ID, CampaignID: f.c.ID, ContactID: f.contact(t, db, n).ID,
+				Now: time.Now().Add(time.Duration(n) * time.Hour), Interval: time.Millisecond})
+			if err != nil || r.Result != agentline.Claimed {
+				t.Fatalf("claim %d: %+v %v", n, r, err)
+			}
+			dials = append(dials, r.Dial)
+		}
+		reserve := func(n int, interval time.Duration) (agentline.Call, error) {
+			sid := "ref" + itoa(int64(n))
+			return db.ReserveDialCall(ctx, agentline.Call{ProjectID: f.p1.ID, AgentID: f.a1.ID, CallSID: agentline.PendingCallSID(sid),
+				Direction: agentline.CallOutbound, To: "+1415555010" + itoa(int64(n+1)), Status: agentline.CallQueued, StreamRef: sid},
+				10, dials[n].ID, interval)
+		}
+		const interval = 300 * time.Millisecond
+		first := time.Now()
+		if _, err := reserve(0, interval); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := reserve(1, interval); err != nil {
+			t.Fatal(err)
+		}
+		if gap := time.Since(first); gap < interval {
+			t.Fatalf("the second call of the campaign was reserved %v after the first, within its interval %v", gap, interval)
+		}
+		if _, _, err := db.TransitionCampaign(ctx, f.p1.ID, f.c.ID, []string{agentline.CampaignRunning}, agentline.CampaignPaused); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := reserve(2, interval); agentline.ErrorCode(err) != agentline.EConflict {
+			t.Fatalf("a paused campaign's call: %v", err)
+		}
+		if got := f.contact(t, db, 2); len(got.Dials) != 1 || got.Dials[0].CallID != nil {
+			t.Fatalf("the refused reservation left %+v", got.Dials)
+		}
+		if _, err := reserve(2, 0); err != nil { // unpaced (a test's own dial): taken as it comes
+			t.Fatal(err)
 		}
 	})
 }

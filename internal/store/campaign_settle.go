@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -131,27 +132,120 @@ func scanStaleDial(row interface{ Scan(...any) error }) (agentline.StaleDial, er
 // outcome already (settled by the engine's recovery meanwhile) is a
 // conflict and nothing is reserved, so that the carrier is never asked
 // for a call of an attempt given up.
-func (db *DB) ReserveDialCall(ctx context.Context, call agentline.Call, max int, dialID int64) (agentline.Call, error) {
-	return db.reserveCall(ctx, call, max, func(c conn, call agentline.Call) error {
-		res, err := c.exec(ctx, `UPDATE campaign_dials SET call_id = ? WHERE project_id = ? AND id = ? AND call_id IS NULL AND outcome = ''`,
-			call.ID, call.ProjectID, dialID)
-		if n, err := affected(res, err); err != nil || n == 0 {
-			if err == nil {
-				err = agentline.Errorf(agentline.EConflict, "campaign dial %d has a call or an outcome already", dialID)
-			}
+//
+// With an interval, the transaction also takes the campaign's next send
+// slot (takeSendSlot), and ReserveDialCall returns at that slot: the
+// caller asks the carrier at once, so a campaign's requests reach the
+// carrier at least interval apart, however long each dial took from its
+// claim to here, and from any instance. A campaign that stopped running
+// is a conflict, and one whose slots are taken further ahead than
+// interval plus sendWait is unavailable: nothing is reserved. A
+// reservation that returns later than sendLate after its slot (its
+// commit was slow) takes another slot and waits for it, so that a late
+// request is not bunched with the next one's.
+func (db *DB) ReserveDialCall(ctx context.Context, call agentline.Call, max int, dialID int64, interval time.Duration) (agentline.Call, error) {
+	var slot time.Time
+	reserved, err := db.reserveCall(ctx, call, max, func(c conn, call agentline.Call) error {
+		if err := linkDialCall(ctx, c, call, dialID); err != nil || interval <= 0 {
 			return err
 		}
-		if _, err := c.exec(ctx, `UPDATE campaign_contacts SET last_call_id = ? WHERE id = (SELECT contact_id FROM campaign_dials WHERE id = ?)`,
-			call.ID, dialID); err != nil {
-			return err
-		}
-		_, err = c.exec(ctx, `UPDATE calls SET campaign_id = (SELECT campaign_id FROM campaign_dials WHERE id = ?),
-			contact_id = (SELECT contact_id FROM campaign_dials WHERE id = ?),
-			variables = (SELECT ct.variables FROM campaign_dials d JOIN campaign_contacts ct ON ct.id = d.contact_id WHERE d.id = ?)
-			WHERE id = ?`, dialID, dialID, dialID, call.ID)
-		if err != nil {
-			return fmt.Errorf("link call %d to dial %d: %w", call.ID, dialID, err)
-		}
-		return nil
+		var err error
+		slot, err = db.takeSendSlot(ctx, c, dialID, interval, true)
+		return err
 	})
+	if err != nil || interval <= 0 {
+		return reserved, err
+	}
+	for range 10 {
+		if wait := time.Until(slot); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return reserved, nil // the caller's context ends its request too
+			case <-time.After(wait):
+			}
+		}
+		if time.Since(slot) <= sendLate {
+			break
+		}
+		if err := db.tx(ctx, func(c conn) error {
+			slot, err = db.takeSendSlot(ctx, c, dialID, interval, false)
+			return err
+		}); err != nil {
+			break // sent late rather than not at all: its record is reserved
+		}
+	}
+	return reserved, nil
+}
+
+// sendWait bounds how much further ahead than one interval a dial's send
+// slot may be: claims are paced at the same interval, so slots further
+// ahead mean the campaign's dials pile up, and the dial is better given
+// back.
+const sendWait = 5 * time.Second
+
+// sendLate is how long after its send slot a request may still go out;
+// one later takes another slot. The engine's paceMargin leaves room for
+// this much, and for the request's own way to the carrier.
+const sendLate = 10 * time.Millisecond
+
+// takeSendSlot gives the dial's campaign's next send slot, at now or when
+// the last one taken ends, and moves the campaign's next_send_at interval
+// past it. The campaign's row is locked to the commit (PostgreSQL; SQLite
+// has one writer), so instances take slots one after the other. With
+// running set, a campaign that is not running is a conflict.
+func (db *DB) takeSendSlot(ctx context.Context, c conn, dialID int64, interval time.Duration, running bool) (time.Time, error) {
+	lock := ""
+	if db.dialect == Postgres {
+		lock = " FOR UPDATE OF cp"
+	}
+	var id int64
+	var status string
+	var next sql.NullTime
+	err := c.queryRow(ctx, `SELECT cp.id, cp.status, cp.next_send_at FROM campaigns cp JOIN campaign_dials d ON d.campaign_id = cp.id
+		WHERE d.id = ?`+lock, dialID).Scan(&id, &status, &next)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, agentline.NotFound("campaign dial")
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	if running && status != agentline.CampaignRunning {
+		return time.Time{}, agentline.Errorf(agentline.EConflict, "the campaign is %s: its dials are not placed", status)
+	}
+	now := db.now()
+	slot := now
+	if next.Valid && next.Time.After(now) {
+		slot = next.Time.UTC()
+	}
+	if slot.Sub(now) > interval+sendWait {
+		return time.Time{}, &agentline.Error{Code: agentline.EUnavailable, RetryAfter: 1,
+			Message: fmt.Sprintf("campaign dial %d: its campaign's calls are paced further ahead than the dial can wait", dialID)}
+	}
+	_, err = c.exec(ctx, `UPDATE campaigns SET next_send_at = ? WHERE id = ?`, slot.Add(interval), id)
+	return slot, err
+}
+
+// linkDialCall links a reserved call to its dial and contact, and gives
+// it the dial's campaign, contact and variables.
+func linkDialCall(ctx context.Context, c conn, call agentline.Call, dialID int64) error {
+	res, err := c.exec(ctx, `UPDATE campaign_dials SET call_id = ? WHERE project_id = ? AND id = ? AND call_id IS NULL AND outcome = ''`,
+		call.ID, call.ProjectID, dialID)
+	if n, err := affected(res, err); err != nil || n == 0 {
+		if err == nil {
+			err = agentline.Errorf(agentline.EConflict, "campaign dial %d has a call or an outcome already", dialID)
+		}
+		return err
+	}
+	if _, err := c.exec(ctx, `UPDATE campaign_contacts SET last_call_id = ? WHERE id = (SELECT contact_id FROM campaign_dials WHERE id = ?)`,
+		call.ID, dialID); err != nil {
+		return err
+	}
+	_, err = c.exec(ctx, `UPDATE calls SET campaign_id = (SELECT campaign_id FROM campaign_dials WHERE id = ?),
+		contact_id = (SELECT contact_id FROM campaign_dials WHERE id = ?),
+		variables = (SELECT ct.variables FROM campaign_dials d JOIN campaign_contacts ct ON ct.id = d.contact_id WHERE d.id = ?)
+		WHERE id = ?`, dialID, dialID, dialID, call.ID)
+	if err != nil {
+		return fmt.Errorf("link call %d to dial %d: %w", call.ID, dialID, err)
+	}
+	return nil
 }

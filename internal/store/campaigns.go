@@ -135,6 +135,17 @@ func countContactsIn(ctx context.Context, c conn, list []agentline.Campaign) err
 // the new retry setting allows (redueContacts), so that a new window or
 // retry_after applies to them at once.
 func (db *DB) UpdateCampaign(ctx context.Context, c agentline.Campaign) (agentline.Campaign, error) {
+	return db.UpdateCampaignChecked(ctx, c, nil)
+}
+
+// UpdateCampaignChecked is UpdateCampaign with check, when not nil, run in
+// its transaction, after the change, on the campaign's contacts still to
+// be dialed (pending or calling: a call that is retried waits again),
+// with their number and timezone: an error from it undoes the change and
+// is returned. A contacts upload that comes meanwhile waits for the
+// change (see AddContactsChecked), so check sees every contact the new
+// settings apply to.
+func (db *DB) UpdateCampaignChecked(ctx context.Context, c agentline.Campaign, check func([]agentline.CampaignContact) error) (agentline.Campaign, error) {
 	window, voicemail, err := campaignJSON(c)
 	if err != nil {
 		return c, err
@@ -153,6 +164,16 @@ func (db *DB) UpdateCampaign(ctx context.Context, c agentline.Campaign) (agentli
 		if err := mustAffect(res, err, "campaign"); err != nil {
 			return err
 		}
+		if check != nil {
+			waiting, err := queryAll(ctx, tx, scanContactNumber, `SELECT phone_number, timezone FROM campaign_contacts
+				WHERE campaign_id = ? AND status IN (?, ?) ORDER BY id`, c.ID, agentline.ContactPending, agentline.ContactCalling)
+			if err != nil {
+				return err
+			}
+			if err := check(waiting); err != nil {
+				return err
+			}
+		}
 		return db.redueContacts(ctx, tx, c.ProjectID, c.ID, c.RetryAfter)
 	})
 	if errors.Is(err, agentline.ErrNotFound) && !noAgent {
@@ -164,6 +185,12 @@ func (db *DB) UpdateCampaign(ctx context.Context, c agentline.Campaign) (agentli
 		return c, err
 	}
 	return db.Campaign(ctx, c.ProjectID, c.ID)
+}
+
+// scanContactNumber scans a contact's phone_number and timezone.
+func scanContactNumber(r interface{ Scan(...any) error }) (agentline.CampaignContact, error) {
+	var ct agentline.CampaignContact
+	return ct, r.Scan(&ct.PhoneNumber, &ct.Timezone)
 }
 
 // DeleteCampaign deletes a campaign of the project with its contacts and

@@ -26,13 +26,39 @@ const contactBatch = 200
 // It returns how many were added, how many were duplicates, and how many
 // of those added are on the do-not-call list.
 func (db *DB) AddContacts(ctx context.Context, projectID, campaignID int64, contacts []agentline.CampaignContact, max int) (added, duplicates, onList int, err error) {
+	return db.AddContactsChecked(ctx, projectID, campaignID, nil, contacts, max)
+}
+
+// AddContactsChecked is AddContacts for contacts checked against the
+// calling window checked (when not nil): if the campaign's window is
+// another by the time they are stored (a PATCH came between), nothing is
+// stored and the answer is a conflict asking to send them again. The
+// campaign's row is locked first, so that a change of its window waits
+// for the upload, or the upload for the change (UpdateCampaignChecked
+// then sees its contacts).
+func (db *DB) AddContactsChecked(ctx context.Context, projectID, campaignID int64, checked *agentline.CallingWindow,
+	contacts []agentline.CampaignContact, max int) (added, duplicates, onList int, err error) {
+	lock := ""
+	if db.dialect == Postgres {
+		lock = " FOR UPDATE"
+	}
 	err = db.tx(ctx, func(c conn) error {
-		var status string
-		if err := c.queryRow(ctx, `SELECT status FROM campaigns WHERE project_id = ? AND id = ?`, projectID, campaignID).Scan(&status); err != nil {
+		var status, window string
+		if err := c.queryRow(ctx, `SELECT status, calling_window FROM campaigns WHERE project_id = ? AND id = ?`+lock,
+			projectID, campaignID).Scan(&status, &window); err != nil {
 			return notFound(err, "campaign")
 		}
 		if status == agentline.CampaignCompleted || status == agentline.CampaignCancelled {
 			return agentline.Errorf(agentline.EConflict, "the campaign is %s; contacts can be added to a draft, running or paused campaign", status)
+		}
+		if checked != nil {
+			var now agentline.CallingWindow
+			if err := json.Unmarshal([]byte(window), &now); err != nil {
+				return err
+			}
+			if !now.Equal(*checked) {
+				return agentline.Errorf(agentline.EConflict, "the campaign's calling window changed while the contacts were checked against it; send them again")
+			}
 		}
 		added, duplicates, onList = 0, 0, 0
 		for start := 0; start < len(contacts); start += contactBatch {

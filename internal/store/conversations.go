@@ -21,7 +21,14 @@ import (
 // conversationUnion selects every conversation of one project with the
 // columns of conversationColumns, and with stats also tool_calls and
 // tool_errors; it takes the project id twice.
-func conversationUnion(stats bool) string {
+func conversationUnion(stats bool) string { return conversationUnionWhere(stats, "", "") }
+
+// conversationUnionWhere is conversationUnion with more conditions on its
+// sessions (wsWhere) and its calls (callWhere), each starting with AND: a
+// condition on the union's computed id ('call_' || c.id) cannot use an
+// index, so one conversation is found by its table's own id instead of
+// reading every conversation of the project.
+func conversationUnionWhere(stats bool, wsWhere, callWhere string) string {
 	wsStats, callStats := "", ""
 	if stats {
 		wsStats = `, ws.tool_calls AS tool_calls,
@@ -40,7 +47,7 @@ func conversationUnion(stats bool) string {
 		ws.started_at AS started_at, ws.ended_at AS ended_at, ws.last_event_at AS last_event_at,
 		ws.duration_ms AS duration_ms, ws.end_reason AS end_reason, CAST(NULL AS BIGINT) AS call_ref,
 		CAST(NULL AS BIGINT) AS campaign_id, CAST(NULL AS BIGINT) AS contact_id, '' AS variables` + wsStats + `
-	FROM widget_sessions ws WHERE ws.project_id = ?
+	FROM widget_sessions ws WHERE ws.project_id = ?` + wsWhere + `
 	UNION ALL
 	SELECT 'call_' || c.id, c.project_id, c.agent_id, 'phone', CAST(NULL AS BIGINT), c.number_id,
 		c.direction, c.from_number, c.to_number,
@@ -48,7 +55,7 @@ func conversationUnion(stats bool) string {
 			WHEN c.status IN ('busy', 'failed', 'no-answer', 'canceled') THEN 'failed' ELSE 'live' END,
 		coalesce(c.started_at, c.created_at), c.ended_at, c.updated_at,
 		coalesce(c.duration_s, 0) * 1000, c.end_reason, c.id, c.campaign_id, c.contact_id, c.variables` + callStats + `
-	FROM calls c WHERE c.project_id = ?`
+	FROM calls c WHERE c.project_id = ?` + callWhere
 }
 
 const conversationColumns = `id, project_id, agent_id, kind, channel_id, number_id, direction, from_number, to_number,
@@ -186,8 +193,14 @@ func conversations(ctx context.Context, c conn, projectID int64, f agentline.Con
 		f.Limit = 50
 	}
 	where, args := conversationWhere(f)
-	args = append([]any{projectID, projectID}, append(args, f.Limit)...)
-	rows, err := queryAll(ctx, c, scanConversation, `SELECT `+conversationColumns+` FROM (`+conversationUnion(false)+`) conv
+	union, pre := conversationUnion(false), []any{projectID, projectID}
+	if callID, ok := agentline.ParseCallConversationID(f.ID); ok {
+		union, pre = conversationUnionWhere(false, " AND 1 = 0", " AND c.id = ?"), []any{projectID, projectID, callID}
+	} else if f.ID != "" {
+		union, pre = conversationUnionWhere(false, " AND ws.id = ?", " AND 1 = 0"), []any{projectID, f.ID, projectID}
+	}
+	args = append(pre, append(args, f.Limit)...)
+	rows, err := queryAll(ctx, c, scanConversation, `SELECT `+conversationColumns+` FROM (`+union+`) conv
 		WHERE `+where+` ORDER BY started_at DESC, id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list conversations: %w", err)

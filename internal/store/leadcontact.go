@@ -17,7 +17,9 @@ type leadTx struct{ *outbox }
 //
 // A completed campaign is one that ran out of contacts: a campaign that
 // calls a form's leads does so between leads, so a new contact makes it
-// running again (finished_at cleared). A running campaign's engine is
+// running again (finished_at cleared), with a campaign.started that says
+// it reopened, so that its next campaign.completed follows a start as the
+// first did. A running campaign's engine is
 // woken in the same transaction, so the lead is called as soon as its
 // window allows (speed to lead). A contact added as do_not_call, or a
 // number the campaign had, leaves the campaign as it is.
@@ -36,9 +38,14 @@ func (t leadTx) AddLeadContact(ctx context.Context, projectID, campaignID int64,
 	case listed > 0:
 		return agentline.ContactDoNotCall, nil
 	case status == agentline.CampaignCompleted:
-		if _, err := t.c.exec(ctx, `UPDATE campaigns SET status = ?, finished_at = NULL, updated_at = ? WHERE id = ? AND status = ?`,
-			agentline.CampaignRunning, t.db.now(), campaignID, agentline.CampaignCompleted); err != nil {
+		res, err := t.c.exec(ctx, `UPDATE campaigns SET status = ?, finished_at = NULL, updated_at = ? WHERE id = ? AND status = ?`,
+			agentline.CampaignRunning, t.db.now(), campaignID, agentline.CampaignCompleted)
+		if n, err := affected(res, err); err != nil {
 			return "", err
+		} else if n > 0 {
+			if err := t.db.emitCampaignWith(ctx, t.c, t, projectID, campaignID, agentline.NewCampaignReopenedEvent); err != nil {
+				return "", err
+			}
 		}
 	case status != agentline.CampaignRunning:
 		return agentline.ContactPending, nil // draft or paused: start or resume wakes it

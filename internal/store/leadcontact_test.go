@@ -3,7 +3,11 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,6 +112,57 @@ func TestAddLeadContact(t *testing.T) {
 		}
 		if got, _ := db.Campaign(ctx, f.p1.ID, c.ID); got.Counts.Total != 3 || got.Status != agentline.CampaignCancelled {
 			t.Fatalf("campaign %+v", got)
+		}
+	})
+}
+
+// A webhook consumer sees a campaign that a form's lead reopens start
+// again before it completes again: started, completed, started (with
+// reopened set, and the new contact counted), completed; never two
+// completions in a row.
+func TestReopenedCampaignStartsAgain(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := newEngineFixture(t, db) // started, with nobody to call
+		if _, err := db.FinishDialPass(ctx, f.p1.ID, f.c.ID, time.Now(), false, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreateLeadThen(ctx, agentline.Lead{ProjectID: f.p1.ID, ChannelID: f.c1.ID, Mode: agentline.FormLeadCapture,
+			Answers: map[string]any{"phone": "+14155550101"}}, nil, func(ctx context.Context, l agentline.Lead, out agentline.Outbox) error {
+			_, err := out.(agentline.LeadTx).AddLeadContact(ctx, f.p1.ID, f.c.ID, agentline.CampaignContact{PhoneNumber: "+14155550101"})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// Its contact asks not to be called: nobody is left, done again.
+		if _, _, err := db.AddDoNotCall(ctx, f.p1.ID, agentline.DoNotCall{PhoneNumber: "+14155550101", Reason: "asked"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.FinishDialPass(ctx, f.p1.ID, f.c.ID, time.Now(), false, nil); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := db.WebhookDeliveries(ctx, f.p1.ID, f.hook.ID, 100, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, d := range slices.Backward(ds) {
+			full, _, err := db.PendingDelivery(ctx, d.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ev struct {
+				Data agentline.CampaignEventData `json:"data"`
+			}
+			if err := json.Unmarshal(full.Body, &ev); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprintf("%s reopened=%v total=%d %s", d.EventType, ev.Data.Reopened, ev.Data.Campaign.Counts.Total, ev.Data.Campaign.Status))
+		}
+		want := []string{"campaign.started reopened=false total=0 running", "campaign.completed reopened=false total=0 completed",
+			"campaign.started reopened=true total=1 running", "campaign.completed reopened=false total=1 completed"}
+		if !slices.Equal(got, want) {
+			t.Errorf("events\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	})
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/agentline/agentline"
 )
 
 // ClaimStaleCalls picks up to limit calls our records show live (queued,
@@ -16,9 +14,9 @@ import (
 // placed are left alone. It returns the calls' SIDs.
 func (db *DB) ClaimStaleCalls(ctx context.Context, before, now time.Time, limit int) ([]string, error) {
 	q := `UPDATE calls SET carrier_checked_at = ? WHERE id IN (SELECT id FROM calls
-		WHERE status IN (?, ?, ?, ?) AND call_sid NOT LIKE 'pending:%' AND coalesce(carrier_checked_at, updated_at) < ?
+		WHERE ` + callIsLive + ` AND call_sid NOT LIKE 'pending:%' AND coalesce(carrier_checked_at, updated_at) < ?
 		ORDER BY coalesce(carrier_checked_at, updated_at), id LIMIT ?` + db.skipLocked() + `) RETURNING call_sid`
-	sids, err := queryAll(ctx, db.writer(), scanString, q, now.UTC(), agentline.CallQueued, agentline.CallInitiated, agentline.CallRinging, agentline.CallInProgress, before.UTC(), limit)
+	sids, err := queryAll(ctx, db.writer(), scanString, q, now.UTC(), before.UTC(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim stale calls: %w", err)
 	}

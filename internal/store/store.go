@@ -76,7 +76,11 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 			db.write.Close()
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
+		// As many kept idle as may be open: database/sql keeps 2 by
+		// default and closes the others after each use, and opening one
+		// costs its pragmas and a parse of the whole schema.
 		db.read.SetMaxOpenConns(8)
+		db.read.SetMaxIdleConns(8)
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
 		db.dialect = Postgres
 		pool, err := sql.Open("pgx", withConnectTimeout(rawURL))

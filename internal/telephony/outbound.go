@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
@@ -62,6 +63,12 @@ type CallOptions struct {
 	// the engine's recovery to settle with the carrier, instead of removing
 	// it: a call of an attempt is never made twice blindly.
 	Dial int64
+	// Interval paces a campaign's calls where it counts, at the carrier:
+	// the reservation of a Dial's call takes its campaign's send slot
+	// (store.ReserveDialCall), waiting for it, and the carrier is asked
+	// right after, so two calls of the campaign reach the carrier at least
+	// Interval apart, from any instance. 0 paces nothing.
+	Interval time.Duration
 }
 
 // PlaceCall places one call from the agent's number to to. The call is
@@ -114,7 +121,7 @@ func (h *Handler) PlaceCall(ctx context.Context, projectID, agentID int64, to st
 	}
 	var call agentline.Call
 	if opts.Dial != 0 {
-		call, err = h.store.ReserveDialCall(ctx, reserved, h.maxCalls, opts.Dial)
+		call, err = h.store.ReserveDialCall(ctx, reserved, h.maxCalls, opts.Dial, opts.Interval)
 	} else {
 		call, err = h.store.ReserveCall(ctx, reserved, h.maxCalls)
 	}

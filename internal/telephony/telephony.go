@@ -35,7 +35,7 @@ type Store interface {
 	DeletePhoneNumber(ctx context.Context, projectID, numberID int64) error
 
 	ReserveCall(ctx context.Context, c agentline.Call, max int) (agentline.Call, error)
-	ReserveDialCall(ctx context.Context, c agentline.Call, max int, dialID int64) (agentline.Call, error)
+	ReserveDialCall(ctx context.Context, c agentline.Call, max int, dialID int64, interval time.Duration) (agentline.Call, error)
 	DeleteCall(ctx context.Context, projectID, callID int64) error
 	ProjectOfCall(ctx context.Context, callSID string) (int64, error)
 	RecordAnsweredBy(ctx context.Context, projectID int64, callSID, answeredBy string) (agentline.Call, bool, error)

@@ -100,13 +100,15 @@
  */
 
 /**
- * @typedef {object} Catalog What agents may be set to, and the webhook
- * event types (getCatalog).
+ * @typedef {object} Catalog What agents may be set to, the webhook
+ * event types and a new campaign's defaults (getCatalog).
  * @property {{name: string, provider: Provider}[]} models
  * @property {{name: string, provider: Provider, realtime_voice: string}[]} voices
  * @property {Record<Provider, string>} default_voices
  * @property {string} default_model
  * @property {string[]} event_types
+ * @property {Pick<Campaign, "calling_window" | "max_concurrent_calls" | "calls_per_second" | "max_attempts" | "retry_after" |
+ *   "voicemail">} campaign_defaults the settings a new campaign takes for those its create request leaves out
  */
 
 /**

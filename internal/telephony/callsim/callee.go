@@ -23,10 +23,40 @@ const (
 // would: it opens the TwiML's stream like the carrier (signed as opts
 // say, on opts.Server), waits for the agent's greeting to play, says
 // something (a voice-like sound, loud enough for voice detection), listens
-// to the answer and hangs up (stop). It returns when it has hung up, the
-// server has ended the stream, or ctx has ended. The sandbox's carrier
-// plays each outbound call with it.
+// to the answer and hangs up (stop); with no greeting within greetingWait it
+// hangs up at once. It returns when it has hung up, the server has ended
+// the stream, or ctx has ended (stop sent: see answer). The sandbox's
+// carrier plays each outbound call with it.
 func Callee(ctx context.Context, twiml string, opts Options) error {
+	return answer(ctx, twiml, opts, func(c *Call) error {
+		wait, cancel := context.WithTimeout(ctx, greetingWait)
+		_, err := c.WaitFor(wait, func(m Message) bool { return m.Event == "media" })
+		cancel()
+		if err != nil {
+			return nil // no greeting (answer hangs up), or the call ended
+		}
+		if err := c.waitPlayed(ctx, afterAgent); err != nil {
+			return nil // the call ended
+		}
+		speech := append(Voice(calleeSays), bytes.Repeat([]byte{0xFF}, int(calleePause.Seconds()*8000))...)
+		if err := c.Play(ctx, speech, true); err != nil {
+			return nil
+		}
+		if err := c.waitPlayed(ctx, calleeListen); err != nil {
+			return nil
+		}
+		return c.hangUp(ctx)
+	})
+}
+
+// answer plays the carrier's side of an answered outbound call placed with
+// this TwiML: it opens the TwiML's stream (signed as opts say, on
+// opts.Server, echoing marks), runs script, and ends the stream as Twilio
+// does, which sends stop whenever it stops a stream: at the callee's
+// hang-up, and also when the call is hung up or redirected through the
+// REST API (ctx ends) or the script gives up. Only a stream the server
+// closed, or one already stopped, is closed without one.
+func answer(ctx context.Context, twiml string, opts Options, script func(c *Call) error) error {
 	s, err := ParseTwiML(twiml)
 	if err != nil {
 		return err
@@ -36,30 +66,32 @@ func Callee(ctx context.Context, twiml string, opts Options) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	wait, cancel := context.WithTimeout(ctx, greetingWait)
-	_, err = c.WaitFor(wait, func(m Message) bool { return m.Event == "media" })
-	cancel()
-	if err != nil {
-		if ctx.Err() == nil && !c.ended() {
-			return c.Stop(ctx) // no greeting: hang up
-		}
-		return nil // the call ended
+	defer c.end(ctx)
+	return script(c)
+}
+
+// end sends stop unless the stream was stopped or the server closed it,
+// then closes the socket. ctx may have ended: stop gets a moment of its
+// own.
+func (c *Call) end(ctx context.Context) {
+	c.mu.Lock()
+	stopped := c.stopped
+	c.mu.Unlock()
+	if !stopped && !c.ended() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		c.Stop(sctx)
+		cancel()
 	}
-	if err := c.waitPlayed(ctx, afterAgent); err != nil {
-		return nil // the call ended
-	}
-	speech := append(Voice(calleeSays), bytes.Repeat([]byte{0xFF}, int(calleePause.Seconds()*8000))...)
-	if err := c.Play(ctx, speech, true); err != nil {
-		return nil
-	}
-	if err := c.waitPlayed(ctx, calleeListen); err != nil {
-		return nil
-	}
+	c.Close()
+}
+
+// hangUp sends stop, as a callee hanging up, and waits a moment for the
+// server to close the stream, as it does after stop.
+func (c *Call) hangUp(ctx context.Context) error {
 	if err := c.Stop(ctx); err != nil {
 		return nil
 	}
-	select { // the server closes the stream after stop
+	select {
 	case <-c.Done():
 	case <-ctx.Done():
 	case <-time.After(2 * time.Second):

@@ -129,6 +129,7 @@ type Call struct {
 	changed    chan struct{}
 	done       chan struct{}
 	closeErr   error
+	stopped    bool // stop was sent
 }
 
 // Message is one message the server sent the carrier.

@@ -24,48 +24,21 @@ const (
 // twiliofake.MachineBeep), the lengths the fake's machine detection times
 // its verdict by, then records whatever the caller says until it has been
 // quiet for a few seconds, and hangs up (stop). It returns when it has
-// hung up, the server has ended the stream, or ctx has ended.
+// hung up, the server has ended the stream, or ctx has ended (stop sent:
+// see answer).
 func Machine(ctx context.Context, twiml string, opts Options) error {
-	s, err := ParseTwiML(twiml)
-	if err != nil {
-		return err
-	}
-	opts.EchoMarks = true
-	c, err := Open(ctx, s, opts)
-	if err != nil {
-		return err
-	}
-	hungUp := false
-	defer func() {
-		// The carrier sends stop whenever it stops a stream, not only at a
-		// hang-up: also when the call ends otherwise or its TwiML is
-		// replaced (a voicemail's message is spoken after a redirect).
-		if !hungUp && !c.ended() {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-			c.Stop(sctx)
-			cancel()
+	return answer(ctx, twiml, opts, func(c *Call) error {
+		if err := c.Play(ctx, append(Voice(twiliofake.MachineGreeting), Beep(twiliofake.MachineBeep)...), true); err != nil {
+			return nil // the call ended
 		}
-		c.Close()
-	}()
-	if err := c.Play(ctx, append(Voice(twiliofake.MachineGreeting), Beep(twiliofake.MachineBeep)...), true); err != nil {
-		return nil // the call ended
-	}
-	rec, cancel := context.WithTimeout(ctx, machineMaxMessage)
-	err = c.waitPlayed(rec, machineSilence)
-	cancel()
-	if err != nil && (ctx.Err() != nil || c.ended()) {
-		return nil // the call ended
-	}
-	hungUp = true
-	if err := c.Stop(ctx); err != nil {
-		return nil
-	}
-	select { // the server closes the stream after stop
-	case <-c.Done():
-	case <-ctx.Done():
-	case <-time.After(2 * time.Second):
-	}
-	return nil
+		rec, cancel := context.WithTimeout(ctx, machineMaxMessage)
+		err := c.waitPlayed(rec, machineSilence)
+		cancel()
+		if err != nil && (ctx.Err() != nil || c.ended()) {
+			return nil // the call ended
+		}
+		return c.hangUp(ctx)
+	})
 }
 
 // Beep returns d of an answering machine's beep as 8 kHz mu-law: a 1 kHz

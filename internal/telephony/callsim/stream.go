@@ -87,6 +87,9 @@ func (c *Call) EchoMark(ctx context.Context, name string) error {
 
 // Stop sends stop, as the carrier does when the caller hangs up.
 func (c *Call) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	c.stopped = true
+	c.mu.Unlock()
 	return c.sendSeq(ctx, "stop", "stop", map[string]string{"callSid": c.CallSID})
 }
 

@@ -1,10 +1,11 @@
 // @ts-check
 // The Campaigns page: the project's campaigns with their agent, status and
-// counts, the form of a new one (the API's defaults filled in), and the
+// counts, the form of a new one (the API's defaults, from its catalog,
+// filled in), and the
 // project's do-not-call list (pages/dnc.js). A campaign's own page is
 // pages/campaign.js; the API is docs/campaigns.md.
 
-import { createCampaign, listAgents, listCampaigns } from "../api.js";
+import { createCampaign, getCatalog, listAgents, listCampaigns } from "../api.js";
 import { h, notice, plural, alertError } from "../dom.js";
 import { FieldError, agentOptions, form, input } from "../forms.js";
 import { can, features, project } from "../router.js";
@@ -25,12 +26,6 @@ export const CONTACT_STATUSES = [["pending", "Pending"], ["calling", "Calling"],
  * @typedef {Pick<Campaign, "name" | "calling_window" | "max_concurrent_calls" | "calls_per_second" | "max_attempts" |
  *   "retry_after" | "voicemail"> & {agent_id: number | null}} Settings what the settings form edits
  */
-
-/** @type {Settings} a new campaign's settings: the API's defaults (docs/campaigns.md) */
-const DEFAULTS = {
-  name: "", agent_id: null, calling_window: { days: ["mon", "tue", "wed", "thu", "fri"], start: "09:00", end: "20:00" },
-  max_concurrent_calls: 1, calls_per_second: 1, max_attempts: 3, retry_after: "1h", voicemail: { action: "hang_up", message: "" },
-};
 
 /** How many campaigns a page of the list holds. */
 const PAGE = 50;
@@ -123,7 +118,7 @@ export function settingsBody(v, withAgent) {
 /** @param {PageContext} ctx */
 export async function campaignsPage({ show }) {
   const pid = project().id;
-  const [agents, first, dnc] = await Promise.all([listAgents(pid), listCampaigns(pid, { limit: PAGE }), dncCard()]);
+  const [agents, first, dnc, catalog] = await Promise.all([listAgents(pid), listCampaigns(pid, { limit: PAGE }), dncCard(), getCatalog()]);
   const names = new Map(agents.map((a) => [a.id, a.name]));
   const rows = h("tbody", {});
   const more = h("button", { type: "button", hidden: true }, "More campaigns");
@@ -145,17 +140,23 @@ export async function campaignsPage({ show }) {
       "never twice by mistake and never a number on the do-not-call list."),
     features().telephony_enabled ? null
       : notice("Telephony is off on this server (TELEPHONY_ENABLED), so agents have no phone numbers and campaigns cannot start; you can still prepare them and their contacts."),
-    list, more, can("create") ? newCampaignCard(pid, agents) : null, dnc);
+    list, more, can("create") ? newCampaignCard(pid, agents, catalog.campaign_defaults) : null, dnc);
 }
 
-/** newCampaignCard is the form of a new campaign, with the API's defaults. @param {number} pid @param {Agent[]} agents */
-function newCampaignCard(pid, agents) {
+/**
+ * newCampaignCard is the form of a new campaign, filled with the API's
+ * defaults as its catalog gives them (GET /api/catalog), so that the form
+ * shows what a campaign created without them would get.
+ * @param {number} pid @param {Agent[]} agents @param {import("../types.js").Catalog["campaign_defaults"]} defaults
+ */
+function newCampaignCard(pid, agents, defaults) {
   const card = h("section", { class: "card", id: "new-campaign" }, h("h2", {}, "New campaign"));
   if (!agents.length) {
     card.append(h("p", {}, "A campaign's calls are made by an agent. ", h("a", { href: "#/agents" }, "Create an agent"), " first."));
     return card;
   }
-  card.append(form(settingsFields({ ...DEFAULTS, agent_id: agents[0].id }, agents), "Create campaign", async (v) => {
+  const settings = { ...defaults, voicemail: { message: "", ...defaults.voicemail }, name: "", agent_id: agents[0].id };
+  card.append(form(settingsFields(settings, agents), "Create campaign", async (v) => {
     const c = await createCampaign(pid, settingsBody(v, true));
     location.hash = `#/campaigns/${c.id}`;
   }, { label: "New campaign" }));
