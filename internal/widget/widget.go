@@ -26,6 +26,10 @@ import (
 type Store interface {
 	Project(ctx context.Context, projectID int64) (agentline.Project, error)
 	Agent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
+	// PublishedAgent is what a channel's sessions run; AgentAtVersion
+	// what a console test runs (0: the latest draft).
+	PublishedAgent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
+	AgentAtVersion(ctx context.Context, projectID, agentID int64, n int) (agentline.Agent, error)
 	// Campaign checks that the campaign a form names is the project's.
 	Campaign(ctx context.Context, projectID, id int64) (agentline.Campaign, error)
 
