@@ -63,6 +63,8 @@ var paramFixtures = map[string]func(f tenants) (own, other string){
 		return itoa(f.own.campaign), itoa(f.other.campaign)
 	},
 	"phone_number": func(f tenants) (string, string) { return f.own.doNotCall, f.other.doNotCall },
+	// An agent version: every agent has its first.
+	"n": func(tenants) (string, string) { return "1", "1" },
 }
 
 // newObjects makes one of each domain object for the agent: a webhook tool,
