@@ -143,3 +143,19 @@ func ParseVersion(field, s string) (int, error) {
 // maxVersion bounds a version number well above any agent's saves, so a
 // number fits every database's integer.
 const maxVersion = 1 << 30
+
+// VersionStat compares one agent version's conversations in a range: how
+// many, and how many its analysis judged and found successful.
+type VersionStat struct {
+	AgentID int64 `json:"agent_id"`
+	// AgentVersion is null for conversations from before versions began.
+	AgentVersion  *int  `json:"agent_version"`
+	Conversations int64 `json:"conversations"`
+	Evaluated     int64 `json:"evaluated"`
+	Successes     int64 `json:"successes"`
+	// SuccessRate is Successes / Evaluated; null when none was evaluated.
+	SuccessRate *float64 `json:"success_rate"`
+	// AvgTurnLatencyMS is always null for now: no turn latency is
+	// measured yet, and a made-up figure would mislead a comparison.
+	AvgTurnLatencyMS *float64 `json:"avg_turn_latency_ms"`
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/store"
@@ -137,6 +138,24 @@ func TestConversationsRecordTheAgentVersion(t *testing.T) {
 		}
 		if len(all) != 4 || nulls != 1 {
 			t.Fatalf("all = %d, without a version %d", len(all), nulls)
+		}
+		stats, err := db.VersionStats(ctx, p.ID, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+		if err != nil || len(stats) != 3 {
+			t.Fatalf("VersionStats = %+v %v", stats, err)
+		}
+		byVersion := map[int]int64{}
+		for _, s := range stats {
+			v := 0
+			if s.AgentVersion != nil {
+				v = *s.AgentVersion
+			}
+			if s.AgentID != a.ID || s.SuccessRate != nil || s.AvgTurnLatencyMS != nil {
+				t.Fatalf("version stat %+v", s)
+			}
+			byVersion[v] = s.Conversations
+		}
+		if byVersion[0] != 1 || byVersion[1] != 1 || byVersion[2] != 2 {
+			t.Fatalf("conversations per version = %v", byVersion)
 		}
 		// Admission records the version a call runs.
 		call, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CAtest", Status: agentline.CallInProgress, AgentVersion: 1}, nil)

@@ -57,6 +57,8 @@ type Store interface {
 	LeadStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.LeadStat, error)
 	// CampaignStats sums each campaign's dials in the range.
 	CampaignStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.CampaignStat, error)
+	// VersionStats compares agent versions' conversations in the range.
+	VersionStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.VersionStat, error)
 	// LeadBySession finds the form lead a session was created for, whose
 	// answers become the agent's context.
 	LeadBySession(ctx context.Context, projectID int64, sessionID string) (agentline.Lead, error)
