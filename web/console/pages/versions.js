@@ -65,7 +65,8 @@ export async function agentVersions(_ctx, a) {
   /** row is one version's line in the history. @param {AgentVersion} v */
   const row = (v) => {
     const published = v.version === a.published_version;
-    const state = published ? "Published" : v.version > a.published_version ? "Draft" : "Earlier";
+    const newer = a.review_before_publish ? "Draft" : "Not published";
+    const state = published ? "Published" : v.version > a.published_version ? newer : "Earlier";
     const actions = [];
     if (v.version > 1) {
       actions.push(h("button", { type: "button", onclick: () => compare(v.version, v.version - 1), "aria-label": `Changes in version ${v.version}` }, "Changes"));
@@ -97,7 +98,7 @@ export async function agentVersions(_ctx, a) {
     return [h("label", { for: id }, text), sel];
   };
   const [toLabel, to] = pick("compare-to", "Compare version", a.version);
-  const [fromLabel, from] = pick("compare-from", "with version", a.published_version);
+  const [fromLabel, from] = pick("compare-from", "with version", a.version - 1);
   const go = h("button", { type: "button" }, "Compare");
   go.addEventListener("click", () => compare(Number(/** @type {HTMLSelectElement} */ (to).value), Number(/** @type {HTMLSelectElement} */ (from).value)));
 
@@ -109,5 +110,5 @@ export async function agentVersions(_ctx, a) {
         tbody)),
       more),
     h("section", { class: "card", "aria-labelledby": "compare-title" }, h("h2", { id: "compare-title" }, "Compare"),
-      h("div", { class: "row" }, toLabel, to, fromLabel, from, go), diffOut));
+      h("div", { class: "cols2" }, h("div", {}, toLabel, to), h("div", {}, fromLabel, from)), go, diffOut));
 }
