@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,5 +55,16 @@ func TestConsoleVersions(t *testing.T) {
 	c.accessible("versions")
 	c.axeCheck(string(source), page)
 	c.shot(shotDir(t), "agent-versions.png")
+
+	// A conversation's page names the version it ran, linked to the tab.
+	var ch agentline.Channel
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "Site", "agent_id": a.ID}, &ch)
+	id, _ := agentline.NewSessionID()
+	if _, err := s.App.Store.CreateWidgetSession(context.Background(), agentline.WidgetSession{ID: id, ProjectID: p.ID, ChannelID: ch.ID,
+		AgentID: a.ID, Provider: agentline.ProviderOpenAI, Model: "gpt-realtime", AgentVersion: 2}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.open("#/conversations/"+id, 1100, 900)
+	c.poll("the conversation's version", `[...document.querySelectorAll("dl.facts dd a")].some(a => a.textContent === "Version 2" && a.getAttribute("href").endsWith("/versions"))`)
 	c.noErrors("versions")
 }

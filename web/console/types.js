@@ -246,6 +246,7 @@
  * @typedef {object} Conversation A widget session, live chat or phone call.
  * @property {string} id
  * @property {number} agent_id
+ * @property {number | null} [agent_version] the agent version it ran; null before versions began
  * @property {"widget" | "live_chat" | "phone"} kind
  * @property {number | null} [channel_id]
  * @property {number | null} [number_id]
