@@ -63,17 +63,6 @@ func (db *DB) saveVersion(ctx context.Context, c conn, a agentline.Agent, publis
 	return err
 }
 
-// snapshotAgent makes a new version of an agent whose tools or knowledge
-// documents changed (in the transaction c that changed them), published
-// unless the agent reviews before publishing.
-func (db *DB) snapshotAgent(ctx context.Context, c conn, projectID, agentID int64) error {
-	a, err := agentOn(ctx, c, projectID, agentID)
-	if err != nil {
-		return err
-	}
-	return db.saveVersion(ctx, c, a, !a.ReviewBeforePublish)
-}
-
 // nullVersion stores version 0 (no version: an agent not saved since
 // versions began) as NULL, which conversations answer as null.
 func nullVersion(n int) any {
