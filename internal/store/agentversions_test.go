@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -108,8 +109,10 @@ func TestConversationsRecordTheAgentVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ids := make([]string, 3)
 		for i, v := range []int{1, 2, 0} {
 			id, _ := agentline.NewSessionID()
+			ids[i] = id
 			if _, err := db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: id, ProjectID: p.ID, ChannelID: ch.ID, AgentID: a.ID,
 				Provider: agentline.ProviderOpenAI, Model: "gpt-realtime", AgentVersion: v}, nil); err != nil {
 				t.Fatal(i, err)
@@ -139,6 +142,11 @@ func TestConversationsRecordTheAgentVersion(t *testing.T) {
 		if len(all) != 4 || nulls != 1 {
 			t.Fatalf("all = %d, without a version %d", len(all), nulls)
 		}
+		// Version 2's widget session was analysed a success; its call was
+		// not analysed.
+		at := time.Now().UTC().Format("2006-01-02 15:04:05")
+		mustExec(t, db, fmt.Sprintf(`INSERT INTO conversation_analyses (conversation_id, project_id, agent_id, status, summary, success, created_at, updated_at)
+			VALUES ('%s', %d, %d, 'done', 's', TRUE, '%s', '%s')`, ids[1], p.ID, a.ID, at, at))
 		stats, err := db.VersionStats(ctx, p.ID, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
 		if err != nil || len(stats) != 3 {
 			t.Fatalf("VersionStats = %+v %v", stats, err)
@@ -149,8 +157,10 @@ func TestConversationsRecordTheAgentVersion(t *testing.T) {
 			if s.AgentVersion != nil {
 				v = *s.AgentVersion
 			}
-			if s.AgentID != a.ID || s.SuccessRate != nil || s.AvgTurnLatencyMS != nil {
-				t.Fatalf("version stat %+v", s)
+			analysed := v == 2
+			if s.AgentID != a.ID || (s.SuccessRate != nil) != analysed || s.AvgTurnLatencyMS != nil ||
+				analysed && (s.Evaluated != 1 || s.Successes != 1 || *s.SuccessRate != 1) {
+				t.Fatalf("version %d stat %+v", v, s)
 			}
 			byVersion[v] = s.Conversations
 		}
