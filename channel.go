@@ -148,6 +148,9 @@ type WidgetSession struct {
 	DurationMS int64      `json:"duration_ms"`
 	ToolCalls  int64      `json:"tool_calls"`
 	Errors     int64      `json:"errors"`
+	// AgentVersion is the agent version the session ran; 0 before
+	// versions began. Conversations answer it as agent_version.
+	AgentVersion int `json:"-"`
 }
 
 // SessionEvent is one thing that happened in a session, reported by the

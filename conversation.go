@@ -77,7 +77,10 @@ type Conversation struct {
 	ID        string `json:"id"`
 	ProjectID int64  `json:"project_id"`
 	AgentID   int64  `json:"agent_id"`
-	Kind      string `json:"kind"`
+	// AgentVersion is the agent version the conversation ran; null for
+	// one from before versions began.
+	AgentVersion *int   `json:"agent_version"`
+	Kind         string `json:"kind"`
 	// ChannelID is the widget or form channel; NumberID the phone number.
 	ChannelID *int64 `json:"channel_id"`
 	NumberID  *int64 `json:"number_id"`
@@ -131,13 +134,15 @@ type ToolUse struct {
 // ConversationFilter narrows a listing of a project's conversations,
 // newest first. Zero fields do not filter.
 type ConversationFilter struct {
-	ID        string
-	Kind      string
-	AgentID   int64
-	ChannelID int64
-	NumberID  int64
-	Status    string
-	From, To  time.Time // started_at in [From, To)
+	ID      string
+	Kind    string
+	AgentID int64
+	// AgentVersion keeps the conversations that ran this agent version.
+	AgentVersion int
+	ChannelID    int64
+	NumberID     int64
+	Status       string
+	From, To     time.Time // started_at in [From, To)
 	// Query finds conversations whose transcript contains it (any case).
 	Query string
 	// AnalysisStatus keeps the conversations whose analysis has this

@@ -131,9 +131,21 @@ type Agent struct {
 	// Off by default: callers may have to be told they are recorded.
 	RecordCalls bool `json:"record_calls"`
 	// Analysis says what is learned from each conversation once it ends.
-	Analysis  AnalysisSettings `json:"analysis"`
-	CreatedAt time.Time        `json:"created_at"`
-	UpdatedAt time.Time        `json:"updated_at"`
+	Analysis AnalysisSettings `json:"analysis"`
+	// Version is the latest version of the agent's settings (what the
+	// editor shows), PublishedVersion the one channels, numbers and
+	// campaigns run; 0 for an agent not saved since versions began.
+	Version          int `json:"version"`
+	PublishedVersion int `json:"published_version"`
+	// ReviewBeforePublish keeps saves as drafts until one is published;
+	// off, every save publishes.
+	ReviewBeforePublish bool `json:"review_before_publish"`
+	// Running is the version whose settings this value holds when the
+	// store read it to run a conversation (PublishedAgent, AgentAtVersion);
+	// 0 otherwise. Conversations record it as their agent_version.
+	Running   int       `json:"-"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // modelProviders is the one table that derives an agent's provider from its

@@ -100,11 +100,15 @@ type Call struct {
 	Status    string `json:"status"`
 	// StreamRef ties an outbound call's media stream to this record before
 	// the carrier's call SID is known; it is internal.
-	StreamRef string     `json:"-"`
-	StartedAt *time.Time `json:"started_at"`
-	EndedAt   *time.Time `json:"ended_at"`
-	DurationS *int       `json:"duration_s"`
-	EndReason string     `json:"end_reason,omitempty"`
+	StreamRef string `json:"-"`
+	// AgentVersion is the agent version the call ran (a test call's: the
+	// one it was asked for); 0 until its stream is admitted, or before
+	// versions began. Conversations answer it as agent_version.
+	AgentVersion int        `json:"-"`
+	StartedAt    *time.Time `json:"started_at"`
+	EndedAt      *time.Time `json:"ended_at"`
+	DurationS    *int       `json:"duration_s"`
+	EndReason    string     `json:"end_reason,omitempty"`
 	// AnsweredBy is the carrier's verdict on who answered an outbound call
 	// placed with answering machine detection (one of the AnsweredBy...
 	// values); empty for every other call, and until the verdict comes.
@@ -202,6 +206,9 @@ type CallEvent struct {
 	// Log is appended to the call's log in the same transaction (the
 	// relay's transcript and tool calls, when it ends).
 	Log []CallLogEntry
+	// AgentVersion records the agent version the call runs, when its
+	// stream is admitted; 0 leaves the record's as it is.
+	AgentVersion int
 }
 
 // PendingCallSID is the placeholder SID a reserved call has until the

@@ -25,7 +25,9 @@ import (
 // Store is what the worker needs from storage.
 type Store interface {
 	Conversation(ctx context.Context, projectID int64, id string) (agentline.Conversation, error)
-	Agent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
+	// AgentAtVersion is the agent as the conversation ran it (0: the
+	// latest, for one from before versions began).
+	AgentAtVersion(ctx context.Context, projectID, agentID int64, n int) (agentline.Agent, error)
 	NoteAnalysisAttempt(ctx context.Context, projectID int64, id, reason string) error
 	FinishAnalysis(ctx context.Context, projectID int64, id string, a agentline.Analysis) (bool, error)
 }
@@ -150,7 +152,11 @@ func (w *Worker) analyze(ctx context.Context, conv agentline.Conversation) (agen
 	if !userSpoke(conv.Transcript) {
 		return agentline.Analysis{Status: agentline.AnalysisSkipped}, nil
 	}
-	agent, err := w.o.Store.Agent(ctx, conv.ProjectID, conv.AgentID)
+	version := 0
+	if conv.AgentVersion != nil {
+		version = *conv.AgentVersion
+	}
+	agent, err := w.o.Store.AgentAtVersion(ctx, conv.ProjectID, conv.AgentID, version)
 	if agentline.ErrorCode(err) == agentline.ENotFound {
 		return agentline.Analysis{}, &PermanentError{errors.New("the agent was deleted")}
 	}

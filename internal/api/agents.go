@@ -22,6 +22,9 @@ type agentInput struct {
 	RecordCalls    *bool   `json:"record_calls"`
 	// Analysis replaces the agent's analysis settings whole.
 	Analysis *agentline.AnalysisSettings `json:"analysis"`
+	// ReviewBeforePublish keeps later saves as drafts until one is
+	// published (POST /api/agents/{agent_id}/versions/{n}/publish).
+	ReviewBeforePublish *bool `json:"review_before_publish"`
 }
 
 func (in agentInput) apply(a *agentline.Agent) error {
@@ -36,6 +39,9 @@ func (in agentInput) apply(a *agentline.Agent) error {
 	set(&a.TransferNumber, in.TransferNumber)
 	if in.RecordCalls != nil {
 		a.RecordCalls = *in.RecordCalls
+	}
+	if in.ReviewBeforePublish != nil {
+		a.ReviewBeforePublish = *in.ReviewBeforePublish
 	}
 	if in.Analysis != nil {
 		a.Analysis = *in.Analysis

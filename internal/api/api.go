@@ -31,6 +31,9 @@ type Store interface {
 	Agent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
 	UpdateAgent(ctx context.Context, a agentline.Agent) (agentline.Agent, error)
 	DeleteAgent(ctx context.Context, projectID, agentID int64) error
+	AgentVersions(ctx context.Context, projectID, agentID int64, before, limit int) ([]agentline.AgentVersion, error)
+	AgentVersion(ctx context.Context, projectID, agentID int64, n int) (agentline.AgentVersion, error)
+	PublishAgentVersion(ctx context.Context, projectID, agentID int64, n int) (agentline.Agent, error)
 
 	ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error)
 }
@@ -64,6 +67,9 @@ func (h *Handler) Routes() []httpx.Route {
 		r("GET", "/api/agents/{agent_id}", h.getAgent),
 		r("PATCH", "/api/agents/{agent_id}", h.updateAgent),
 		r("DELETE", "/api/agents/{agent_id}", h.deleteAgent),
+		r("GET", "/api/agents/{agent_id}/versions", h.listVersions),
+		r("GET", "/api/agents/{agent_id}/versions/{n}", h.getVersion),
+		r("POST", "/api/agents/{agent_id}/versions/{n}/publish", h.publishVersion),
 		r("GET", "/api/catalog", h.catalog),
 	)
 }

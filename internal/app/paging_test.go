@@ -155,6 +155,8 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 		}
 		// On loopback, which deliveries refuse to dial: nothing leaves.
 		storeEndpoint(t, s, p.ID, fmt.Sprintf("https://127.0.0.1:9/%d", i))
+		// Each save of new instructions is a version of the agent.
+		s.Must(t, 200, "PATCH", fmt.Sprintf("/api/agents/%d", agent.ID), tok, map[string]string{"instructions": fmt.Sprint("v", i)}, nil)
 	}
 	t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 	for i := range 4 {
@@ -214,6 +216,7 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 		{pp + "/agents", "", "id"},
 		{fmt.Sprintf("/api/agents/%d/tools", agent.ID), "", "id"},
 		{fmt.Sprintf("/api/agents/%d/knowledge", agent.ID), "", "id"},
+		{fmt.Sprintf("/api/agents/%d/versions", agent.ID), "versions", "version"},
 		{pp + "/channels", "", "id"},
 		{pp + "/telephony/numbers", "", "id"},
 		{pp + "/webhooks", "webhooks", "id"},

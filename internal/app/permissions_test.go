@@ -122,6 +122,12 @@ func TestPermissionMatrix(t *testing.T) {
 		add(every("POST", "/api/projects/{project_id}/agents", map[string]string{"name": "Bo"}, creators)...)
 		add(every("GET", "/api/agents/{agent_id}", nil, readers)...)
 		add(every("PATCH", "/api/agents/{agent_id}", map[string]string{"greeting": "Hi"}, writers)...)
+		// Versions: viewers read them; publishing (and rolling back) is an
+		// edit of the agent, for editors and owners.
+		add(every("GET", "/api/agents/{agent_id}/versions", nil, readers)...)
+		add(every("GET", "/api/agents/{agent_id}/versions/1", nil, readers)...)
+		add(every("GET", "/api/agents/{agent_id}/versions/2?diff=1", nil, readers)...)
+		add(every("POST", "/api/agents/{agent_id}/versions/1/publish", nil, writers)...)
 
 		// The owner of this project is an outsider to the other one.
 		for _, sc := range []apptest.Scenario{
@@ -136,6 +142,9 @@ func TestPermissionMatrix(t *testing.T) {
 			{Method: "GET", URL: "/api/agents/{other_agent_id}"},
 			{Method: "PATCH", URL: "/api/agents/{other_agent_id}", Body: map[string]string{"name": "x"}},
 			{Method: "DELETE", URL: "/api/agents/{other_agent_id}"},
+			{Method: "GET", URL: "/api/agents/{other_agent_id}/versions"},
+			{Method: "GET", URL: "/api/agents/{other_agent_id}/versions/1"},
+			{Method: "POST", URL: "/api/agents/{other_agent_id}/versions/1/publish"},
 		} {
 			sc.As, sc.Status, sc.Code, sc.NotContains = "owner", 404, agentline.ENotFound, []string{"Elsewhere", "Eve"}
 			add(sc)

@@ -66,6 +66,8 @@ var paramFixtures = map[string]func(f tenants) (own, other string){
 	// A provider kind is named alike in every project; the project id
 	// tells them apart.
 	"kind": func(tenants) (string, string) { return "openai", "openai" },
+	// An agent version: every agent has its first.
+	"n": func(tenants) (string, string) { return "1", "1" },
 }
 
 // newObjects makes one of each domain object for the agent: a webhook tool,

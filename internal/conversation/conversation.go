@@ -153,8 +153,8 @@ func (h *Handler) deliveries(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// filter reads the listing's query: kind, agent_id, channel_id, number_id,
-// status, analysis_status, success, from, to, q, limit, cursor.
+// filter reads the listing's query: kind, agent_id, agent_version,
+// channel_id, number_id, status, analysis_status, success, from, to, q, limit, cursor.
 func filter(q url.Values) (agentline.ConversationFilter, error) {
 	f := agentline.ConversationFilter{Kind: q.Get("kind"), Status: q.Get("status"), Query: strings.TrimSpace(q.Get("q")), Limit: listing.DefaultPageSize}
 	switch f.Kind {
@@ -178,6 +178,9 @@ func filter(q url.Values) (agentline.ConversationFilter, error) {
 		if *dst, err = listing.ID(q.Get(name), name); err != nil {
 			return f, err
 		}
+	}
+	if f.AgentVersion, err = agentline.ParseVersion("agent_version", q.Get("agent_version")); err != nil {
+		return f, err
 	}
 	if f.From, err = listing.Time(q.Get("from"), "from"); err != nil {
 		return f, err

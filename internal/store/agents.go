@@ -8,13 +8,15 @@ import (
 	"github.com/agentline/agentline"
 )
 
-const agentColumns = `id, project_id, name, instructions, greeting, model, provider, voice, language, transfer_number, record_calls, analysis, created_at, updated_at`
+const agentColumns = `id, project_id, name, instructions, greeting, model, provider, voice, language, transfer_number, record_calls, analysis,
+	version, published_version, review_before_publish, created_at, updated_at`
 
 func scanAgent(row interface{ Scan(...any) error }) (agentline.Agent, error) {
 	var a agentline.Agent
 	var analysis string
 	err := row.Scan(&a.ID, &a.ProjectID, &a.Name, &a.Instructions, &a.Greeting, &a.Model, &a.Provider,
-		&a.Voice, &a.Language, &a.TransferNumber, &a.RecordCalls, &analysis, utc(&a.CreatedAt), utc(&a.UpdatedAt))
+		&a.Voice, &a.Language, &a.TransferNumber, &a.RecordCalls, &analysis,
+		&a.Version, &a.PublishedVersion, &a.ReviewBeforePublish, utc(&a.CreatedAt), utc(&a.UpdatedAt))
 	if err != nil {
 		return a, err
 	}
@@ -29,26 +31,35 @@ func analysisJSON(s agentline.AnalysisSettings) (string, error) {
 	return string(b), err
 }
 
-// CreateAgent stores a new agent in a.ProjectID.
+// CreateAgent stores a new agent in a.ProjectID with its first version,
+// which is published whatever review_before_publish says: there is no
+// other version to run.
 func (db *DB) CreateAgent(ctx context.Context, a agentline.Agent) (agentline.Agent, error) {
 	a.CreatedAt, a.UpdatedAt = db.now(), db.now()
 	analysis, err := analysisJSON(a.Analysis)
 	if err != nil {
 		return a, err
 	}
-	err = db.writer().queryRow(ctx,
-		`INSERT INTO agents (project_id, name, instructions, greeting, model, provider, voice, language, transfer_number, record_calls, analysis, created_at, updated_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		a.ProjectID, a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, a.TransferNumber,
-		a.RecordCalls, analysis, a.CreatedAt, a.UpdatedAt).
-		Scan(&a.ID)
-	if isForeignKeyViolation(err) {
-		return a, agentline.NotFound("project")
-	}
+	err = db.tx(ctx, func(c conn) error {
+		err := c.queryRow(ctx,
+			`INSERT INTO agents (project_id, name, instructions, greeting, model, provider, voice, language, transfer_number, record_calls, analysis,
+			   review_before_publish, created_at, updated_at)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			a.ProjectID, a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, a.TransferNumber,
+			a.RecordCalls, analysis, a.ReviewBeforePublish, a.CreatedAt, a.UpdatedAt).
+			Scan(&a.ID)
+		if isForeignKeyViolation(err) {
+			return agentline.NotFound("project")
+		}
+		if err != nil {
+			return fmt.Errorf("create agent: %w", err)
+		}
+		return db.saveVersion(ctx, c, a, true)
+	})
 	if err != nil {
-		return a, fmt.Errorf("create agent: %w", err)
+		return a, err
 	}
-	return a, nil
+	return db.Agent(ctx, a.ProjectID, a.ID)
 }
 
 // Agents lists a project's agents.
@@ -56,26 +67,39 @@ func (db *DB) Agents(ctx context.Context, projectID int64) ([]agentline.Agent, e
 	return queryAll(ctx, db.reader(), scanAgent, `SELECT `+agentColumns+` FROM agents WHERE project_id = ? ORDER BY id`, projectID)
 }
 
-// Agent returns one agent of the project.
+// Agent returns one agent of the project, with its latest settings (the
+// editor's draft). A conversation runs PublishedAgent instead.
 func (db *DB) Agent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error) {
-	a, err := scanAgent(db.reader().queryRow(ctx,
+	return agentOn(ctx, db.reader(), projectID, agentID)
+}
+
+func agentOn(ctx context.Context, c conn, projectID, agentID int64) (agentline.Agent, error) {
+	a, err := scanAgent(c.queryRow(ctx,
 		`SELECT `+agentColumns+` FROM agents WHERE project_id = ? AND id = ?`, projectID, agentID))
 	return a, notFound(err, "agent")
 }
 
-// UpdateAgent saves every editable field of a, scoped to a.ProjectID.
+// UpdateAgent saves every editable field of a, scoped to a.ProjectID; a
+// change of its settings makes a new version, published unless the agent
+// reviews before publishing.
 func (db *DB) UpdateAgent(ctx context.Context, a agentline.Agent) (agentline.Agent, error) {
 	analysis, err := analysisJSON(a.Analysis)
 	if err != nil {
 		return a, err
 	}
-	res, err := db.writer().exec(ctx,
-		`UPDATE agents SET name = ?, instructions = ?, greeting = ?, model = ?, provider = ?, voice = ?, language = ?, transfer_number = ?,
-		 record_calls = ?, analysis = ?, updated_at = ?
-		 WHERE project_id = ? AND id = ?`,
-		a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, a.TransferNumber,
-		a.RecordCalls, analysis, db.now(), a.ProjectID, a.ID)
-	if err := mustAffect(res, err, "agent"); err != nil {
+	err = db.tx(ctx, func(c conn) error {
+		res, err := c.exec(ctx,
+			`UPDATE agents SET name = ?, instructions = ?, greeting = ?, model = ?, provider = ?, voice = ?, language = ?, transfer_number = ?,
+			 record_calls = ?, analysis = ?, review_before_publish = ?, updated_at = ?
+			 WHERE project_id = ? AND id = ?`,
+			a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, a.TransferNumber,
+			a.RecordCalls, analysis, a.ReviewBeforePublish, db.now(), a.ProjectID, a.ID)
+		if err := mustAffect(res, err, "agent"); err != nil {
+			return err
+		}
+		return db.saveVersion(ctx, c, a, !a.ReviewBeforePublish)
+	})
+	if err != nil {
 		return a, err
 	}
 	return db.Agent(ctx, a.ProjectID, a.ID)

@@ -22,18 +22,31 @@ import (
 )
 
 // AgentAnalysis returns the agent of the conversation id and its analysis
-// settings as stored; not found when the agent is gone.
+// settings as stored: those of the agent version the conversation ran, or
+// the agent's latest for a conversation that records none; not found when
+// the agent is gone.
 func (t *convTx) AgentAnalysis(ctx context.Context, projectID int64, id string) (int64, []byte, error) {
-	q := `SELECT a.id, a.analysis FROM widget_sessions s JOIN agents a ON a.id = s.agent_id WHERE s.project_id = ? AND s.id = ?`
+	q := `SELECT a.id, a.analysis, v.settings FROM widget_sessions s JOIN agents a ON a.id = s.agent_id
+		LEFT JOIN agent_versions v ON v.agent_id = a.id AND v.version = s.agent_version WHERE s.project_id = ? AND s.id = ?`
 	var ref any = id
 	if callID, ok := agentline.ParseCallConversationID(id); ok {
-		q = `SELECT a.id, a.analysis FROM calls cl JOIN agents a ON a.id = cl.agent_id WHERE cl.project_id = ? AND cl.id = ?`
+		q = `SELECT a.id, a.analysis, v.settings FROM calls cl JOIN agents a ON a.id = cl.agent_id
+			LEFT JOIN agent_versions v ON v.agent_id = a.id AND v.version = cl.agent_version WHERE cl.project_id = ? AND cl.id = ?`
 		ref = callID
 	}
 	var agentID int64
 	var settings string
-	err := t.c.queryRow(ctx, q, projectID, ref).Scan(&agentID, &settings)
-	return agentID, []byte(settings), notFound(err, "agent")
+	var version sql.NullString
+	err := t.c.queryRow(ctx, q, projectID, ref).Scan(&agentID, &settings, &version)
+	if err != nil || !version.Valid {
+		return agentID, []byte(settings), notFound(err, "agent")
+	}
+	var s agentline.AgentSettings
+	if err := json.Unmarshal([]byte(version.String), &s); err != nil {
+		return agentID, nil, fmt.Errorf("agent %d version settings: %w", agentID, err)
+	}
+	raw, err := json.Marshal(s.Analysis)
+	return agentID, raw, err
 }
 
 // AddPendingAnalysis writes the pending analysis of the conversation id,

@@ -73,3 +73,25 @@ func (db *DB) LeadStats(ctx context.Context, projectID int64, from, to time.Time
 		WHERE project_id = ? AND created_at >= ? AND created_at < ? GROUP BY day, channel_id ORDER BY day, channel_id`,
 		projectID, from.UTC(), to.UTC())
 }
+
+// VersionStats sums the project's conversations started in [from, to) per
+// agent and agent version, with their analysed successes, for comparing
+// versions.
+func (db *DB) VersionStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.VersionStat, error) {
+	return queryAll(ctx, db.reader(), func(row interface{ Scan(...any) error }) (agentline.VersionStat, error) {
+		var s agentline.VersionStat
+		var version sql.NullInt64
+		if err := row.Scan(&s.AgentID, &version, &s.Conversations, &s.Evaluated, &s.Successes); err != nil {
+			return s, err
+		}
+		if version.Valid {
+			v := int(version.Int64)
+			s.AgentVersion = &v
+		}
+		s.SuccessRate = agentline.SuccessRate(s.Successes, s.Evaluated)
+		return s, nil
+	}, `SELECT agent_id, agent_version, count(*), coalesce(sum(evaluated), 0), coalesce(sum(successes), 0)
+		FROM (`+conversationUnion(true)+`) conv WHERE started_at >= ? AND started_at < ?
+		GROUP BY agent_id, agent_version ORDER BY agent_id, agent_version`,
+		projectID, projectID, from.UTC(), to.UTC())
+}

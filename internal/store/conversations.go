@@ -46,7 +46,8 @@ func conversationUnionWhere(stats bool, wsWhere, callWhere string) string {
 		'' AS direction, '' AS from_number, '' AS to_number, ws.status AS status,
 		ws.started_at AS started_at, ws.ended_at AS ended_at, ws.last_event_at AS last_event_at,
 		ws.duration_ms AS duration_ms, ws.end_reason AS end_reason, CAST(NULL AS BIGINT) AS call_ref,
-		CAST(NULL AS BIGINT) AS campaign_id, CAST(NULL AS BIGINT) AS contact_id, '' AS variables` + wsStats + `
+		CAST(NULL AS BIGINT) AS campaign_id, CAST(NULL AS BIGINT) AS contact_id, '' AS variables,
+		ws.agent_version AS agent_version` + wsStats + `
 	FROM widget_sessions ws WHERE ws.project_id = ?` + wsWhere + `
 	UNION ALL
 	SELECT 'call_' || c.id, c.project_id, c.agent_id, 'phone', CAST(NULL AS BIGINT), c.number_id,
@@ -54,12 +55,12 @@ func conversationUnionWhere(stats bool, wsWhere, callWhere string) string {
 		CASE WHEN c.status = 'completed' THEN 'ended'
 			WHEN c.status IN ('busy', 'failed', 'no-answer', 'canceled') THEN 'failed' ELSE 'live' END,
 		coalesce(c.started_at, c.created_at), c.ended_at, c.updated_at,
-		coalesce(c.duration_s, 0) * 1000, c.end_reason, c.id, c.campaign_id, c.contact_id, c.variables` + callStats + `
+		coalesce(c.duration_s, 0) * 1000, c.end_reason, c.id, c.campaign_id, c.contact_id, c.variables, c.agent_version` + callStats + `
 	FROM calls c WHERE c.project_id = ?` + callWhere
 }
 
 const conversationColumns = `id, project_id, agent_id, kind, channel_id, number_id, direction, from_number, to_number,
-	status, started_at, ended_at, last_event_at, duration_ms, end_reason, call_ref, campaign_id, contact_id, variables`
+	status, started_at, ended_at, last_event_at, duration_ms, end_reason, call_ref, campaign_id, contact_id, variables, agent_version`
 
 // anyTime scans a time that a UNION may hand over as text (SQLite loses the
 // column's declared type there).
@@ -102,15 +103,19 @@ type convRow struct {
 
 func scanConversation(row interface{ Scan(...any) error }) (convRow, error) {
 	var r convRow
-	var channelID, numberID, campaignID, contactID sql.NullInt64
+	var channelID, numberID, campaignID, contactID, version sql.NullInt64
 	var ended, last time.Time
 	var okStart, okEnded, okLast bool
 	var vars string
 	err := row.Scan(&r.ID, &r.ProjectID, &r.AgentID, &r.Kind, &channelID, &numberID, &r.Direction, &r.From, &r.To,
 		&r.Status, anyTime{&r.StartedAt, &okStart}, anyTime{&ended, &okEnded}, anyTime{&last, &okLast},
-		&r.DurationMS, &r.EndReason, &r.callRef, &campaignID, &contactID, &vars)
+		&r.DurationMS, &r.EndReason, &r.callRef, &campaignID, &contactID, &vars, &version)
 	if err != nil {
 		return r, err
+	}
+	if version.Valid {
+		v := int(version.Int64)
+		r.AgentVersion = &v
 	}
 	r.CampaignID, r.ContactID = nullInt64(campaignID), nullInt64(contactID)
 	if r.Variables, err = callVariables(r.callRef.Int64, vars); err != nil {
@@ -151,6 +156,9 @@ func conversationWhere(f agentline.ConversationFilter) (string, []any) {
 	}
 	if f.AgentID != 0 {
 		add("agent_id = ?", f.AgentID)
+	}
+	if f.AgentVersion != 0 {
+		add("agent_version = ?", f.AgentVersion)
 	}
 	if f.ChannelID != 0 {
 		add("channel_id = ?", f.ChannelID)

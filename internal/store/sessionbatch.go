@@ -33,19 +33,19 @@ const maxSessionBatch = 64
 // look-up would. Casts give PostgreSQL the parameters' types, which a
 // VALUES list does not.
 func (db *DB) insertSessions(ctx context.Context, batch []agentline.WidgetSession) ([]bool, error) {
-	row := "(?, ?, ?, ?, ?, ?, ?, ?)"
+	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	if db.dialect == Postgres {
-		row = "(?::text, ?::bigint, ?::bigint, ?::bigint, ?::text, ?::text, ?::text, ?::timestamptz)"
+		row = "(?::text, ?::bigint, ?::bigint, ?::bigint, ?::text, ?::text, ?::text, ?::timestamptz, ?::integer)"
 	}
 	rows := make([]string, len(batch))
-	args := make([]any, 0, 8*len(batch))
+	args := make([]any, 0, 9*len(batch))
 	for i, s := range batch {
 		rows[i] = row
-		args = append(args, s.ID, s.ProjectID, s.ChannelID, s.AgentID, s.Origin, s.Provider, s.Model, s.StartedAt)
+		args = append(args, s.ID, s.ProjectID, s.ChannelID, s.AgentID, s.Origin, s.Provider, s.Model, s.StartedAt, nullVersion(s.AgentVersion))
 	}
-	q := `WITH v (id, project_id, channel_id, agent_id, origin, provider, model, started_at) AS (VALUES ` + strings.Join(rows, ", ") + `)
-		INSERT INTO widget_sessions (id, project_id, channel_id, agent_id, origin, provider, model, started_at)
-		SELECT id, project_id, channel_id, agent_id, origin, provider, model, started_at FROM v
+	q := `WITH v (id, project_id, channel_id, agent_id, origin, provider, model, started_at, agent_version) AS (VALUES ` + strings.Join(rows, ", ") + `)
+		INSERT INTO widget_sessions (id, project_id, channel_id, agent_id, origin, provider, model, started_at, agent_version)
+		SELECT id, project_id, channel_id, agent_id, origin, provider, model, started_at, agent_version FROM v
 		WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.project_id = v.project_id AND e.enabled)
 		RETURNING id`
 	ids, err := queryAll(ctx, db.writer(), scanString, q, args...)

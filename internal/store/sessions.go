@@ -68,9 +68,9 @@ func (db *DB) CreateWidgetSession(ctx context.Context, s agentline.WidgetSession
 // insertSession writes a new session record that started at startedAt.
 func insertSession(ctx context.Context, c conn, s agentline.WidgetSession, startedAt time.Time) error {
 	_, err := c.exec(ctx,
-		`INSERT INTO widget_sessions (id, project_id, channel_id, agent_id, origin, provider, model, started_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		s.ID, s.ProjectID, s.ChannelID, s.AgentID, s.Origin, s.Provider, s.Model, startedAt)
+		`INSERT INTO widget_sessions (id, project_id, channel_id, agent_id, origin, provider, model, started_at, agent_version)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, s.ProjectID, s.ChannelID, s.AgentID, s.Origin, s.Provider, s.Model, startedAt, nullVersion(s.AgentVersion))
 	return err
 }
 

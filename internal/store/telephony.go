@@ -153,19 +153,20 @@ func (db *DB) DeletePhoneNumber(ctx context.Context, projectID, numberID int64) 
 }
 
 const callColumns = `id, project_id, agent_id, number_id, call_sid, direction, from_number, to_number, status, stream_ref,
-	started_at, ended_at, duration_s, end_reason, answered_by, campaign_id, contact_id, variables, created_at, updated_at`
+	started_at, ended_at, duration_s, end_reason, answered_by, campaign_id, contact_id, variables, agent_version, created_at, updated_at`
 
 func scanCall(row interface{ Scan(...any) error }) (agentline.Call, error) {
 	var c agentline.Call
-	var numberID, campaignID, contactID sql.NullInt64
+	var numberID, campaignID, contactID, version sql.NullInt64
 	var started, ended sql.NullTime
 	var duration sql.NullInt64
 	var vars string
 	err := row.Scan(&c.ID, &c.ProjectID, &c.AgentID, &numberID, &c.CallSID, &c.Direction, &c.From, &c.To, &c.Status, &c.StreamRef,
-		&started, &ended, &duration, &c.EndReason, &c.AnsweredBy, &campaignID, &contactID, &vars, utc(&c.CreatedAt), utc(&c.UpdatedAt))
+		&started, &ended, &duration, &c.EndReason, &c.AnsweredBy, &campaignID, &contactID, &vars, &version, utc(&c.CreatedAt), utc(&c.UpdatedAt))
 	if err != nil {
 		return c, err
 	}
+	c.AgentVersion = int(version.Int64)
 	c.NumberID, c.CampaignID, c.ContactID = nullInt64(numberID), nullInt64(campaignID), nullInt64(contactID)
 	c.StartedAt, c.EndedAt = nullTime(started), nullTime(ended)
 	if duration.Valid {
@@ -232,10 +233,10 @@ func (db *DB) reserveCall(ctx context.Context, c agentline.Call, max int, then f
 func insertCall(ctx context.Context, c conn, call *agentline.Call) error {
 	err := c.queryRow(ctx,
 		`INSERT INTO calls (project_id, agent_id, number_id, call_sid, direction, from_number, to_number, status, stream_ref,
-		   started_at, ended_at, duration_s, end_reason, created_at, updated_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		   started_at, ended_at, duration_s, end_reason, created_at, updated_at, agent_version)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		call.ProjectID, call.AgentID, call.NumberID, call.CallSID, call.Direction, call.From, call.To, call.Status, call.StreamRef,
-		call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.CreatedAt, call.UpdatedAt).Scan(&call.ID)
+		call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.CreatedAt, call.UpdatedAt, nullVersion(call.AgentVersion)).Scan(&call.ID)
 	if isUniqueViolation(err) {
 		return agentline.Errorf(agentline.EConflict, "call %s is already recorded", call.CallSID)
 	}
@@ -356,8 +357,11 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent,
 		call.EndReason = e.EndReason // what the relay knows beats what reconciliation guessed
 	}
 	call.UpdatedAt = db.now()
-	_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ? WHERE id = ?`,
-		call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt, call.ID)
+	if e.AgentVersion != 0 {
+		call.AgentVersion = e.AgentVersion
+	}
+	_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ?, agent_version = ? WHERE id = ?`,
+		call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt, nullVersion(call.AgentVersion), call.ID)
 	if err != nil {
 		return call, err
 	}

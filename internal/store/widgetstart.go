@@ -18,9 +18,9 @@ import (
 func (db *DB) StartWidgetSession(ctx context.Context, s agentline.WidgetSession, started agentline.ConversationFollowUp) (agentline.WidgetSession, error) {
 	err := db.tx(ctx, func(c conn) error {
 		res, err := c.exec(ctx,
-			`UPDATE widget_sessions SET origin = ?, provider = ?, model = ?, started_at = ?
+			`UPDATE widget_sessions SET origin = ?, provider = ?, model = ?, started_at = ?, agent_version = ?
 			 WHERE project_id = ? AND channel_id = ? AND id = ? AND provider = '' AND status = 'live'`,
-			s.Origin, s.Provider, s.Model, db.now(), s.ProjectID, s.ChannelID, s.ID)
+			s.Origin, s.Provider, s.Model, db.now(), nullVersion(s.AgentVersion), s.ProjectID, s.ChannelID, s.ID)
 		if err := mustAffect(res, err, "session"); err != nil {
 			return err
 		}

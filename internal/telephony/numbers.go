@@ -57,7 +57,7 @@ func (h *Handler) listNumbers(w http.ResponseWriter, r *http.Request) error {
 // linkableAgent loads an agent of the project that may get a number: it
 // takes calls, and it has no number other than numberID yet.
 func (h *Handler) linkableAgent(ctx context.Context, projectID, agentID, numberID int64) (agentline.Agent, error) {
-	agent, err := h.store.Agent(ctx, projectID, agentID)
+	agent, err := h.store.PublishedAgent(ctx, projectID, agentID)
 	if errors.Is(err, agentline.ErrNotFound) {
 		return agent, agentline.Invalid("agent_id", "agent %d is not in this project", agentID)
 	}

@@ -138,7 +138,7 @@ func (h *Handler) PlaceCall(ctx context.Context, projectID, agentID int64, to st
 // callingNumber returns the number an agent of the project calls to from:
 // the agent must take calls and have an active number that is not to.
 func (h *Handler) callingNumber(ctx context.Context, projectID, agentID int64, to string) (agentline.PhoneNumber, error) {
-	agent, err := h.store.Agent(ctx, projectID, agentID)
+	agent, err := h.store.PublishedAgent(ctx, projectID, agentID)
 	if err != nil {
 		return agentline.PhoneNumber{}, err
 	}

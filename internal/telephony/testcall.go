@@ -47,7 +47,13 @@ func (h *Handler) createTestCall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	user, _ := auth.UserFrom(r.Context())
-	started, err := h.startTestCall(r.Context(), projectID, agentID, user)
+	// ?version=n calls version n, a draft or an older one; without it the
+	// latest.
+	version, err := agentline.ParseVersion("version", r.URL.Query().Get("version"))
+	if err != nil {
+		return err
+	}
+	started, err := h.startTestCall(r.Context(), projectID, agentID, version, user)
 	if err != nil {
 		return err
 	}
@@ -58,11 +64,11 @@ func (h *Handler) createTestCall(w http.ResponseWriter, r *http.Request) error {
 // startTestCall records a queued test call of the agent (under the
 // project's cap on live calls, which test calls count against) from the
 // user, and mints its stream token.
-func (h *Handler) startTestCall(ctx context.Context, projectID, agentID int64, user agentline.User) (testCallStarted, error) {
+func (h *Handler) startTestCall(ctx context.Context, projectID, agentID int64, version int, user agentline.User) (testCallStarted, error) {
 	if h.calls.Draining() {
 		return testCallStarted{}, errDraining
 	}
-	agent, err := h.store.Agent(ctx, projectID, agentID)
+	agent, err := h.store.AgentAtVersion(ctx, projectID, agentID, version)
 	if err != nil {
 		return testCallStarted{}, err
 	}
@@ -81,7 +87,7 @@ func (h *Handler) startTestCall(ctx context.Context, projectID, agentID int64, u
 	sid := "CA" + hex.EncodeToString(b[:])
 	call, err := h.store.ReserveCall(ctx, agentline.Call{
 		ProjectID: projectID, AgentID: agentID, CallSID: sid, Direction: agentline.CallTest,
-		From: user.Email, Status: agentline.CallQueued,
+		From: user.Email, Status: agentline.CallQueued, AgentVersion: agent.Running,
 	}, h.maxCalls)
 	if err != nil {
 		return testCallStarted{}, err

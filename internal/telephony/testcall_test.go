@@ -30,7 +30,7 @@ func TestStartTestCallOperation(t *testing.T) {
 		{name: "a Gemini agent without GEMINI_API_KEY", agent: func(e *opsEnv) int64 { return e.gem }, code: agentline.ENotConfigured},
 		{name: "no model key", change: func(o *Options) { o.OpenAIAPIKey = "" }, code: agentline.ENotConfigured},
 		{name: "the project's live calls at the cap", change: func(o *Options) { o.MaxConcurrentCalls = 1 }, arrange: func(t *testing.T, e *opsEnv) {
-			if _, err := e.h.startTestCall(context.Background(), e.project, e.ada, user); err != nil {
+			if _, err := e.h.startTestCall(context.Background(), e.project, e.ada, 0, user); err != nil {
 				t.Fatal(err)
 			}
 		}, code: agentline.ERateLimited},
@@ -52,7 +52,7 @@ func TestStartTestCallOperation(t *testing.T) {
 			if tc.agent != nil {
 				agentID = tc.agent(e)
 			}
-			got, err := e.h.startTestCall(context.Background(), e.project, agentID, user)
+			got, err := e.h.startTestCall(context.Background(), e.project, agentID, 0, user)
 			wantCode(t, err, tc.code)
 			if tc.code != "" {
 				return
@@ -81,11 +81,11 @@ func TestAbandonUnusedTestCall(t *testing.T) {
 	e := newOpsEnv(t, func(o *Options) { o.OpenAIAPIKey = "sk-test" })
 	ctx := context.Background()
 	user := agentline.User{ID: 7, Email: "owner@example.com"}
-	unused, err := e.h.startTestCall(ctx, e.project, e.ada, user)
+	unused, err := e.h.startTestCall(ctx, e.project, e.ada, 0, user)
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := e.h.startTestCall(ctx, e.project, e.ada, user)
+	live, err := e.h.startTestCall(ctx, e.project, e.ada, 0, user)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,9 @@ type channelRef struct {
 	// testAgent is the agent of a console test's virtual channel; 0 on a
 	// real channel.
 	testAgent int64
+	// testVersion is the agent version a console test runs; 0 is the
+	// latest, draft or not.
+	testVersion int
 }
 
 // exposedHeaders are the answer headers a browser script may read.
@@ -167,7 +170,7 @@ func (h *Handler) buildConfig(ctx context.Context, key agentline.WidgetKey) (*ch
 	out.Agents = []configAgent{}
 	view := &channelView{channel: c}
 	if c.AgentID != nil {
-		a, err := h.store.Agent(ctx, key.ProjectID, *c.AgentID)
+		a, err := h.store.PublishedAgent(ctx, key.ProjectID, *c.AgentID)
 		if err == nil {
 			out.Agents = append(out.Agents, configAgent{ID: a.ID, Name: a.Name, Provider: a.Provider, Voice: a.Voice, Language: a.Language})
 			view.agent = &a

@@ -84,7 +84,7 @@ func (h *Handler) startSession(ctx context.Context, ch channelRef, in sessionReq
 		origin = origin[:maxStoredOrigin]
 	}
 	s := agentline.WidgetSession{ProjectID: ch.key.ProjectID, ChannelID: ch.key.ChannelID, AgentID: agent.ID,
-		Origin: origin, Provider: agent.Provider, Model: agent.Model}
+		Origin: origin, Provider: agent.Provider, Model: agent.Model, AgentVersion: agent.Running}
 	if pending != nil {
 		s.ID = pending.ID
 		s, err = h.store.StartWidgetSession(ctx, s, conversation.Started)
@@ -161,7 +161,7 @@ func (h *Handler) viewOf(ctx context.Context, ch channelRef) (*channelView, erro
 	if ch.testAgent == 0 {
 		return h.configs.get(ctx, ch.key)
 	}
-	a, err := h.store.Agent(ctx, ch.key.ProjectID, ch.testAgent)
+	a, err := h.store.AgentAtVersion(ctx, ch.key.ProjectID, ch.testAgent, ch.testVersion)
 	if err != nil {
 		return nil, fmt.Errorf("agent %d: %w", ch.testAgent, err)
 	}

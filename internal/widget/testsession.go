@@ -54,6 +54,11 @@ func (h *Handler) createTestSession(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	agentID := ch.testAgent
+	// ?version=n tests version n, a draft or an older one; without it the
+	// latest.
+	if ch.testVersion, err = agentline.ParseVersion("version", r.URL.Query().Get("version")); err != nil {
+		return err
+	}
 	// The body is what the SDK posts to /widget/v1/session; the path names
 	// the agent, and a test always starts fresh.
 	var in sessionBody

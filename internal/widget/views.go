@@ -75,6 +75,10 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	versions, err := h.store.VersionStats(r.Context(), projectID, from, to)
+	if err != nil {
+		return err
+	}
 	type day struct {
 		Day string `json:"day"`
 		analyticsTotals
@@ -92,7 +96,8 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 	}
 	// totals, by_day, by_channel and rows are the widget sessions' (as
 	// before conversations); conversations covers every kind and leads;
-	// campaigns the dials of each campaign.
+	// campaigns the dials of each campaign; versions compares each agent
+	// version's conversations.
 	httpx.WriteJSON(w, http.StatusOK, struct {
 		From          time.Time                `json:"from"`
 		To            time.Time                `json:"to"`
@@ -102,6 +107,7 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 		Rows          []agentline.AnalyticsRow `json:"rows"`
 		Conversations conversationAnalytics    `json:"conversations"`
 		Campaigns     []agentline.CampaignStat `json:"campaigns"`
-	}{from, to, total, days.list, channels.list, rows, summarize(stats, leads), campaigns})
+		Versions      []agentline.VersionStat  `json:"versions"`
+	}{from, to, total, days.list, channels.list, rows, summarize(stats, leads), campaigns, versions})
 	return nil
 }

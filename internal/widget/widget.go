@@ -26,6 +26,10 @@ import (
 type Store interface {
 	Project(ctx context.Context, projectID int64) (agentline.Project, error)
 	Agent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
+	// PublishedAgent is what a channel's sessions run; AgentAtVersion
+	// what a console test runs (0: the latest draft).
+	PublishedAgent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
+	AgentAtVersion(ctx context.Context, projectID, agentID int64, n int) (agentline.Agent, error)
 	// Campaign checks that the campaign a form names is the project's.
 	Campaign(ctx context.Context, projectID, id int64) (agentline.Campaign, error)
 
@@ -53,6 +57,8 @@ type Store interface {
 	LeadStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.LeadStat, error)
 	// CampaignStats sums each campaign's dials in the range.
 	CampaignStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.CampaignStat, error)
+	// VersionStats compares agent versions' conversations in the range.
+	VersionStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.VersionStat, error)
 	// LeadBySession finds the form lead a session was created for, whose
 	// answers become the agent's context.
 	LeadBySession(ctx context.Context, projectID int64, sessionID string) (agentline.Lead, error)

@@ -11,7 +11,7 @@
 // other tabs do not share it.
 
 /**
- * @import {Me, Login, Message, Project, Member, Invite, InviteDetails, User, PasswordReset, Agent, Catalog, Tool,
+ * @import {Me, Login, Message, Project, Member, Invite, InviteDetails, User, PasswordReset, Agent, AgentVersion, VersionPage, Catalog, Tool,
  *   KnowledgeDocument, KnowledgeSearch, Channel, WidgetKey, CreatedWidgetKey, Snippets, Lead, LeadDetail, LeadPage,
  *   FormSubmitAnswer, Conversation, ConversationPage, Analytics, Delivery, NotifyAttempt, WebhookEndpoint,
  *   WebhookEndpointWithSecret, PhoneNumber, AvailableNumber, OutboundCall, Call, TestCall, Campaign, CampaignPage, ContactPage,
@@ -175,6 +175,13 @@ export function getCatalog() {
 /** @param {number | string} id @returns {Promise<Agent>} */ export const getAgent = (id) => request("GET", `/api/agents/${id}`);
 /** @param {number} id @param {Body} b @returns {Promise<Agent>} */ export const updateAgent = (id, b) => request("PATCH", `/api/agents/${id}`, b);
 /** @param {number} id @returns {Promise<null>} */ export const deleteAgent = (id) => request("DELETE", `/api/agents/${id}`);
+
+/** @param {number} id @param {string} [cursor] @returns {Promise<VersionPage>} */
+export const listVersions = (id, cursor) => request("GET", `/api/agents/${id}/versions` + query({ cursor }));
+/** getVersion is version n, with diff: compared with version diff. @param {number} id @param {number} n @param {number} [diff] @returns {Promise<AgentVersion>} */
+export const getVersion = (id, n, diff) => request("GET", `/api/agents/${id}/versions/${n}` + query({ diff }));
+/** publishVersion makes version n the one conversations run (an older one rolls back). @param {number} id @param {number} n @returns {Promise<Agent>} */
+export const publishVersion = (id, n) => request("POST", `/api/agents/${id}/versions/${n}/publish`);
 
 /** testSessionURL is where the Test panel's SDK client starts a console test session. @param {number} id */
 export const testSessionURL = (id) => `/api/agents/${id}/test-session`;

@@ -96,8 +96,30 @@
  * @property {string} transfer_number
  * @property {boolean} record_calls
  * @property {AnalysisSettings} analysis
+ * @property {number} version the latest version of the settings (what the editor shows)
+ * @property {number} published_version the version channels, numbers and campaigns run
+ * @property {boolean} review_before_publish saves stay drafts until one is published
  * @property {string} updated_at
  */
+
+/**
+ * @typedef {object} AgentVersion One immutable, numbered state of an agent's settings.
+ * @property {number} agent_id
+ * @property {number} version
+ * @property {boolean} published
+ * @property {Record<string, unknown>} settings
+ * @property {string} created_at
+ * @property {VersionDiff} [diff] with getVersion's diff only
+ */
+
+/**
+ * @typedef {object} VersionDiff How version to differs from version from, field by field.
+ * @property {number} from
+ * @property {number} to
+ * @property {{field: string, from: unknown, to: unknown}[]} changes
+ */
+
+/** @typedef {{versions: AgentVersion[], next_cursor: string | null}} VersionPage */
 
 /**
  * @typedef {object} Catalog What agents may be set to, the webhook
@@ -226,6 +248,7 @@
  * @typedef {object} Conversation A widget session, live chat or phone call.
  * @property {string} id
  * @property {number} agent_id
+ * @property {number | null} [agent_version] the agent version it ran; null before versions began
  * @property {"widget" | "live_chat" | "phone"} kind
  * @property {number | null} [channel_id]
  * @property {number | null} [number_id]

@@ -166,7 +166,7 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 		// progress) takes no second stream on the same token.
 		return nil, fmt.Errorf("the call has ended (%s %s)", call.Status, call.EndReason)
 	}
-	agent, err := h.store.Agent(ctx, projectID, agentID)
+	agent, err := h.callAgent(ctx, projectID, call)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,8 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 	// the two last equally long.
 	started := h.now()
 	call, err = h.store.AdmitStream(ctx, claims.Direction+":"+claims.Ref, time.Unix(claims.Expires, 0),
-		agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress, At: started}, conversation.CallChanged)
+		agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress, At: started, AgentVersion: agent.Running},
+		conversation.CallChanged)
 	if err != nil {
 		return nil, fmt.Errorf("admit stream: %w", err)
 	}
@@ -244,4 +245,14 @@ func (h *Handler) checkTestToken(token string, agentID int64) error {
 		return errors.New("not a test call's token")
 	}
 	return nil
+}
+
+// callAgent is the agent as call runs it: the version the call records (a
+// test call asked for), otherwise the published one, which the call then
+// records as it is admitted.
+func (h *Handler) callAgent(ctx context.Context, projectID int64, call agentline.Call) (agentline.Agent, error) {
+	if call.AgentVersion != 0 {
+		return h.store.AgentAtVersion(ctx, projectID, call.AgentID, call.AgentVersion)
+	}
+	return h.store.PublishedAgent(ctx, projectID, call.AgentID)
 }

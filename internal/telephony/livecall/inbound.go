@@ -121,7 +121,7 @@ func (h *Handler) inboundAgent(ctx context.Context, to string) (agentline.Agent,
 	if n.Status != agentline.NumberActive || n.AgentID == nil {
 		return agentline.Agent{}, errors.Join(errNotInService, errors.New("number is "+string(n.Status)))
 	}
-	agent, err := h.store.Agent(ctx, n.ProjectID, *n.AgentID)
+	agent, err := h.store.PublishedAgent(ctx, n.ProjectID, *n.AgentID)
 	if errors.Is(err, agentline.ErrNotFound) {
 		return agentline.Agent{}, errors.Join(errNotInService, errors.New("agent is gone"))
 	}

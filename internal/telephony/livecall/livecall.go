@@ -24,7 +24,10 @@ import (
 // Store is what the live call path needs from storage.
 type Store interface {
 	ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error)
-	Agent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
+	// PublishedAgent is what calls run; AgentAtVersion what a call that
+	// records its version runs (a test call of a draft).
+	PublishedAgent(ctx context.Context, projectID, agentID int64) (agentline.Agent, error)
+	AgentAtVersion(ctx context.Context, projectID, agentID int64, n int) (agentline.Agent, error)
 	PhoneNumberByE164(ctx context.Context, phoneNumber string) (agentline.PhoneNumber, error)
 
 	AttachCallSID(ctx context.Context, projectID, callID int64, callSID, status string) (agentline.Call, error)

@@ -154,6 +154,8 @@ export async function agentSettings(ctx, a) {
     h("div", { class: "cols2" }, model, languageSelect(a.language)),
     voice.el,
     { name: "transfer_number", label: "Transfer number", type: "tel", value: a.transfer_number, hint: "E.164 (+14155550123); empty for no call transfers." },
+    { name: "review_before_publish", label: "Review before publishing", type: "checkbox", value: a.review_before_publish,
+      hint: "Saves become drafts the Test tab can try; publish one on the Versions tab. Off: every save publishes." },
     h("h2", { class: "section" }, "Recording"),
     { name: "record_calls", label: "Record phone calls", type: "checkbox", value: a.record_calls,
       hint: "Both sides, as a stereo WAV kept for the project's retention time. Callers may have to be told they are recorded: say so in the greeting where the law asks for it." },
@@ -170,7 +172,8 @@ export async function agentSettings(ctx, a) {
     const changed = Object.fromEntries(Object.entries(v).filter(([k, x]) => JSON.stringify(x) !== JSON.stringify(was[k])));
     const updated = await updateAgent(a.id, changed);
     Object.assign(a, updated);
-    saved.textContent = `Saved at ${when(updated.updated_at)}.`;
+    saved.textContent = `Saved at ${when(updated.updated_at)} as version ${updated.version}` +
+      (updated.published_version === updated.version ? ", published." : `, a draft: version ${updated.published_version} stays published.`);
   }, { extra: saved, label: "Agent settings", need: "create" });
   return h("div", {}, h("div", { class: "card" }, f),
     can("delete") ? h("div", { class: "card" }, h("h2", {}, "Danger zone"), deleteButton(a, saved)) : null);

@@ -85,6 +85,7 @@ export async function conversationsPage({ show }) {
     { name: "q", label: "Search", type: "search", placeholder: "Words said, a number, an id" },
     { name: "kind", label: "Kind", type: "select", options: option(kinds, "All kinds") },
     { name: "agent_id", label: "Agent", type: "select", options: agentOptions(n.agents, "All agents") },
+    { name: "agent_version", label: "Agent version", type: "number", min: 1, hint: "With an agent: the conversations of one of its versions." },
     { name: "status", label: "Status", type: "select", options: option(statuses, "Any status") },
     { name: "from", label: "From", type: "date" }, { name: "to", label: "To (exclusive)", type: "date" },
   ], async (v) => {
@@ -208,7 +209,8 @@ export async function conversationPage({ show }, id) {
     }
   });
   /** @type {([string, Child] | null)[]} */
-  const facts = [["Kind", kindLabel(c.kind)], ["Status", statusBadge(c.status)], ["Agent", n.agent(c.agent_id)], ["Channel or number", n.channel(c)],
+  const facts = [["Kind", kindLabel(c.kind)], ["Status", statusBadge(c.status)], ["Agent", n.agent(c.agent_id)],
+    ["Agent version", c.agent_version ? h("a", { href: `#/agents/${c.agent_id}/versions` }, `Version ${c.agent_version}`) : "—"], ["Channel or number", n.channel(c)],
     c.kind === "phone" ? ["From → to", `${c.from} → ${c.to}`] : null, ["Started", when(c.started_at)], ["Ended", when(c.ended_at) || "—"],
     ["Duration", c.status === "live" ? "live" : clock(c.duration_ms)], ["End reason", c.end_reason || "—"], ["Id", h("code", {}, c.id)]];
   const lead = c.lead ? h("section", { class: "card", "aria-labelledby": "lead-title" }, h("h2", { id: "lead-title" }, "Lead"),

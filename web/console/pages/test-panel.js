@@ -125,5 +125,8 @@ export async function agentTest(ctx, a) {
   return h("div", { class: "card test-panel" }, h("h2", {}, "Test " + a.name),
     via ? h("p", { class: "muted" }, `Talks to ${via} with ${a.model}, the agent's tools included. Tests are kept with the sessions, from origin console; no channel or key is needed.`)
       : notice(`The ${a.provider === "gemini" ? "Gemini" : "OpenAI"}-compatible provider of this agent has no API key on this server nor a provider account in this project (Projects page), so a test cannot connect.`, "error"),
+    a.version && a.version !== a.published_version
+      ? h("p", { class: "muted", id: "test-version" }, `Tests run the latest saved settings, version ${a.version}; conversations on channels and numbers run version ${a.published_version} until it is published.`)
+      : null,
     h("div", { class: "row" }, voice, typed, mute, stop), status, err, lines, send);
 }
