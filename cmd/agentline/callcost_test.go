@@ -191,15 +191,15 @@ func carrierCall(ctx context.Context, client *http.Client, fake *twiliofake.Fake
 func BenchmarkCallCost(b *testing.B) {
 	n := costEnvInt(b, "CALLCOST_CALLS", 200, 2000)
 	var lengths []time.Duration
-	for _, f := range strings.Split(cmp.Or(os.Getenv("CALLCOST_SECONDS"), "8,24"), ",") {
+	for _, f := range strings.Split(cmp.Or(os.Getenv("CALLCOST_SECONDS"), "1,8,24"), ",") {
 		s, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || s < 2 || s > 300 {
-			b.Fatalf("CALLCOST_SECONDS: %q, want lengths of 2..300 s", f)
+		if err != nil || s < 1 || s > 300 {
+			b.Fatalf("CALLCOST_SECONDS: %q, want lengths of 1..300 s", f)
 		}
 		lengths = append(lengths, time.Duration(s)*time.Second)
 	}
-	if len(lengths) != 2 || lengths[0] >= lengths[1] {
-		b.Fatal("CALLCOST_SECONDS: two lengths, shorter first")
+	if len(lengths) < 2 || !slices.IsSorted(lengths) || lengths[len(lengths)-2] == lengths[len(lengths)-1] {
+		b.Fatal("CALLCOST_SECONDS: two lengths or more, shortest first, the two longest different")
 	}
 	for range b.N {
 		model := realtimefake.New(costKey)
@@ -218,7 +218,7 @@ func BenchmarkCallCost(b *testing.B) {
 			load += " " + relayload.LoadAverage()
 		}
 		srv.stop(b)
-		floor := runFloor(b, model, n, lengths[1])
+		floor := runFloor(b, model, n, lengths[len(lengths)-1])
 		load += " " + relayload.LoadAverage()
 		model.Close()
 		fake.Close()
@@ -241,39 +241,42 @@ func runFloor(b *testing.B, model *realtimefake.Server, n int, d time.Duration) 
 	})
 }
 
-// reportCallCost derives the per-call cost beyond frames: the two runs
-// relay the same calls but for their length, so the difference of their
-// CPU over the difference of their frames is the cost of a frame (a frame
-// each way: what the callers got back), and what the short run spent
-// beyond its frames is the calls' setup and end. Frames, not seconds: on a
-// busy machine the callers fall behind their pace by different amounts.
+// reportCallCost derives the per-call cost beyond frames: the two longest
+// runs relay the same calls but for their length, so the difference of
+// their CPU over the difference of their frames is the cost of a frame (a
+// frame each way: what the callers got back), and what a run spent beyond
+// its frames is its calls' setup and end. Frames, not seconds: on a busy
+// machine the callers fall behind their pace by different amounts. The
+// shorter the run, the less an error in the cost of a frame moves its
+// figure: a run of 1 s calls is nearly all setup and end.
 func reportCallCost(b *testing.B, runs []costRun, floor costRun, idle idleCPU, load string) {
-	short, long := runs[0], runs[1]
+	short, long := runs[len(runs)-2], runs[len(runs)-1]
 	perFrame := (long.cpu - short.cpu) / float64(long.frames-short.frames)
-	setup := (short.cpu - perFrame*float64(short.frames)) / float64(short.calls)
-	setupMs := setup * 1000
-	perCallSecond := perFrame * 50 // 50 round-tripped frames a second
-	audioS := 0.0
-	if perCallSecond > 0 {
-		audioS = setup / perCallSecond
-	}
+	perCall := func(r costRun) float64 { return (r.cpu - perFrame*float64(r.frames)) / float64(r.calls) }
 	ratio := long.cpu / floor.cpu
-	b.ReportMetric(perFrame*1e6, "cpu-µs/frame")
 	for _, r := range append(runs, floor) {
 		b.Logf("%d calls of %v: CPU %.2f s (%.2f s with idle) over %v, lost %d, frames %d, p50 %v p99 %v",
 			r.calls, r.d, r.cpu, r.raw, r.wall.Round(100*time.Millisecond), r.lost, r.frames, r.p50, r.p99)
 	}
-	b.Logf("server: %.2f s at %d×%v, %.2f s at %d×%v (idle %.1f ms/s taken off); floor %.2f s at %d×%v: %.2fx the floor's",
-		short.cpu, short.calls, short.d, long.cpu, long.calls, long.d, float64(idle)*1000, floor.cpu, floor.calls, floor.d, ratio)
-	b.Logf("per call: %.2f ms beyond frames (%.1f s of its audio at %.1f µs per round-tripped frame; the floor's %.1f µs); %s",
-		setupMs, audioS, perFrame*1e6, floor.cpu/float64(floor.frames)*1e6, load)
-	b.ReportMetric(short.cpu, "cpu-s-short")
+	b.Logf("server: %.2f s at %d×%v (%.2f s with idle); floor %.2f s at %d×%v: %.2fx the floor's (%.2fx with idle %.1f ms/s)",
+		long.cpu, long.calls, long.d, long.raw, floor.cpu, floor.calls, floor.d, ratio, long.raw/floor.raw, float64(idle)*1000)
+	for _, r := range runs[:len(runs)-1] {
+		setup := perCall(r)
+		b.Logf("per call, from the %v calls: %.2f ms beyond frames (%.1f s of its audio at %.1f µs per round-tripped frame; the floor's %.1f µs)",
+			r.d, setup*1000, setup/(perFrame*50), perFrame*1e6, floor.cpu/float64(floor.frames)*1e6)
+		b.ReportMetric(setup*1000, fmt.Sprintf("setup-ms/call@%ds", int(r.d.Seconds())))
+	}
+	b.Logf("%s", load)
+	b.ReportMetric(perFrame*1e6, "cpu-µs/frame")
 	b.ReportMetric(long.cpu, "cpu-s-long")
 	b.ReportMetric(floor.cpu, "floor-cpu-s")
 	b.ReportMetric(ratio, "x-floor")
 	b.ReportMetric(long.raw/floor.raw, "x-floor-with-idle")
-	b.ReportMetric(setupMs, "setup-ms/call")
-	b.ReportMetric(float64(short.lost+long.lost+floor.lost), "lost-calls")
+	lost := floor.lost
+	for _, r := range runs {
+		lost += r.lost
+	}
+	b.ReportMetric(float64(lost), "lost-calls")
 }
 
 func costEnvInt(b *testing.B, name string, def, limit int) int {
