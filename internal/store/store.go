@@ -68,15 +68,19 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		}
 		dsn := sqliteDSN(path)
 		var err error
-		if db.write, err = sql.Open("sqlite", dsn); err != nil {
+		if db.write, err = openSQLite(dsn); err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
 		db.write.SetMaxOpenConns(1)
-		if db.read, err = sql.Open("sqlite", dsn); err != nil {
+		if db.read, err = openSQLite(dsn); err != nil {
 			db.write.Close()
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
+		// As many idle as open: a connection closed after a burst takes its
+		// prepared statements (stmtcache.go) with it, and opening one
+		// again costs a schema read.
 		db.read.SetMaxOpenConns(8)
+		db.read.SetMaxIdleConns(8)
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
 		db.dialect = Postgres
 		pool, err := sql.Open("pgx", withConnectTimeout(rawURL))
