@@ -49,12 +49,23 @@ e2e-cluster:
 # time from the start request's answer to the carrier's first create-call
 # request (p50 and worst of the 3). About 3 minutes; CAMPAIGNBENCH_CONTACTS
 # and CAMPAIGNBENCH_RUNS tune it.
+#
+# The call cost run puts the whole server (agentline serve in a child
+# process, SQLite in a temp dir) under 200 concurrent carrier-shaped calls
+# (signed webhook, media stream, a frame each way every 20 ms, stop, the
+# completed status callback) of 1 s, 8 s and 24 s against an echoing model,
+# measures its CPU from the first call to idle after the end's jobs, and
+# reports the cost per call beyond frames and its CPU at 200x24 s against
+# the copy-only pass-through floor run in the same go (docs/benchmarks.md,
+# "What a call costs beyond its frames"). CALLCOST_CALLS and
+# CALLCOST_SECONDS tune it; CALLCOST_CPUPROFILE=path profiles the server.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./internal/telephony/relay/
+	$(GO) test -run '^$$' -bench CallCost -benchtime 1x ./cmd/agentline/
 	AGENTLINE_REQUIRE_POSTGRES=1 AGENTLINE_REQUIRE_REDIS=1 $(GO) test -run '^$$' -bench WidgetLoad -benchtime 1x ./internal/app/
 	AGENTLINE_REQUIRE_POSTGRES=1 $(GO) test -run '^$$' -bench CampaignDialer -benchtime 1x -timeout 30m ./internal/cluster/
 	$(GO) test -run '^$$' -bench Healthz -benchmem ./internal/app/
-	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v -e /internal/telephony/relay$$ -e /internal/app$$ -e /internal/cluster$$)
+	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v -e /internal/telephony/relay$$ -e /internal/app$$ -e /internal/cluster$$ -e /cmd/agentline$$)
 	GO=$(GO) scripts/fuzz.sh 60s
 
 lint:

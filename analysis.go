@@ -102,10 +102,23 @@ type Analysis struct {
 type AnalyzeConversation struct {
 	ProjectID      int64  `json:"project_id"`
 	ConversationID string `json:"conversation_id"`
+	// NotBefore, when set, is when the job is first run: a phone call's
+	// analysis waits PhoneAnalysisSettle after the call's end, and a job
+	// run before then would only be put off (a fetch, a read of the
+	// conversation and a snooze for nothing).
+	NotBefore time.Time `json:"-"`
 }
 
 // Kind names AnalyzeConversation's worker.
 func (AnalyzeConversation) Kind() string { return "analyze_conversation" }
+
+// RunAt is when the job queue first runs the job (zero: at once).
+func (a AnalyzeConversation) RunAt() time.Time { return a.NotBefore }
+
+// PhoneAnalysisSettle is how long after a phone call's end its analysis
+// waits, so that the last transcript lines (written when the relay
+// finishes, which may be after the carrier's final status) are in.
+const PhoneAnalysisSettle = 3 * time.Second
 
 // AnalysisEventData is the data of a conversation.analyzed event.
 type AnalysisEventData struct {

@@ -17,14 +17,27 @@ import (
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/store/storetest"
+	"github.com/agentline/agentline/internal/telephony/relay/relayload"
 )
 
 // TestMain runs this test binary as the agentline command itself when
 // AGENTLINE_DOCS_CLI=1: the docs harness (docs_test.go) puts it on PATH as
-// `agentline`, so the docs' command lines run without a separate build.
+// `agentline`, so the docs' command lines run without a separate build, and
+// the call cost run (callcost_test.go) serves with it, profiled when
+// CALLCOST_CPUPROFILE says where. With RELAYLOAD_MODE=floor it is the call
+// cost run's copy-only pass-through floor instead.
 func TestMain(m *testing.M) {
-	if os.Getenv("AGENTLINE_DOCS_CLI") == "1" {
+	switch {
+	case os.Getenv("RELAYLOAD_MODE") == "floor":
+		if err := relayload.Serve(relayload.PassThroughHandler(os.Getenv("RELAYLOAD_MODEL_WS"), costKey, false)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case os.Getenv("AGENTLINE_DOCS_CLI") == "1":
+		stop := profileIfAsked()
 		main()
+		stop()
 		os.Exit(0)
 	}
 	storetest.Main(m)

@@ -75,7 +75,7 @@ func NewWorker(o Options) *Worker {
 	if o.Settle < 0 {
 		o.Settle = 0
 	} else if o.Settle == 0 {
-		o.Settle = 3 * time.Second
+		o.Settle = agentline.PhoneAnalysisSettle
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -150,5 +150,9 @@ func startAnalysis(ctx context.Context, tx agentline.ConversationTx, projectID i
 	if err != nil || !added {
 		return err
 	}
-	return tx.Enqueue(ctx, agentline.AnalyzeConversation{ProjectID: projectID, ConversationID: id})
+	job := agentline.AnalyzeConversation{ProjectID: projectID, ConversationID: id}
+	if _, phone := agentline.ParseCallConversationID(id); phone {
+		job.NotBefore = time.Now().Add(agentline.PhoneAnalysisSettle)
+	}
+	return tx.Enqueue(ctx, job)
 }

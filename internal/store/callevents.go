@@ -58,3 +58,14 @@ func (db *DB) CallLog(ctx context.Context, projectID, callID int64) ([]agentline
 	}
 	return out, rows.Err()
 }
+
+// unchangedBy reports whether applying e, which carries no log, would
+// leave call as it is (but for its updated_at): the call has ended, so its
+// status cannot move, and it has the duration and end reason e would give
+// it. Those are only ever set once, so a call read outside the
+// transaction that shows them still has them.
+func unchangedBy(call agentline.Call, e agentline.CallEvent) bool {
+	return agentline.CallStatusFinal(call.Status) && !agentline.CallStatusAdvances(call.Status, e.Status) &&
+		(call.DurationS != nil || e.DurationS == nil) &&
+		(e.EndReason == "" || call.EndReason != "" && call.EndReason != agentline.EndReasonReconciled)
+}

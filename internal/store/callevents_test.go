@@ -85,3 +85,42 @@ func TestCallLog(t *testing.T) {
 		}
 	})
 }
+
+// TestFinalStatusThatChangesNothing: the carrier's completed callback
+// after the relay has recorded the call's end is answered from one read;
+// one that still adds something (a duration, an end reason over a
+// reconciled one) takes the write as before.
+func TestFinalStatusThatChangesNothing(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		u := mustUser(t, db, "a@example.com")
+		p, _ := db.CreateProject(ctx, agentline.Project{Name: "one"}, u.ID)
+		ada := mustAgent(t, db, p.ID, "Ada")
+		if _, err := db.ReserveCall(ctx, agentline.Call{ProjectID: p.ID, AgentID: ada.ID, CallSID: "CA1", Direction: agentline.CallInbound,
+			From: "+14155550199", To: "+14155550100", Status: agentline.CallInProgress}, 10); err != nil {
+			t.Fatal(err)
+		}
+		// Ended by the carrier first, without a duration: the relay's end
+		// still adds its reason, and a later callback its duration.
+		if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted}, callChanged); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, EndReason: "caller_hangup"}, callChanged); err != nil || c.EndReason != "caller_hangup" {
+			t.Fatalf("the relay's end = %+v %v", c, err)
+		}
+		secs := 7
+		if c, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, DurationS: &secs}, callChanged); err != nil || c.DurationS == nil || *c.DurationS != 7 {
+			t.Fatalf("a late duration = %+v %v", c, err)
+		}
+		// Now nothing is left to add: one statement, the record as it was.
+		before := db.Statements()
+		other := 9
+		c, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, DurationS: &other}, callChanged)
+		if err != nil || c.Status != agentline.CallCompleted || c.EndReason != "caller_hangup" || *c.DurationS != 7 {
+			t.Fatalf("a callback that changes nothing = %+v %v", c, err)
+		}
+		if n := db.Statements() - before; n != 1 {
+			t.Errorf("a callback that changes nothing made %d statements, want 1 (a read)", n)
+		}
+	})
+}

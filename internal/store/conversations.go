@@ -150,6 +150,12 @@ func conversationWhere(f agentline.ConversationFilter) (string, []any) {
 	add := func(cond string, a ...any) { where, args = append(where, cond), append(args, a...) }
 	if f.ID != "" {
 		add("id = ?", f.ID)
+		if callID, ok := agentline.ParseCallConversationID(f.ID); ok {
+			// A call's conversation id is computed ('call_' || id), which
+			// no index serves: without its own id the database reads every
+			// call of the project to find one (each call's analysis does).
+			add("call_ref = ?", callID)
+		}
 	}
 	if f.Kind != "" {
 		add("kind = ?", f.Kind)

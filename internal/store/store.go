@@ -68,17 +68,18 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		}
 		dsn := sqliteDSN(path)
 		var err error
-		if db.write, err = sql.Open("sqlite", dsn); err != nil {
+		if db.write, err = openSQLite(dsn); err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
 		db.write.SetMaxOpenConns(1)
-		if db.read, err = sql.Open("sqlite", dsn); err != nil {
+		if db.read, err = openSQLite(dsn); err != nil {
 			db.write.Close()
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
 		// As many kept idle as may be open: database/sql keeps 2 by
-		// default and closes the others after each use, and opening one
-		// costs its pragmas and a parse of the whole schema.
+		// default and closes the others after each use, and a connection
+		// closed takes its prepared statements (stmtcache.go) with it;
+		// opening one again costs its pragmas and a schema read.
 		db.read.SetMaxOpenConns(8)
 		db.read.SetMaxIdleConns(8)
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):

@@ -311,6 +311,16 @@ func (db *DB) Calls(ctx context.Context, projectID int64, f agentline.CallFilter
 // report changed the call's status, changed follows in the same
 // transaction.
 func (db *DB) ApplyCallEvent(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error) {
+	if agentline.CallStatusFinal(e.Status) && len(e.Log) == 0 && e.EndReason == "" {
+		// The carrier's final status callback (no log, no end reason of
+		// its own) often comes after the relay has recorded the call's
+		// end: it changes nothing then, and one read answers it instead
+		// of a write transaction.
+		call, err := scanCall(db.reader().queryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE call_sid = ?`, e.CallSID))
+		if err == nil && unchangedBy(call, e) {
+			return call, nil
+		}
+	}
 	var out agentline.Call
 	err := db.tx(ctx, func(c conn) (err error) {
 		out, err = db.applyCallEvent(ctx, c, e, changed)

@@ -10,19 +10,12 @@ package relay_test
 //	go test -run '^$' -bench BenchmarkRelayLoad -benchtime 1x ./internal/telephony/relay/
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +29,7 @@ import (
 	"github.com/agentline/agentline/internal/provider/geminilivefake"
 	"github.com/agentline/agentline/internal/provider/realtimefake"
 	"github.com/agentline/agentline/internal/telephony/relay"
+	"github.com/agentline/agentline/internal/telephony/relay/relayload"
 )
 
 func TestMain(m *testing.M) {
@@ -50,39 +44,25 @@ func TestMain(m *testing.M) {
 }
 
 // serveRelay runs in the child process: a relay server on loopback that
-// prints its address and serves until stdin closes.
+// prints its address and serves until stdin closes (relayload.Serve).
 func serveRelay(mode, modelURL string) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
+	modelWS := realtimefake.WSURL(modelURL, "gpt-realtime")
+	if mode != "agentline" && mode != "recording" && mode != "gemini" {
+		return relayload.Serve(relayload.PassThroughHandler(modelWS, apiKey, mode == "marks"))
 	}
 	latency := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "frame_seconds", Buckets: prometheus.ExponentialBuckets(0.00005, 2, 14)})
-	relayed := mode == "agentline" || mode == "recording" || mode == "gemini"
 	recordings, err := loadRecordingsFor(mode)
 	if err != nil {
 		return err
 	}
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	dialOpts := &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + apiKey}}}
+	return relayload.Serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		dialOpts := &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + apiKey}}}
-		if !relayed {
-			carrier, err := websocket.Accept(w, r, nil)
-			if err != nil {
-				return
-			}
-			model, _, err := websocket.Dial(ctx, realtimefake.WSURL(modelURL, "gpt-realtime"), dialOpts)
-			if err != nil {
-				carrier.CloseNow()
-				return
-			}
-			passThrough(ctx, carrier, model, mode == "marks")
-			return
-		}
 		carrier, err := relay.Accept(w, r, nil)
 		if err != nil {
 			return
 		}
-		url := realtimefake.WSURL(modelURL, "gpt-realtime")
+		url := modelWS
 		if mode == "gemini" {
 			url = strings.Replace(modelURL, "http", "ws", 1) + geminilivefake.PathLive
 			dialOpts = &websocket.DialOptions{HTTPHeader: http.Header{"x-goog-api-key": {apiKey}}}
@@ -120,20 +100,7 @@ func serveRelay(mode, modelURL string) error {
 		}
 		relay.New(carrier, model, opts).Run(context.Background())
 		recordings.finish(rec)
-	})
-	srv := &http.Server{Handler: handler}
-	go srv.Serve(ln)
-	if path := os.Getenv("RELAYLOAD_CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		pprof.StartCPUProfile(f)
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
-	}
-	fmt.Printf("ADDR %s\n", ln.Addr())
-	bufio.NewReader(os.Stdin).ReadString('\n') // until the parent closes stdin
-	return nil
+	}))
 }
 
 type loadResult struct {
@@ -207,23 +174,17 @@ func runLoad(t testing.TB, mode string, calls int, d time.Duration, nodeScript s
 		cmd = exec.Command("node", nodeScript)
 		cmd.Env = append(os.Environ(), "RELAYLOAD_MODEL_WS="+realtimefake.WSURL(fake.URL(), "gpt-realtime"), "RELAYLOAD_KEY="+apiKey)
 	}
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	child, err := relayload.Start(cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { stdin.Close(); cmd.Wait() }()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "ADDR ") {
-		t.Fatalf("relay child: %q %v", line, err)
-	}
-	url := "ws://" + strings.TrimSpace(strings.TrimPrefix(line, "ADDR "))
+	defer child.Stop()
+	url := "ws://" + child.Addr
 
 	ctx, cancel := context.WithTimeout(context.Background(), d+30*time.Second)
 	defer cancel()
 	const warmup = 2 * time.Second
-	stats := make([]callStats, calls)
+	stats := make([]relayload.Stats, calls)
 	measureFrom := time.Now().Add(warmup + time.Second) // calls start over the first second
 	stopAt := measureFrom.Add(d)
 	var wg sync.WaitGroup
@@ -233,19 +194,19 @@ func runLoad(t testing.TB, mode string, calls int, d time.Duration, nodeScript s
 			defer wg.Done()
 			time.Sleep(time.Duration(i) * time.Second / time.Duration(calls))
 			st := &stats[i]
-			st.lat = make([]time.Duration, 0, int(d/(20*time.Millisecond))+64)
-			if err := simulateCall(ctx, url, i, stopAt, measureFrom, mode == "gemini", st); err != nil {
-				st.failed = true
+			st.Lat = make([]time.Duration, 0, int(d/(20*time.Millisecond))+64)
+			if err := relayload.Call(ctx, relayload.Stream{URL: url, N: i, Untimed: mode == "gemini"}, measureFrom, stopAt, st); err != nil {
+				st.Failed = true
 			}
 		}()
 	}
 	time.Sleep(time.Until(measureFrom))
-	cpu0, _ := procCPU(cmd.Process.Pid)
-	r0, w0 := procIO(cmd.Process.Pid)
+	cpu0, _ := relayload.ProcCPU(child.Pid)
+	r0, w0 := relayload.ProcIO(child.Pid)
 	time.Sleep(time.Until(stopAt))
-	cpu1, _ := procCPU(cmd.Process.Pid)
-	r1, w1 := procIO(cmd.Process.Pid)
-	rss, peak := procMem(cmd.Process.Pid)
+	cpu1, _ := relayload.ProcCPU(child.Pid)
+	r1, w1 := relayload.ProcIO(child.Pid)
+	rss, peak := relayload.ProcMem(child.Pid)
 	wg.Wait()
 	// The calls have ended: what does the process keep?
 	var series []float64
@@ -253,7 +214,7 @@ func runLoad(t testing.TB, mode string, calls int, d time.Duration, nodeScript s
 		step := min(5*time.Second, idleWait-waited)
 		time.Sleep(step)
 		waited += step
-		m, _ := procMem(cmd.Process.Pid)
+		m, _ := relayload.ProcMem(child.Pid)
 		series = append(series, m)
 	}
 	idle := series[len(series)-1]
@@ -263,159 +224,17 @@ func runLoad(t testing.TB, mode string, calls int, d time.Duration, nodeScript s
 	res.writes, res.reads = w1-w0, r1-r0
 	var all []time.Duration
 	for _, st := range stats {
-		if st.failed || st.got < st.sent*95/100 {
+		if st.Failed || st.Got < st.Sent*95/100 {
 			res.lost++
 		}
-		res.frames += st.got
-		all = append(all, st.lat...)
+		res.frames += st.Got
+		all = append(all, st.Lat...)
 	}
 	slices.Sort(all)
 	if len(all) > 0 {
 		res.p50, res.p99, res.max = all[len(all)/2], all[len(all)*99/100], all[len(all)-1]
 	}
 	return res
-}
-
-type callStats struct {
-	sent, got int             // frames sent and echoed back in the measured window
-	lat       []time.Duration // round trip of each echoed frame in the window
-	failed    bool
-}
-
-// simulateCall is one caller: 20 ms frames at real-time pace, each carrying
-// its send time in its first 8 bytes, and a reader that times each echoed
-// frame. Only frames sent between measureFrom and stopAt count; with
-// untimed (the frames come back resampled), those received between them.
-func simulateCall(ctx context.Context, url string, n int, stopAt, measureFrom time.Time, untimed bool, st *callStats) error {
-	conn, _, err := websocket.Dial(ctx, url, nil)
-	if err != nil {
-		return err
-	}
-	defer conn.CloseNow()
-	sid := fmt.Sprintf("MZ%032d", n)
-	if err := conn.Write(ctx, websocket.MessageText, []byte(`{"event":"connected","protocol":"Call","version":"1.0.0"}`)); err != nil {
-		return err
-	}
-	start := fmt.Sprintf(`{"event":"start","sequenceNumber":"1","streamSid":"%s","start":{"streamSid":"%s","accountSid":"AC1","callSid":"CA%032d","tracks":["inbound"],"customParameters":{},"mediaFormat":{"encoding":"audio/x-mulaw","sampleRate":8000,"channels":1}}}`, sid, sid, n)
-	if err := conn.Write(ctx, websocket.MessageText, []byte(start)); err != nil {
-		return err
-	}
-	readErr := make(chan error, 1)
-	go func() {
-		var m struct {
-			Event string `json:"event"`
-			Media struct {
-				Payload string `json:"payload"`
-			} `json:"media"`
-		}
-		raw := make([]byte, 160)
-		for {
-			_, b, err := conn.Read(ctx)
-			if err != nil {
-				readErr <- err
-				return
-			}
-			m.Event, m.Media.Payload = "", ""
-			if json.Unmarshal(b, &m) != nil || m.Event != "media" {
-				continue
-			}
-			if now := time.Now(); untimed {
-				if now.After(measureFrom) && now.Before(stopAt) {
-					st.got++
-				}
-				continue
-			}
-			if k, err := base64.StdEncoding.Decode(raw, []byte(m.Media.Payload)); err != nil || k < 8 {
-				continue
-			}
-			sentAt := time.Unix(0, int64(binary.BigEndian.Uint64(raw)))
-			if sentAt.After(measureFrom) && sentAt.Before(stopAt) {
-				st.got++
-				st.lat = append(st.lat, time.Since(sentAt))
-			}
-		}
-	}()
-	frame := make([]byte, 160)
-	for i := range frame {
-		frame[i] = byte(i * 7)
-	}
-	msg := make([]byte, 0, 400)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for seq := 2; ; seq++ {
-		select {
-		case <-tick.C:
-		case err := <-readErr:
-			return err
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		now := time.Now()
-		if now.After(stopAt) {
-			break
-		}
-		binary.BigEndian.PutUint64(frame, uint64(now.UnixNano()))
-		msg = fmt.Appendf(msg[:0], `{"event":"media","sequenceNumber":"%d","streamSid":"%s","media":{"track":"inbound","chunk":"%d","timestamp":"%d","payload":"`, seq, sid, seq-1, (seq-2)*20)
-		msg = base64.StdEncoding.AppendEncode(msg, frame)
-		msg = append(msg, `"}}`...)
-		if err := conn.Write(ctx, websocket.MessageText, msg); err != nil {
-			return err
-		}
-		if now.After(measureFrom) {
-			st.sent++
-		}
-	}
-	// Let the last echoes come back, then hang up like Twilio does.
-	time.Sleep(300 * time.Millisecond)
-	conn.Write(ctx, websocket.MessageText, []byte(`{"event":"stop","streamSid":"`+sid+`","stop":{}}`))
-	return nil
-}
-
-// procCPU returns user+system CPU seconds of pid.
-func procCPU(pid int) (float64, error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, err
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100, nil // USER_HZ is 100 on Linux
-}
-
-// procIO returns the read and write syscalls pid has made (syscr and
-// syscw in /proc/pid/io: read, write, writev and the like, sockets
-// included; a read that finds nothing yet, EAGAIN, counts too).
-func procIO(pid int) (reads, writes int64) {
-	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "io"))
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "syscr: "); ok {
-			reads, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		}
-		if v, ok := strings.CutPrefix(l, "syscw: "); ok {
-			writes, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		}
-	}
-	return reads, writes
-}
-
-// procMem returns the resident and peak resident memory of pid in MB.
-func procMem(pid int) (rss, peak float64) {
-	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(f[1], 64)
-		switch f[0] {
-		case "VmRSS:":
-			rss = kb / 1024
-		case "VmHWM:":
-			peak = kb / 1024
-		}
-	}
-	return rss, peak
 }
 
 // BenchmarkRelayLoad runs the load at 100, 200 and 400 concurrent calls

@@ -1,62 +1,15 @@
 package relay_test
 
-// The pass-through relays the load run measures agentline's relay against.
+// The Node.js pass-through relay the load run can measure agentline's relay
+// against (the Go floors are relayload.PassThrough).
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
-
-	"github.com/coder/websocket"
 )
-
-// passThrough is the floor: two sockets, one goroutine per direction, each
-// message copied as it is with a reused buffer. With marks, each message
-// from the model b to the carrier a is followed by a mark message, as a
-// relay that tracks playback per delta does (one write each).
-func passThrough(ctx context.Context, a, b *websocket.Conn, marks bool) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	cp := func(dst, src *websocket.Conn, mark bool) {
-		defer wg.Done()
-		defer cancel()
-		var buf bytes.Buffer
-		var markMsg []byte
-		for n := 0; ; n++ {
-			typ, r, err := src.Reader(ctx)
-			if err != nil {
-				return
-			}
-			buf.Reset()
-			if _, err := buf.ReadFrom(r); err != nil {
-				return
-			}
-			if err := dst.Write(ctx, typ, buf.Bytes()); err != nil {
-				return
-			}
-			if mark {
-				markMsg = strconv.AppendInt(append(markMsg[:0], `{"event":"mark","streamSid":"MZ","mark":{"name":"`...), int64(n), 10)
-				markMsg = append(markMsg, `"}}`...)
-				if err := dst.Write(ctx, websocket.MessageText, markMsg); err != nil {
-					return
-				}
-			}
-		}
-	}
-	wg.Add(2)
-	go cp(b, a, false)
-	go cp(a, b, marks)
-	wg.Wait()
-	a.CloseNow()
-	b.CloseNow()
-}
 
 // nodeRelay is the Node.js pass-through relay the "node" mode runs: the
 // same two sockets as the floor, with the ws package (what Twilio's Node

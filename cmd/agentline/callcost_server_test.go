@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/app/apptest"
+	"github.com/agentline/agentline/internal/provider/realtimefake"
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
+)
+
+// costServer is agentline serving in a child process for the call cost
+// run, with an agent and a number linked to it.
+type costServer struct {
+	pid  int
+	url  string
+	cmd  *exec.Cmd
+	exit chan error
+}
+
+const (
+	costOwner    = "owner@example.com"
+	costPassword = "owner-password-1"
+)
+
+// costCommand is this test binary again, as a child of the run, on 2
+// cores like the relay's load run, with extra settings.
+func costCommand(extra ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), "GOMAXPROCS=2"), extra...)
+	return cmd
+}
+
+// startCostServer runs `agentline serve` (this test binary as the command,
+// see TestMain) on a temp SQLite database, its carrier the fake and its
+// model the echoing fake, and creates through the API a project, an agent
+// and the number that reaches it, bought from the fake carrier.
+func startCostServer(b *testing.B, fake *twiliofake.Fake, model *realtimefake.Server) *costServer {
+	dir := b.TempDir()
+	cmd := exec.Command(os.Args[0], "serve")
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "GOMAXPROCS=2", "AGENTLINE_DOCS_CLI=1",
+		"CALLCOST_CPUPROFILE=" + os.Getenv("CALLCOST_CPUPROFILE"),
+		"AGENTLINE_ADDR=127.0.0.1:0", "AGENTLINE_METRICS_ADDR=127.0.0.1:0",
+		"AGENTLINE_DATABASE_URL=sqlite:" + filepath.Join(dir, "agentline.db"),
+		"AGENTLINE_RECORDINGS_DIR=" + filepath.Join(dir, "recordings"),
+		"AGENTLINE_ADMIN_EMAIL=" + costOwner, "AGENTLINE_ADMIN_PASSWORD=" + costPassword, "AGENTLINE_PASSWORD_COST=4",
+		"TELEPHONY_ENABLED=true", "BOT_HOST=" + costBotHost,
+		"TWILIO_ACCOUNT_SID=" + fake.AccountSID(), "TWILIO_AUTH_TOKEN=" + fake.AuthToken(), "TWILIO_API_BASE_URL=" + fake.URL(),
+		"OPENAI_API_KEY=" + costKey, "OPENAI_BASE_URL=" + model.URL(),
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	logf, err := os.Create(filepath.Join(dir, "server.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stdout = logf
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	s := &costServer{pid: cmd.Process.Pid, cmd: cmd, exit: make(chan error, 1)}
+	addr := make(chan string, 1)
+	go func() {
+		// The JSON log goes to the file; the listen address comes out.
+		defer logf.Close()
+		sc := bufio.NewScanner(pipe)
+		sc.Buffer(make([]byte, 1<<16), 1<<20)
+		for sc.Scan() {
+			logf.Write(append(sc.Bytes(), '\n'))
+			var l struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &l) == nil && l.Msg == "listening" {
+				addr <- l.Addr
+			}
+		}
+		s.exit <- cmd.Wait()
+	}()
+	select {
+	case a := <-addr:
+		s.url = "http://" + a
+	case err := <-s.exit:
+		b.Fatalf("agentline exited at start: %v (log in %s)", err, dir)
+	case <-time.After(60 * time.Second):
+		b.Fatal("agentline did not listen within 60 s")
+	}
+	api := &apptest.Server{URL: s.url, Client: &http.Client{Timeout: 30 * time.Second}}
+	token := api.Login(b, costOwner, costPassword)
+	var project agentline.Project
+	var agent agentline.Agent
+	api.Must(b, 201, "POST", "/api/projects", token, map[string]string{"name": "Shop"}, &project)
+	p := "/api/projects/" + strconv.FormatInt(project.ID, 10)
+	api.Must(b, 201, "POST", p+"/agents", token, map[string]string{"name": "Ada", "model": "gpt-realtime"}, &agent)
+	api.Must(b, 201, "POST", p+"/telephony/numbers", token, map[string]any{"phone_number": costNumber, "agent_id": agent.ID}, nil)
+	return s
+}
+
+// stop ends the server as a deployment does (SIGTERM) and waits for it.
+func (s *costServer) stop(b *testing.B) {
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.exit:
+		if err != nil {
+			b.Errorf("agentline exited with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		s.cmd.Process.Kill()
+		b.Error("agentline did not stop within 30 s of SIGTERM")
+	}
+}
+
+// profileIfAsked starts a CPU profile of this process when
+// CALLCOST_CPUPROFILE names a file, and returns what stops it.
+func profileIfAsked() func() {
+	path := os.Getenv("CALLCOST_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return func() {}
+	}
+	pprof.StartCPUProfile(f)
+	return func() { pprof.StopCPUProfile(); f.Close() }
+}
