@@ -14,11 +14,18 @@ import (
 )
 
 func (c *Call) send(ctx context.Context, msg any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	b, err := json.Marshal(msg)
 	if err != nil {
 		return err
 	}
-	return c.conn.Write(ctx, websocket.MessageText, b)
+	// A write whose context ends closes the socket: the call's end (a
+	// REST hang-up) must leave it open for the stop that follows.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return c.conn.Write(wctx, websocket.MessageText, b)
 }
 
 // sendSeq sends an event with the next sequence number, as Twilio numbers

@@ -145,7 +145,7 @@ export async function campaignsPage({ show }) {
 
 /**
  * newCampaignCard is the form of a new campaign, filled with the API's
- * defaults as its catalog gives them (GET /api/catalog), so that the form
+ * defaults as its catalog gives them (getCatalog), so that the form
  * shows what a campaign created without them would get.
  * @param {number} pid @param {Agent[]} agents @param {import("../types.js").Catalog["campaign_defaults"]} defaults
  */
