@@ -96,6 +96,16 @@ type PlayTestScenario struct {
 // Kind names PlayTestScenario's worker.
 func (PlayTestScenario) Kind() string { return "play_test_scenario" }
 
+// TestPlay is what the worker of a PlayTestScenario job loads: the run,
+// the copy of the scenario the result plays, the result's status and how
+// many attempts have started.
+type TestPlay struct {
+	Run      TestRun
+	Scenario TestScenario
+	Status   string
+	Attempts int
+}
+
 // TestRunEventData is the data of a test_run.completed event.
 type TestRunEventData struct {
 	RunID      int64      `json:"run_id"`

@@ -12,6 +12,7 @@ import (
 	"github.com/agentline/agentline/internal/provider"
 	"github.com/agentline/agentline/internal/provideraccount"
 	"github.com/agentline/agentline/internal/telephony"
+	"github.com/agentline/agentline/internal/testrun"
 	phonecarrier "github.com/agentline/agentline/internal/telephony/carrier"
 	"github.com/agentline/agentline/internal/tools"
 	"github.com/agentline/agentline/internal/webhooks"
@@ -32,6 +33,7 @@ type handlers struct {
 	conversations *conversation.Handler
 	campaigns     *campaign.Handler
 	providers     *provideraccount.Handler
+	tests         *testrun.Handler
 }
 
 // newHandlers makes every package's handler from the foundation and the
@@ -65,6 +67,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 		conversations: convs,
 		campaigns:     campaign.New(a.Store, a.Auth),
 		providers:     provideraccount.NewHandler(s.providers, a.Auth),
+		tests:         testrun.NewHandler(a.Store, a.Auth),
 	}, nil
 }
 

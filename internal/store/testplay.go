@@ -8,21 +8,12 @@ import (
 	"github.com/agentline/agentline"
 )
 
-// TestPlay is what the worker of a PlayTestScenario job loads: the run,
-// the copy of the scenario the result plays, and the result's status.
-type TestPlay struct {
-	Run      agentline.TestRun
-	Scenario agentline.TestScenario
-	Status   string
-	Attempts int
-}
-
 // BeginTestPlay loads a result of the project to play and counts one more
 // attempt at it when it is still pending. A result played before a
 // restart cut it short is played again from its start: its transcript so
 // far is dropped with this attempt.
-func (db *DB) BeginTestPlay(ctx context.Context, projectID, resultID int64) (TestPlay, error) {
-	var p TestPlay
+func (db *DB) BeginTestPlay(ctx context.Context, projectID, resultID int64) (agentline.TestPlay, error) {
+	var p agentline.TestPlay
 	err := db.tx(ctx, func(c conn) error {
 		var runID int64
 		var scenario string
