@@ -173,4 +173,3 @@ func (c apiClient) scenarioIDs(ctx context.Context, agentID int64, names []strin
 	}
 	return ids, nil
 }
-

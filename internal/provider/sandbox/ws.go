@@ -166,7 +166,7 @@ func (c *call) readSocket(conn *websocket.Conn) {
 // sessionUpdate is the part of a session.update the sandbox reads.
 type sessionUpdate struct {
 	OutputModalities []string `json:"output_modalities"`
-	Audio struct {
+	Audio            struct {
 		Input  audioFormat `json:"input"`
 		Output audioFormat `json:"output"`
 	} `json:"audio"`
