@@ -27,11 +27,18 @@ func testRunSetup(t *testing.T, s *apptest.Server, tok string) (agentline.Agent,
 		io.WriteString(w, `{"status":"shipped tomorrow"}`)
 	}))
 	t.Cleanup(hook.Close)
+	a, scenarios, _ := testRunSetupWith(t, s, tok, hook.URL)
+	return a, &hits, scenarios
+}
+
+// testRunSetupWith is testRunSetup with the tool's webhook at hookURL.
+func testRunSetupWith(t *testing.T, s *apptest.Server, tok, hookURL string) (agentline.Agent, []agentline.TestScenario, agentline.Project) {
+	t.Helper()
 	var p agentline.Project
 	var a agentline.Agent
 	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada", "instructions": "Help with orders."}, &a)
-	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", tok, map[string]any{"name": "order_status", "url": hook.URL,
+	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", tok, map[string]any{"name": "order_status", "url": hookURL,
 		"parameters": map[string]any{"type": "object", "properties": map[string]any{"order_id": map[string]any{"type": "string"}}, "required": []string{"order_id"}}}, nil)
 	var out []agentline.TestScenario
 	for _, sc := range []map[string]any{
@@ -44,7 +51,7 @@ func testRunSetup(t *testing.T, s *apptest.Server, tok string) (agentline.Agent,
 		s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/scenarios", tok, sc, &got)
 		out = append(out, got)
 	}
-	return a, &hits, out
+	return a, out, p
 }
 
 // waitRun polls a run until it completes (bounded).
