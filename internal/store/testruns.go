@@ -43,11 +43,15 @@ func scanTestResult(row interface{ Scan(...any) error }) (agentline.TestResult, 
 		passed := r.Status == agentline.TestResultPassed
 		r.Passed = &passed
 	}
-	for col, dst := range map[string]any{transcript: &r.Transcript, calls: &r.ToolCalls, turnMS: &r.TurnMS} {
-		if err := json.Unmarshal([]byte(col), dst); err != nil {
+	for _, c := range []struct {
+		col string
+		dst any
+	}{{transcript, &r.Transcript}, {calls, &r.ToolCalls}, {turnMS, &r.TurnMS}} {
+		if err := json.Unmarshal([]byte(c.col), c.dst); err != nil {
 			return r, fmt.Errorf("test result %d: %w", r.ID, err)
 		}
 	}
+	r.Transcript, r.ToolCalls, r.TurnMS = nonNil(r.Transcript), nonNil(r.ToolCalls), nonNil(r.TurnMS)
 	return r, nil
 }
 

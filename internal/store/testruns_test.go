@@ -91,7 +91,8 @@ func play(t *testing.T, db *store.DB, projectID, agentID int64, version *int, id
 	ctx := context.Background()
 	*queued = nil
 	run, err := db.CreateTestRun(ctx, projectID, agentID, version, ids)
-	if err != nil || len(run.Results) != len(outcomes) || len(*queued) != len(outcomes) || run.Status != agentline.TestRunRunning {
+	if err != nil || len(run.Results) != len(outcomes) || len(*queued) != len(outcomes) || run.Status != agentline.TestRunRunning ||
+		run.Results[0].Transcript == nil || run.Results[0].ToolCalls == nil || run.Results[0].TurnMS == nil {
 		t.Fatalf("create run: %+v %v (%d jobs)", run, err, len(*queued))
 	}
 	for i, j := range *queued {

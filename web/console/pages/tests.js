@@ -59,15 +59,26 @@ function runView(run) {
     h("h3", {}, "Compared with the last run"), diff);
 }
 
-/** follow shows the run in box until it completes (bounded). @param {number} id @param {HTMLElement} box */
-async function follow(id, box) {
-  for (let i = 0; i < 600 && box.isConnected; i++) {
-    const run = await getTestRun(id);
+/**
+ * follow shows the run in the page's #test-run until it completes
+ * (bounded), looked up on every poll: the page may have been drawn again
+ * meanwhile. It stops when the tab is left or another run is shown.
+ * @param {number} id
+ */
+async function follow(id) {
+  following = id;
+  for (let i = 0; i < 600 && following === id; i++) {
+    const run = await getTestRun(id).catch((e) => (document.getElementById("test-run")?.replaceChildren(notice(errorText(e), "error")), null));
+    const box = document.getElementById("test-run");
+    if (!run || !box || following !== id) return;
     box.replaceChildren(runView(run));
     if (run.status === "completed") return;
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, 500));
   }
 }
+
+/** following is the run #test-run shows. */
+let following = 0;
 
 /** agentTests is the agent's Tests tab. @param {PageContext} ctx @param {Agent} a */
 export async function agentTests(ctx, a) {
@@ -79,15 +90,15 @@ export async function agentTests(ctx, a) {
   runButton.addEventListener("click", async () => {
     try {
       const run = await startTestRun(a.id, {});
-      follow(run.id, current);
+      follow(run.id);
     } catch (e) {
       current.replaceChildren(notice(errorText(e), "error"));
     }
   });
   const history = past.map((r) => h("tr", {},
-    h("td", {}, h("button", { type: "button", class: "link", "aria-label": `Show test run ${r.id}`, onclick: () => follow(r.id, current) }, `Run ${r.id}`)),
+    h("td", {}, h("button", { type: "button", class: "link", "aria-label": `Show test run ${r.id}`, onclick: () => follow(r.id) }, `Run ${r.id}`)),
     h("td", {}, when(r.created_at)), h("td", {}, r.status === "completed" ? `${r.passed} passed, ${r.failed} failed, ${r.errors} errors` : "playing…")));
-  if (past.length) follow(past[0].id, current);
+  if (past.length) setTimeout(() => follow(past[0].id));
   return h("div", {}, box,
     h("p", { class: "muted" }, "A simulated person with each scenario's persona and goal talks to this agent (its model, tools and knowledge); a judge reads the transcript against the success criteria."),
     table(["Scenario", "Goal", "Success criteria", "Max turns", ""], scenarios.map((s) => scenarioRow(s, box)), "No scenarios yet: add one below."),
