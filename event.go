@@ -24,14 +24,16 @@ const (
 	EventCampaignStarted          = "campaign.started"
 	EventCampaignContactCompleted = "campaign.contact.completed"
 	EventCampaignCompleted        = "campaign.completed"
-	EventWebhookTest              = "webhook.test"
+	// A test run played all its scenarios.
+	EventTestRunCompleted = "test_run.completed"
+	EventWebhookTest      = "webhook.test"
 )
 
 // eventTypes is the catalog of event types, in the order docs list them.
 var eventTypes = []string{
 	EventConversationStarted, EventConversationEnded, EventConversationAnalyzed, EventLeadCreated,
 	EventCallStatusChanged, EventNumberProvisioned, EventNumberReleased,
-	EventCampaignStarted, EventCampaignContactCompleted, EventCampaignCompleted, EventWebhookTest,
+	EventCampaignStarted, EventCampaignContactCompleted, EventCampaignCompleted, EventTestRunCompleted, EventWebhookTest,
 }
 
 // EventTypes returns the catalog of event types, in the order docs list

@@ -19,6 +19,8 @@ const (
 	KindCall              Kind = "call"
 	KindWebhook           Kind = "webhook"
 	KindCampaign          Kind = "campaign"
+	KindTestScenario      Kind = "scenario"
+	KindTestRun           Kind = "test_run"
 )
 
 // nouns are the kinds whose name in messages is longer than the kind: the
@@ -28,6 +30,8 @@ var nouns = map[Kind]string{
 	KindKnowledgeDocument: "knowledge document",
 	KindPhoneNumber:       "phone number",
 	KindWebhook:           "webhook endpoint",
+	KindTestScenario:      "test scenario",
+	KindTestRun:           "test run",
 }
 
 // Noun names one object of the kind in messages: "phone number" for

@@ -78,14 +78,16 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return userCommand(ctx, args, getenv, stdin, stdout)
 	case "call":
 		return call(ctx, args, getenv, stdout)
+	case "test":
+		return testCommand(ctx, args, getenv, stdout)
 	case "version":
 		fmt.Fprintln(stdout, "agentline", versionString())
 		return nil
 	case "help":
-		fmt.Fprint(stdout, "usage: agentline [serve|migrate|rotate-encryption|user create|user list|user reset-password|call|version|help] [flags]\nflags:\n"+config.Usage())
+		fmt.Fprint(stdout, "usage: agentline [serve|migrate|rotate-encryption|user create|user list|user reset-password|call|test|version|help] [flags]\nflags:\n"+config.Usage())
 		return nil
 	}
-	return fmt.Errorf("unknown command %q: use serve, migrate, rotate-encryption, user (create, list, reset-password), call or version", cmd)
+	return fmt.Errorf("unknown command %q: use serve, migrate, rotate-encryption, user (create, list, reset-password), call, test or version", cmd)
 }
 
 // asksHelp reports whether args start with a request for help, in any

@@ -19,10 +19,18 @@ type Credentials interface {
 // analyst (or the sandbox) of Analysts. A key that no longer opens fails
 // the analysis at once: another attempt would not open it either.
 func (w *Worker) analyst(ctx context.Context, projectID int64, kind agentline.Provider) (Analyst, error) {
-	if w.o.Credentials == nil || w.o.ProjectAnalyst == nil {
-		return w.o.Analysts[kind], nil
+	return Choose(ctx, w.o, projectID, kind)
+}
+
+// Choose picks the analyst of a project's agent of kind from o's
+// Analysts, Credentials and ProjectAnalyst, as the analysis worker does
+// (nil: none is configured). Test runs ask their text model through it,
+// so they use a project's own account too.
+func Choose(ctx context.Context, o Options, projectID int64, kind agentline.Provider) (Analyst, error) {
+	if o.Credentials == nil || o.ProjectAnalyst == nil {
+		return o.Analysts[kind], nil
 	}
-	c, err := w.o.Credentials.Credentials(ctx, projectID, kind)
+	c, err := o.Credentials.Credentials(ctx, projectID, kind)
 	if agentline.ErrorCode(err) == agentline.ENotConfigured {
 		return nil, &PermanentError{err}
 	}
@@ -30,9 +38,9 @@ func (w *Worker) analyst(ctx context.Context, projectID int64, kind agentline.Pr
 		return nil, err
 	}
 	if !c.Project {
-		return w.o.Analysts[kind], nil
+		return o.Analysts[kind], nil
 	}
-	return w.o.ProjectAnalyst(kind, c), nil
+	return o.ProjectAnalyst(kind, c), nil
 }
 
 // NewProjectAnalyst returns the maker of a project's own account's

@@ -40,10 +40,14 @@ type geminiContent struct {
 type geminiRequest struct {
 	SystemInstruction geminiContent   `json:"systemInstruction"`
 	Contents          []geminiContent `json:"contents"`
-	GenerationConfig  struct {
-		ResponseMimeType   string         `json:"responseMimeType"`
-		ResponseJSONSchema map[string]any `json:"responseJsonSchema"`
-	} `json:"generationConfig"`
+	// GenerationConfig is nil for a free-text answer (a simulated
+	// person's turn).
+	GenerationConfig *geminiConfig `json:"generationConfig,omitempty"`
+}
+
+type geminiConfig struct {
+	ResponseMimeType   string         `json:"responseMimeType"`
+	ResponseJSONSchema map[string]any `json:"responseJsonSchema"`
 }
 
 type geminiResponse struct {
@@ -64,8 +68,9 @@ func (g *Gemini) Analyze(ctx context.Context, r Request) (string, error) {
 	var body geminiRequest
 	body.SystemInstruction = geminiContent{Parts: []geminiPart{{Text: r.Instructions}}}
 	body.Contents = []geminiContent{{Role: "user", Parts: []geminiPart{{Text: r.Transcript}}}}
-	body.GenerationConfig.ResponseMimeType = "application/json"
-	body.GenerationConfig.ResponseJSONSchema = r.Schema
+	if r.Schema != nil {
+		body.GenerationConfig = &geminiConfig{ResponseMimeType: "application/json", ResponseJSONSchema: r.Schema}
+	}
 	u := strings.TrimSuffix(g.BaseURL, "/") + "/v1beta/models/" + url.PathEscape(g.ModelName) + ":generateContent"
 	var out geminiResponse
 	if err := post(ctx, g.HTTP, "the Gemini-compatible provider", u, http.Header{"x-goog-api-key": {g.APIKey}}, body, &out); err != nil {

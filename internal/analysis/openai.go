@@ -33,12 +33,15 @@ type openAIRequest struct {
 	Model        string `json:"model"`
 	Instructions string `json:"instructions"`
 	Input        string `json:"input"`
-	Text         struct {
-		Format openAIFormat `json:"format"`
-	} `json:"text"`
+	// Text is nil for a free-text answer (a simulated person's turn).
+	Text *openAIText `json:"text,omitempty"`
 	// Store false: the transcript is not kept by the provider for later
 	// retrieval through the API.
 	Store bool `json:"store"`
+}
+
+type openAIText struct {
+	Format openAIFormat `json:"format"`
 }
 
 type openAIResponse struct {
@@ -63,7 +66,9 @@ func (o *OpenAI) Model() string { return o.ModelName }
 func (o *OpenAI) Analyze(ctx context.Context, r Request) (string, error) {
 	var body openAIRequest
 	body.Model, body.Instructions, body.Input = o.ModelName, r.Instructions, r.Transcript
-	body.Text.Format = openAIFormat{Type: "json_schema", Name: SchemaName, Schema: r.Schema, Strict: true}
+	if r.Schema != nil {
+		body.Text = &openAIText{Format: openAIFormat{Type: "json_schema", Name: SchemaName, Schema: r.Schema, Strict: true}}
+	}
 	header := http.Header{"Authorization": {"Bearer " + o.APIKey}}
 	var out openAIResponse
 	if err := post(ctx, o.HTTP, "the OpenAI-compatible provider", strings.TrimSuffix(o.BaseURL, "/")+"/v1/responses", header, body, &out); err != nil {

@@ -15,13 +15,17 @@ import (
 )
 
 // Request is what an Analyst is asked: instructions, the transcript, and
-// the JSON Schema the answer must match.
+// the JSON Schema the answer must match (nil: free text, as a simulated
+// person's turn is answered).
 type Request struct {
 	Instructions string
 	Transcript   string
 	Schema       map[string]any
 	// Lines is the transcript as lines (the sandbox answers from them).
 	Lines []agentline.Line
+	// Scenario is set when a test scenario is played or judged: the
+	// sandbox answers by its documented rules from it.
+	Scenario *agentline.TestScenario
 }
 
 // Analyst answers a Request with the text of a JSON document (checked by

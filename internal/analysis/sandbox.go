@@ -19,8 +19,12 @@ type Sandbox struct{}
 // Model names the sandbox.
 func (Sandbox) Model() string { return SandboxModel }
 
-// Analyze answers from the transcript's lines and the schema.
+// Analyze answers from the transcript's lines and the schema; a test
+// scenario's turns and verdicts by the rules of sandboxScenario.
 func (Sandbox) Analyze(_ context.Context, r Request) (string, error) {
+	if r.Scenario != nil {
+		return sandboxScenario(r)
+	}
 	var said []string
 	for _, l := range r.Lines {
 		if l.Speaker == "user" && strings.TrimSpace(l.Text) != "" && len(said) < 2 {

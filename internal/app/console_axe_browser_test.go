@@ -102,6 +102,10 @@ func TestConsoleAccessibility(t *testing.T) {
 	s.Must(t, 200, "POST", "/api/campaigns/"+itoa(camp.ID)+"/contacts", tok, []map[string]any{
 		{"phone_number": "+14155550101", "variables": map[string]string{"first_name": "Ada"}}, {"phone_number": "+14155550102", "timezone": "America/Chicago"}}, nil)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/dnc", tok, map[string]string{"phone_number": "+14155550102", "reason": "asked by email"}, nil)
+	// A test scenario with a completed run, for the Tests tab.
+	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/scenarios", tok, map[string]any{"name": "hours", "persona": "A visitor",
+		"goal": "Ask the opening hours", "success_criteria": "The agent answers."}, nil)
+	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/test-runs", tok, map[string]any{}, nil)
 	// An own account with the sandbox's key, which the sandbox accepts.
 	s.Must(t, 200, "PUT", "/api/projects/"+itoa(p.ID)+"/providers/openai", tok, map[string]string{"api_key": "sk-sandbox"}, nil)
 	c := newConsole(t, ctx, s.URL)
@@ -119,6 +123,7 @@ func TestConsoleAccessibility(t *testing.T) {
 		{agent + "/test", "Ada", ""},
 		{agent + "/tools", "Ada", ""},
 		{agent + "/knowledge", "Ada", ""},
+		{agent + "/tests", "Ada", `!!document.querySelector("#test-run .test-result")`},
 		{agent + "/phone", "Ada", `!!document.querySelector("form[aria-label='Search numbers']")`},
 		{"#/channels", "Channels", ""},
 		{"#/channels/" + itoa(ch.ID), "site", ""},

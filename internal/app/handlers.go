@@ -16,6 +16,7 @@ import (
 	"github.com/agentline/agentline/internal/provideraccount"
 	"github.com/agentline/agentline/internal/telephony"
 	phonecarrier "github.com/agentline/agentline/internal/telephony/carrier"
+	"github.com/agentline/agentline/internal/testrun"
 	"github.com/agentline/agentline/internal/tools"
 	"github.com/agentline/agentline/internal/webhooks"
 	"github.com/agentline/agentline/internal/widget"
@@ -35,6 +36,7 @@ type handlers struct {
 	conversations *conversation.Handler
 	campaigns     *campaign.Handler
 	providers     *provideraccount.Handler
+	tests         *testrun.Handler
 }
 
 // newHandlers makes every package's handler from the foundation and the
@@ -68,6 +70,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 		conversations: convs,
 		campaigns:     campaign.New(a.Store, a.Auth),
 		providers:     provideraccount.NewHandler(s.providers, a.Auth),
+		tests:         testrun.NewHandler(a.Store, a.Auth),
 	}, nil
 }
 

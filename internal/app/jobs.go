@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/agentline/agentline"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentline/agentline/internal/recording"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/telephony"
+	"github.com/agentline/agentline/internal/testrun"
 	"github.com/agentline/agentline/internal/webhooks"
 )
 
@@ -50,10 +52,14 @@ func (a *App) jobQueue(ctx context.Context, s shared, sender *mail.Sender) error
 		OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey, OpenAIModel: a.Config.AnalysisModelOpenAI,
 		GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.realGeminiKey(), GeminiModel: a.Config.AnalysisModelGemini,
 		ProjectHTTP: a.projectHTTP(50 * time.Second)}
-	analyst := analysis.NewWorker(analysis.Options{Store: a.Store, Logger: a.logger,
+	analysts := analysis.Options{Store: a.Store, Logger: a.logger,
 		MaxAttempts: int(a.Config.AnalysisMaxAttempts), Backoff: a.Config.AnalysisRetryBackoff,
-		Analysts: analysis.NewAnalysts(ao), Credentials: s.providers, ProjectAnalyst: analysis.NewProjectAnalyst(ao)})
+		Analysts: analysis.NewAnalysts(ao), Credentials: s.providers, ProjectAnalyst: analysis.NewProjectAnalyst(ao)}
+	analyst := analysis.NewWorker(analysts)
 	jobs.Add(r, analyst, analyst.MaxAttempts())
+	tester := testrun.NewWorker(testrun.Options{Store: a.Store, Analysis: analysts, Credentials: s.providers, Tools: a.Tools,
+		HTTP: &http.Client{}, ProjectHTTP: a.projectHTTP(0), GeminiTextModel: a.Config.AnalysisModelGemini, Logger: a.logger})
+	jobs.Add(r, tester, tester.MaxAttempts())
 	a.campaignJobs(r, s)
 	jobs.Add(r, &recording.Purger{Calls: s.recordings}, 10)
 	a.mailJobs(r, sender)

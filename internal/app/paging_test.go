@@ -205,6 +205,16 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 		{PhoneNumber: "+14155550302"}, {PhoneNumber: "+14155550303"}, {PhoneNumber: "+14155550304"}}, 100); err != nil {
 		t.Fatal(err)
 	}
+	for i := range 3 {
+		sc, err := db.CreateTestScenario(ctx, agentline.TestScenario{ProjectID: p.ID, AgentID: agent.ID, Name: fmt.Sprint("scenario", i),
+			Persona: "A customer", Goal: "Ask", SuccessCriteria: "Answered", MaxTurns: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreateTestRun(ctx, p.ID, agent.ID, nil, []int64{sc.ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	hooks := s.Must(t, 200, "GET", pp+"/webhooks", tok, nil, nil)
 	var eps struct{ Webhooks []agentline.WebhookEndpoint }
 	hooks.JSON(t, &eps)
@@ -231,5 +241,7 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 		{fmt.Sprintf("/api/campaigns/%d/contacts", camp.ID), "contacts", "id"},
 		{fmt.Sprintf("/api/campaigns/%d/contacts?status=pending", camp.ID), "contacts", "id"},
 		{pp + "/dnc", "items", "phone_number"},
+		{fmt.Sprintf("/api/agents/%d/scenarios", agent.ID), "", "id"},
+		{fmt.Sprintf("/api/agents/%d/test-runs", agent.ID), "test_runs", "id"},
 	}, tok
 }

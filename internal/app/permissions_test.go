@@ -215,6 +215,7 @@ func TestPermissionMatrix(t *testing.T) {
 		}
 		add(every("DELETE", "/api/campaigns/{campaign_id}", nil, refusedDeletes)...)
 		add(apptest.Scenario{Method: "DELETE", URL: "/api/campaigns/{campaign_id}", As: "owner", Status: 204})
+		add(testRunScenarios(t, s, f)...)
 		for _, sc := range []apptest.Scenario{
 			{Method: "GET", URL: "/api/projects/{other_project_id}/campaigns"},
 			{Method: "POST", URL: "/api/projects/{other_project_id}/campaigns", Body: map[string]any{"name": "x", "agent_id": f.IDs["other_agent_id"]}},

@@ -35,6 +35,7 @@ func (a *App) mount() []httpx.Route {
 		a.conversations.Routes(),
 		a.campaigns.Routes(),
 		a.providers.Routes(),
+		a.tests.Routes(),
 		a.assets.ConsoleRoutes(),
 	)
 }

@@ -17,7 +17,7 @@ func TestProjectOfKinds(t *testing.T) {
 		ctx := context.Background()
 		for _, k := range []agentline.Kind{agentline.KindAgent, agentline.KindTool, agentline.KindKnowledgeDocument,
 			agentline.KindChannel, agentline.KindLead, agentline.KindPhoneNumber, agentline.KindCall, agentline.KindWebhook,
-			agentline.KindInvite, agentline.KindCampaign} {
+			agentline.KindInvite, agentline.KindCampaign, agentline.KindTestScenario, agentline.KindTestRun} {
 			_, err := db.ProjectOf(ctx, k, 1<<40)
 			var e *agentline.Error
 			if !errors.Is(err, agentline.ErrNotFound) || !errors.As(err, &e) || e.Message != k.Noun()+" not found" {

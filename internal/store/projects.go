@@ -265,4 +265,6 @@ var kindTables = map[agentline.Kind]string{
 	agentline.KindWebhook:           "webhook_endpoints",
 	agentline.KindInvite:            "invites",
 	agentline.KindCampaign:          "campaigns",
+	agentline.KindTestScenario:      "test_scenarios",
+	agentline.KindTestRun:           "test_runs",
 }

@@ -15,7 +15,7 @@
  *   KnowledgeDocument, KnowledgeSearch, Channel, WidgetKey, CreatedWidgetKey, Snippets, Lead, LeadDetail, LeadPage,
  *   FormSubmitAnswer, Conversation, ConversationPage, Analytics, Delivery, NotifyAttempt, WebhookEndpoint,
  *   WebhookEndpointWithSecret, PhoneNumber, AvailableNumber, OutboundCall, Call, TestCall, Campaign, CampaignPage, ContactPage,
- *   ContactUpload, DoNotCall, DoNotCallPage, ProviderAccount} from "./types.js"
+ *   ContactUpload, DoNotCall, DoNotCallPage, ProviderAccount, TestScenario, TestRun, TestRunPage} from "./types.js"
  */
 
 const TOKEN = "agentline.token";
@@ -190,6 +190,13 @@ export const testSessionURL = (id) => `/api/agents/${id}/test-session`;
 /** @param {number} id @param {Body} b @returns {Promise<Tool>} */ export const createTool = (id, b) => request("POST", `/api/agents/${id}/tools`, b);
 /** @param {number} id @param {Body} b @returns {Promise<Tool>} */ export const updateTool = (id, b) => request("PATCH", `/api/tools/${id}`, b);
 /** @param {number} id @returns {Promise<null>} */ export const deleteTool = (id) => request("DELETE", `/api/tools/${id}`);
+/** @param {number} id @returns {Promise<TestScenario[]>} */ export const listScenarios = (id) => request("GET", `/api/agents/${id}/scenarios`);
+/** @param {number} id @param {Body} b @returns {Promise<TestScenario>} */ export const createScenario = (id, b) => request("POST", `/api/agents/${id}/scenarios`, b);
+/** @param {number} id @param {Body} b @returns {Promise<TestScenario>} */ export const updateScenario = (id, b) => request("PATCH", `/api/scenarios/${id}`, b);
+/** @param {number} id @returns {Promise<null>} */ export const deleteScenario = (id) => request("DELETE", `/api/scenarios/${id}`);
+/** @param {number} id @param {Body} b @returns {Promise<TestRun>} */ export const startTestRun = (id, b) => request("POST", `/api/agents/${id}/test-runs`, b);
+/** @param {number} id @returns {Promise<TestRunPage>} */ export const listTestRuns = (id) => request("GET", `/api/agents/${id}/test-runs?limit=100`);
+/** @param {number} id @returns {Promise<TestRun>} */ export const getTestRun = (id) => request("GET", `/api/test-runs/${id}`);
 
 /** @param {number} id @returns {Promise<KnowledgeDocument[]>} */ export const listDocuments = (id) => request("GET", `/api/agents/${id}/knowledge`);
 /** @param {number} id @param {FormData} b @returns {Promise<KnowledgeDocument>} */ export const uploadDocument = (id, b) => request("POST", `/api/agents/${id}/knowledge`, b);

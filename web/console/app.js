@@ -45,7 +45,7 @@ const routes = [
   [/^#\/members$/, "members", membersPage],
   [/^#\/admin$/, "admin", adminPage],
   [/^#\/agents$/, "agents", agentsPage],
-  [/^#\/agents\/(\d+)(?:\/(settings|versions|test|tools|knowledge|phone))?$/, "agents", agentPage],
+  [/^#\/agents\/(\d+)(?:\/(settings|versions|test|tools|knowledge|tests|phone))?$/, "agents", agentPage],
   [/^#\/channels$/, "channels", channelsPage],
   [/^#\/channels\/(\d+)$/, "channels", channelPage],
   [/^#\/campaigns$/, "campaigns", campaignsPage],

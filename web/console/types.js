@@ -134,6 +134,56 @@
  */
 
 /**
+ * @typedef {object} TestScenario A simulated person and what it must get.
+ * @property {number} id
+ * @property {number} agent_id
+ * @property {string} name
+ * @property {string} persona
+ * @property {string} goal
+ * @property {string} success_criteria
+ * @property {number} max_turns
+ * @property {Record<string, string>} variables
+ */
+
+/**
+ * @typedef {object} TestToolUse A tool call the agent made in a scenario.
+ * @property {string} name
+ * @property {unknown} arguments
+ * @property {string} result
+ * @property {boolean} is_error
+ */
+
+/**
+ * @typedef {object} TestResult One scenario of a run.
+ * @property {number} id
+ * @property {number} scenario_id
+ * @property {string} scenario_name
+ * @property {"pending" | "passed" | "failed" | "error"} status
+ * @property {boolean | null} passed
+ * @property {string} reason
+ * @property {{speaker: string, text: string, at: string}[]} transcript
+ * @property {number} turns
+ * @property {TestToolUse[]} tool_calls
+ * @property {number[]} turn_ms
+ */
+
+/**
+ * @typedef {object} TestRun A run of an agent's scenarios.
+ * @property {number} id
+ * @property {number | null} version
+ * @property {"running" | "completed"} status
+ * @property {number} passed
+ * @property {number} failed
+ * @property {number} errors
+ * @property {string} created_at
+ * @property {string | null} finished_at
+ * @property {TestResult[]} [results]
+ * @property {{previous_run_id: number, scenarios: {scenario_id: number, name: string, previous: string, current: string, changed: boolean}[]}} [comparison]
+ */
+
+/** @typedef {{test_runs: TestRun[], next_cursor: string | null}} TestRunPage */
+
+/**
  * @typedef {object} Tool A webhook tool of an agent.
  * @property {number} id
  * @property {string} name

@@ -40,6 +40,26 @@ type Fake struct {
 	failWith int
 	hold     chan struct{} // open: requests wait until Release closes it
 	answer   func(schema map[string]any, input string) any
+	say      func(instructions, input string) string
+}
+
+// Say sets the free-text answer of a request with no answer format (a
+// test scenario's simulated person): by default, analysis.EndMarker.
+func (f *Fake) Say(fn func(instructions, input string) string) {
+	f.mu.Lock()
+	f.say = fn
+	f.mu.Unlock()
+}
+
+// freeText is the free-text answer to instructions and input.
+func (f *Fake) freeText(instructions, input string) string {
+	f.mu.Lock()
+	say := f.say
+	f.mu.Unlock()
+	if say == nil {
+		return analysis.EndMarker
+	}
+	return say(instructions, input)
 }
 
 // Hold makes the requests that arrive from now on wait, unanswered, until
@@ -179,9 +199,10 @@ func (f *Fake) responses(w http.ResponseWriter, r *http.Request, body []byte, an
 		return false
 	}
 	var req struct {
-		Model string `json:"model"`
-		Input string `json:"input"`
-		Text  struct {
+		Model        string `json:"model"`
+		Instructions string `json:"instructions"`
+		Input        string `json:"input"`
+		Text         *struct {
 			Format struct {
 				Type   string         `json:"type"`
 				Name   string         `json:"name"`
@@ -194,6 +215,9 @@ func (f *Fake) responses(w http.ResponseWriter, r *http.Request, body []byte, an
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid request: model and input are required (%v)", err))
 		return false
 	}
+	if req.Text == nil { // free text
+		return writeResponse(w, req.Model, req.Input, f.freeText(req.Instructions, req.Input))
+	}
 	if ft := req.Text.Format; ft.Type != "json_schema" || ft.Name == "" || ft.Schema == nil || !ft.Strict {
 		writeError(w, http.StatusBadRequest, "text.format must be a strict json_schema with a name and a schema")
 		return false
@@ -203,11 +227,17 @@ func (f *Fake) responses(w http.ResponseWriter, r *http.Request, body []byte, an
 		return false
 	}
 	text, _ := json.Marshal(answer(req.Text.Format.Schema, req.Input))
+	return writeResponse(w, req.Model, req.Input, string(text))
+}
+
+// writeResponse answers a response object whose output holds one
+// assistant message with an output_text part.
+func writeResponse(w http.ResponseWriter, model, input, text string) bool {
 	return writeJSON(w, map[string]any{
-		"id": "resp_fake", "object": "response", "created_at": time.Now().Unix(), "status": "completed", "model": req.Model,
+		"id": "resp_fake", "object": "response", "created_at": time.Now().Unix(), "status": "completed", "model": model,
 		"output": []any{map[string]any{"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant",
-			"content": []any{map[string]any{"type": "output_text", "text": string(text), "annotations": []any{}}}}},
-		"usage": map[string]any{"input_tokens": len(req.Input) / 4, "output_tokens": len(text) / 4, "total_tokens": (len(req.Input) + len(text)) / 4},
+			"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}},
+		"usage": map[string]any{"input_tokens": len(input) / 4, "output_tokens": len(text) / 4, "total_tokens": (len(input) + len(text)) / 4},
 	})
 }
 

@@ -46,6 +46,11 @@ type call struct {
 	// no greeting, no audio, no report of audio heard; each typed message
 	// is answered at once with output_text events.
 	text bool
+	// toolFirst: a text session on the realtime WebSocket answers the
+	// first message with the function call, then with the sentence that
+	// quotes both the message and the tool's output, as a model that
+	// looks something up before it answers.
+	toolFirst bool
 	// greeting is the agent's, when the client asked for it before the
 	// script's first words (the phone path's first response.create).
 	greeting atomic.Pointer[string]
@@ -141,7 +146,7 @@ func (c *call) run() {
 	}
 	// Answer tool outputs and text messages until the call ends.
 	var output *string
-	var text string
+	var text, asked string
 	for {
 		var ev map[string]any
 		select {
@@ -171,9 +176,19 @@ func (c *call) run() {
 			}
 		case "response.create":
 			switch {
+			case output != nil && asked != "":
+				c.say("You wrote \u201c" + clip(asked, 300) + "\u201d. The tool answered: " + clip(*output, 300))
+				output, callID, asked = nil, "", ""
 			case output != nil:
 				c.say("The tool answered: " + clip(*output, 300))
 				output, callID = nil, ""
+			case text != "" && c.toolFirst && !c.spoke.Swap(true):
+				if callID = c.firstTool(); callID == "" {
+					c.say("You wrote \u201c" + clip(text, 300) + "\u201d. In the sandbox I can only repeat it.")
+				} else {
+					asked = text
+				}
+				text = ""
 			case text != "":
 				c.say("You wrote \u201c" + clip(text, 300) + "\u201d. In the sandbox I can only repeat it.")
 				text = ""

@@ -1,6 +1,6 @@
 // @ts-check
 // The agents list with the project's first steps, and an agent's page: its
-// tabs Settings, Versions, Test, Tools, Knowledge and (with telephony) Phone.
+// tabs Settings, Versions, Test, Tools, Knowledge, Tests and (with telephony) Phone.
 
 import { createAgent, getAgent, getCatalog, getKey, listAgents, listChannels, listNumbers, listWebhooks } from "../api.js";
 import { h, table } from "../dom.js";
@@ -10,6 +10,7 @@ import { agentSettings } from "./agent-settings.js";
 import { agentPhone } from "./phone.js";
 import { agentTest } from "./test-panel.js";
 import { agentKnowledge, agentTools } from "./tools.js";
+import { agentTests } from "./tests.js";
 import { agentVersions } from "./versions.js";
 
 /** @import {PageContext} from "../router.js" */
@@ -74,13 +75,13 @@ export async function agentsPage({ show }) {
 }
 
 /** @type {Record<string, (ctx: PageContext, a: Agent) => Promise<Node>>} */
-const tabPages = { settings: agentSettings, versions: agentVersions, test: agentTest, tools: agentTools, knowledge: agentKnowledge, phone: agentPhone };
+const tabPages = { settings: agentSettings, versions: agentVersions, test: agentTest, tools: agentTools, knowledge: agentKnowledge, tests: agentTests, phone: agentPhone };
 
 /** agentPage is an agent's page, on one of its tabs. @param {PageContext} ctx @param {string} id @param {string} [tab] */
 export async function agentPage(ctx, id, tab = "settings") {
   const agent = await getAgent(id);
   /** @type {[string, string][]} */
-  const tabs = [["settings", "Settings"], ["versions", "Versions"], ["test", "Test"], ["tools", "Tools"], ["knowledge", "Knowledge"]];
+  const tabs = [["settings", "Settings"], ["versions", "Versions"], ["test", "Test"], ["tools", "Tools"], ["knowledge", "Knowledge"], ["tests", "Tests"]];
   if (features().telephony_enabled) tabs.push(["phone", "Phone"]);
   const nav = h("nav", { class: "tabs", "aria-label": "Agent" }, tabs.map(([t, l]) =>
     h("a", { href: `#/agents/${id}/${t}`, "aria-current": t === tab ? "page" : null }, l)));
