@@ -33,10 +33,13 @@ func TestTestCommandGatesOnTheRun(t *testing.T) {
 	if err != nil || !strings.Contains(out, "PASS  hours (2 turns, 0 tool calls)") || !strings.Contains(out, "1 passed, 0 failed, 0 errors") {
 		t.Fatalf("a passing run: %v\n%s", err, out)
 	}
-	out, err = runCmd(t, env, "test", "--server", s.URL, "--agent", strconv.FormatInt(a.ID, 10), "--version", "4", "--poll", "50ms")
+	out, err = runCmd(t, env, "test", "--server", s.URL, "--agent", strconv.FormatInt(a.ID, 10), "--version", "1", "--poll", "50ms")
 	if !errors.Is(err, errTestsFailed) || !strings.Contains(out, `FAIL  refund (2 turns, 0 tool calls): Sandbox rule: the scenario's goal contains "fail".`) ||
 		!strings.Contains(out, "1 passed, 1 failed, 0 errors") {
 		t.Fatalf("a failing run: %v\n%s", err, out)
+	}
+	if _, err := runCmd(t, env, "test", "--server", s.URL, "--agent", strconv.FormatInt(a.ID, 10), "--version", "9"); err == nil || !strings.Contains(err.Error(), "agent version not found") {
+		t.Fatalf("an unknown version: %v", err)
 	}
 	if _, err := runCmd(t, env, "test", "--server", s.URL, "--agent", strconv.FormatInt(a.ID, 10), "--scenario", "nope"); err == nil || !strings.Contains(err.Error(), `no scenario named "nope"`) {
 		t.Fatalf("an unknown scenario: %v", err)

@@ -79,6 +79,8 @@ func TestSandboxPlaysTestRun(t *testing.T) {
 	s := apptest.StartFresh(t, "sqlite", map[string]string{"AGENTLINE_SANDBOX": "true", "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true"})
 	_, tok := s.NewUser(t, "owner@example.com")
 	a, hits, scenarios := testRunSetup(t, s, tok)
+	// A second save makes version 2, which the run names.
+	s.Must(t, 200, "PATCH", "/api/agents/"+itoa(a.ID), tok, map[string]any{"instructions": "You answer questions about orders."}, nil)
 	var run agentline.TestRun
 	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/test-runs", tok, map[string]any{"version": 2}, &run)
 	if run.Status != agentline.TestRunRunning || len(run.Results) != 3 || *run.Version != 2 {
