@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -53,9 +54,9 @@ func ssoSignIn(c console, email string) {
 	c.t.Helper()
 	c.open("", 1000, 800)
 	c.heading("Sign in to agentline")
-	c.press("Sign in with 127.0.0.1")
+	clickAcross(c, "Sign in with 127.0.0.1")
 	across(c, "the provider's page", `document.title === "Test identity provider"`)
-	c.press(email)
+	clickAcross(c, email)
 }
 
 // across waits for expr to hold on a page reached by navigations
@@ -70,6 +71,13 @@ func across(c console, what, expr string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	c.t.Fatalf("waiting for %s", what)
+}
+
+// clickAcross clicks the button or link whose text is text, on a page
+// that navigations may still be replacing (retried as across does).
+func clickAcross(c console, text string) {
+	c.t.Helper()
+	across(c, "the button "+text, `(b => !!b && (b.click(), true))([...document.querySelectorAll("button, a")].find(b => b.textContent.trim() === `+js(text)+`))`)
 }
 
 // signedInTo waits for the console's page title after the way back.
@@ -114,10 +122,10 @@ func testSingleSignOn(t *testing.T, d store.Dialect) {
 	c.heading("Sign in to agentline")
 	c.poll("the button", `[...document.querySelectorAll("a")].some(a => a.textContent === "Sign in with 127.0.0.1")`)
 	c.shot(shots, "sso-sign-in-page.png")
-	c.press("Sign in with 127.0.0.1")
+	clickAcross(c, "Sign in with 127.0.0.1")
 	across(c, "the provider's page", `document.title === "Test identity provider"`)
 	c.shot(shots, "sso-provider-page.png")
-	c.press(alice.Email)
+	clickAcross(c, alice.Email)
 	signedInTo(c, "Agents")
 	if strings.Contains(eval[string](t, ctx, `location.href`), "als_") {
 		t.Error("the session token stayed in the location")
@@ -140,6 +148,25 @@ func testSingleSignOn(t *testing.T, d store.Dialect) {
 		t.Errorf("replay: %q", msg)
 	}
 	c.shot(shots, "sso-refused-replay.png")
+
+	// The used code again, under a fresh state of this browser: the
+	// provider refuses it.
+	used, err := url.Parse(op.LastRedirect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval[any](t, ctx, `sessionStorage.clear()`)
+	c.open("", 1000, 800)
+	clickAcross(c, "Sign in with 127.0.0.1")
+	across(c, "the provider's page", `document.title === "Test identity provider"`)
+	state := eval[string](t, ctx, `document.querySelector("input[name=state]").value`)
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+"/api/auth/oidc/callback?"+url.Values{"code": {used.Query().Get("code")}, "state": {state}}.Encode())); err != nil {
+		t.Fatal(err)
+	}
+	if msg := refused(c); !strings.Contains(msg, "did not accept this sign-in (invalid_grant)") {
+		t.Errorf("replayed code: %q", msg)
+	}
+	c.shot(shots, "sso-refused-replayed-code.png")
 
 	// A changed email at the provider reaches the same account.
 	eval[any](t, ctx, `sessionStorage.clear()`)

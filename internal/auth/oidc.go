@@ -178,7 +178,12 @@ func (s *SSO) take(state, binding string) (flow, bool) {
 
 // Refusal is a sign-in the provider's answer does not allow; its message
 // is for the person signing in.
-type Refusal struct{ Message string }
+type Refusal struct {
+	Message string
+	// Cause is what the log says beyond the message (a verification
+	// error); nil when the message says it all.
+	Cause error
+}
 
 func (r *Refusal) Error() string { return r.Message }
 

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -36,7 +37,7 @@ func (s *SSO) Finish(ctx context.Context, code, state, binding string) (SSOLogin
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {
-			return SSOLogin{}, refuse("%s did not accept this sign-in (%s). Start again from the sign-in page.", s.name, re.ErrorCode)
+			return SSOLogin{}, &Refusal{Cause: err, Message: fmt.Sprintf("%s did not accept this sign-in (%s). Start again from the sign-in page.", s.name, re.ErrorCode)}
 		}
 		return SSOLogin{}, err
 	}
@@ -46,7 +47,7 @@ func (s *SSO) Finish(ctx context.Context, code, state, binding string) (SSOLogin
 	}
 	idt, err := p.Verifier(&oidc.Config{ClientID: s.cfg.ClientID}).Verify(s.ctx(ctx), raw)
 	if err != nil {
-		return SSOLogin{}, refuse("The identity %s sent could not be verified, so you are not signed in. Start again from the sign-in page.", s.name)
+		return SSOLogin{}, &Refusal{Cause: err, Message: "The identity " + s.name + " sent could not be verified, so you are not signed in. Start again from the sign-in page."}
 	}
 	if idt.Nonce != f.nonce {
 		return SSOLogin{}, refuse("The identity %s sent belongs to another sign-in. Start again from the sign-in page.", s.name)

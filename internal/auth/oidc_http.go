@@ -80,7 +80,7 @@ func (h *Handler) ssoCallback(w http.ResponseWriter, r *http.Request) error {
 	var refusal *Refusal
 	switch {
 	case errors.As(err, &refusal):
-		log.Warn("single sign-on refused", "reason", refusal.Message)
+		log.Warn("single sign-on refused", "reason", refusal.Message, "cause", refusal.Cause)
 		writeSSOPage(w, http.StatusForbidden, "Sign-in refused", refusal.Message)
 		return nil
 	case err != nil:
