@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,15 @@ func clickAcross(c console, text string) {
 	across(c, "the button "+text, `(b => !!b && (b.click(), true))([...document.querySelectorAll("button, a")].find(b => b.textContent.trim() === `+js(text)+`))`)
 }
 
+func axeSource(t *testing.T) string {
+	t.Helper()
+	source, err := os.ReadFile(filepath.Join(nodeModules(t, "axe-core"), "axe-core", "axe.min.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(source)
+}
+
 // signedInTo waits for the console's page title after the way back.
 func signedInTo(c console, title string) {
 	c.t.Helper()
@@ -122,6 +132,8 @@ func testSingleSignOn(t *testing.T, d store.Dialect) {
 	c.heading("Sign in to agentline")
 	c.poll("the button", `[...document.querySelectorAll("a")].some(a => a.textContent === "Sign in with 127.0.0.1")`)
 	c.shot(shots, "sso-sign-in-page.png")
+	axe := axeSource(t)
+	c.axeCheck(axe, "sign-in with single sign-on")
 	clickAcross(c, "Sign in with 127.0.0.1")
 	across(c, "the provider's page", `document.title === "Test identity provider"`)
 	c.shot(shots, "sso-provider-page.png")
@@ -148,6 +160,7 @@ func testSingleSignOn(t *testing.T, d store.Dialect) {
 		t.Errorf("replay: %q", msg)
 	}
 	c.shot(shots, "sso-refused-replay.png")
+	c.axeCheck(axe, "refusal page")
 
 	// The used code again, under a fresh state of this browser: the
 	// provider refuses it.
