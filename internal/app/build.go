@@ -90,6 +90,9 @@ func (a *App) foundation(ctx context.Context, mailOn bool, stdout io.Writer) err
 	if mailOn {
 		authOpts = append(authOpts, auth.WithMail(a.enqueueMail))
 	}
+	if o := a.Config.OIDC; o.Enabled() && o.Only {
+		authOpts = append(authOpts, auth.WithSSOOnly(auth.ProviderName(o.Issuer)))
+	}
 	a.Auth = auth.New(a.Store, a.Config.SessionTTL, authOpts...)
 	if err := a.bootstrapOwner(ctx, stdout); err != nil {
 		return err

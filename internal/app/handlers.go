@@ -53,7 +53,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 		convs.WithRecordings(s.recordings)
 	}
 	return handlers{
-		accounts:  auth.NewHandler(a.Auth, a.features()),
+		accounts:  auth.NewHandler(a.Auth, a.features()).WithSSO(a.sso()),
 		api:       api.New(a.Store, a.Auth),
 		toolAdmin: tools.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks),
 		widget: widget.New(widget.Options{

@@ -186,6 +186,9 @@ var htmlRoutes = map[string]bool{
 	"GET /api/channels/voice/embed/{channel_id}":       true,
 	"GET /api/channels/form/embed/{channel_id}":        true,
 	"GET /api/channels/form/embed-widget/{channel_id}": true,
+	// Single sign-on's navigations: off here, a 404 page.
+	"GET /api/auth/oidc/start":    true,
+	"GET /api/auth/oidc/callback": true,
 }
 
 var paramPattern = regexp.MustCompile(`\{([a-z_]+)\}`)

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
 )
 
 // Store is what auth needs from storage.
@@ -55,6 +56,9 @@ type Service struct {
 	// dummyHash is compared against when the email is unknown, so that a
 	// failed login takes as long whichever part was wrong. It is made on
 	// first use, at the service's cost.
+	// ssoOnly names the provider when passwords are refused to all but
+	// instance administrators (AGENTLINE_OIDC_ONLY).
+	ssoOnly   string
 	dummyOnce sync.Once
 	dummyHash []byte
 }
@@ -80,6 +84,11 @@ func WithLinkTTLs(invite, reset time.Duration) Option {
 func WithMail(enqueue func(context.Context, agentline.Job) error) Option {
 	return func(s *Service) { s.enqueue = enqueue }
 }
+
+// WithSSOOnly refuses passwords to everyone but instance administrators,
+// who sign in with one when the provider fails (break-glass, logged);
+// provider is named in the refusal.
+func WithSSOOnly(provider string) Option { return func(s *Service) { s.ssoOnly = provider } }
 
 // New returns a Service whose sign-ins last ttl.
 func New(store Store, ttl time.Duration, opts ...Option) *Service {
@@ -157,6 +166,18 @@ func (s *Service) Login(ctx context.Context, email, password, clientIP string) (
 	if u.Disabled {
 		return Login{}, agentline.Errorf(agentline.EForbidden, "this account is disabled; ask an administrator of this agentline")
 	}
+	if s.ssoOnly != "" {
+		if !u.Admin {
+			return Login{}, agentline.Errorf(agentline.EForbidden, "this agentline signs in with %s only: use \"Sign in with %s\"", s.ssoOnly, s.ssoOnly)
+		}
+		httpx.Logger(ctx).Warn("break-glass password sign-in of an instance administrator while single sign-on is required",
+			"user_id", u.ID, "email", u.Email, "remote", clientIP)
+	}
+	return s.startSession(ctx, u)
+}
+
+// startSession signs u in, by password or single sign-on alike.
+func (s *Service) startSession(ctx context.Context, u agentline.User) (Login, error) {
 	token, err := NewToken("als_")
 	if err != nil {
 		return Login{}, err

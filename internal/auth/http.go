@@ -27,6 +27,13 @@ type Features struct {
 type Handler struct {
 	svc      *Service
 	features Features
+	sso      *SSO // nil without single sign-on
+}
+
+// WithSSO offers sign-in through sso's provider.
+func (h *Handler) WithSSO(sso *SSO) *Handler {
+	h.sso = sso
+	return h
 }
 
 // NewHandler returns the auth routes' handler.
@@ -44,6 +51,8 @@ func (h *Handler) Routes() []httpx.Route {
 		httpx.PublicRoute("GET", "/api/auth/methods", h.methods),
 		httpx.PublicRoute("POST", "/api/auth/forgot-password", h.forgotPassword),
 		httpx.PublicRoute("POST", "/api/auth/reset-password", h.resetPassword),
+		httpx.PublicRoute("GET", OIDCStartPath, h.ssoStart),
+		httpx.PublicRoute("GET", OIDCCallbackPath, h.ssoCallback),
 	}
 }
 
@@ -101,9 +110,14 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) error {
 }
 
 // methods tells the sign-in page what it may offer before anyone signs
-// in: whether a forgotten password can be reset by email.
+// in: whether a forgotten password can be reset by email, and the single
+// sign-on provider's button.
 func (h *Handler) methods(w http.ResponseWriter, r *http.Request) error {
-	httpx.WriteJSON(w, http.StatusOK, map[string]bool{"password_reset_by_email": h.svc.MailEnabled()})
+	m := map[string]any{"password_reset_by_email": h.svc.MailEnabled()}
+	if h.sso != nil {
+		m["sso"] = map[string]any{"name": h.sso.Name(), "url": OIDCStartPath, "only": h.svc.ssoOnly != ""}
+	}
+	httpx.WriteJSON(w, http.StatusOK, m)
 	return nil
 }
 

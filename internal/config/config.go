@@ -77,6 +77,8 @@ type Config struct {
 	// only, never flags: secrets stay out of the process list).
 	RecordingsCredentials S3Credentials
 
+	OIDC OIDC // AGENTLINE_OIDC_*; see oidc.go
+
 	// EncryptionKeys is AGENTLINE_ENCRYPTION_KEY (env only): see
 	// encryption.go.
 	EncryptionKeys string
@@ -149,6 +151,11 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_ADMIN_PASSWORD", flag: "admin-password", usage: "password of the owner account created on first start", str: &c.AdminPassword},
 		{env: "AGENTLINE_SMTP_URL", flag: "smtp-url", usage: "smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465: invitations and password reset links go by email", str: &c.SMTPURL},
 		{env: "AGENTLINE_MAIL_FROM", flag: "mail-from", usage: "sender of agentline's emails, such as \"agentline <noreply@example.com>\"", str: &c.MailFrom},
+		{env: "AGENTLINE_OIDC_ISSUER", flag: "oidc-issuer", usage: "OpenID Connect issuer URL for single sign-on (its /.well-known/openid-configuration is read at start)", str: &c.OIDC.Issuer},
+		{env: "AGENTLINE_OIDC_CLIENT_ID", flag: "oidc-client-id", usage: "client ID registered at the OpenID provider", str: &c.OIDC.ClientID},
+		{env: "AGENTLINE_OIDC_CLIENT_SECRET", flag: "oidc-client-secret", usage: "client secret registered at the OpenID provider", str: &c.OIDC.ClientSecret},
+		{env: "AGENTLINE_OIDC_ALLOWED_DOMAINS", flag: "oidc-allowed-domains", usage: "comma-separated email domains that may sign in with single sign-on (empty: any)", str: &c.OIDC.AllowedDomainList},
+		{env: "AGENTLINE_OIDC_ONLY", flag: "oidc-only", def: "false", usage: "refuse passwords for everyone but instance administrators: sign in with single sign-on", boolean: &c.OIDC.Only},
 		{env: "AGENTLINE_INVITE_TTL", flag: "invite-ttl", def: "168h", usage: "how long an invitation to a project can be accepted", duration: &c.InviteTTL},
 		{env: "AGENTLINE_RESET_TTL", flag: "reset-ttl", def: "1h", usage: "how long a password reset link works", duration: &c.ResetTTL},
 		{env: "AGENTLINE_MAX_BODY_BYTES", flag: "max-body-bytes", def: "1048576", usage: "largest request body accepted", integer: &c.MaxBodyBytes},
@@ -359,6 +366,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.edgeErrors()...)
 	errs = append(errs, c.encryptionErrors()...)
+	errs = append(errs, c.oidcErrors()...)
 	errs = append(errs, c.carrierCredentialErrors()...)
 	if c.Sandbox && c.Production() {
 		bad("AGENTLINE_SANDBOX must not be set in production: its provider is pretend")

@@ -130,7 +130,7 @@ export function query(params) {
 /** @returns {Promise<null>} */ export const logout = () => request("POST", "/api/auth/logout");
 /** @returns {Promise<Me>} */ export const getMe = () => request("GET", "/api/me");
 /** @param {Body} b @returns {Promise<null>} */ export const changePassword = (b) => request("POST", "/api/me/password", b);
-/** @returns {Promise<{password_reset_by_email?: boolean}>} */ export const authMethods = () => request("GET", "/api/auth/methods");
+/** @returns {Promise<{password_reset_by_email?: boolean, sso?: {name: string, url: string, only: boolean}}>} */ export const authMethods = () => request("GET", "/api/auth/methods");
 /** @param {Body} b @returns {Promise<Message>} */ export const forgotPassword = (b) => request("POST", "/api/auth/forgot-password", b);
 /** @param {{token: string, password: string}} b @returns {Promise<Message>} */ export const resetPassword = (b) => request("POST", "/api/auth/reset-password", b);
 

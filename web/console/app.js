@@ -25,7 +25,7 @@ import { render, start } from "./router.js";
 import { forget } from "./secrets.js";
 import { agentPage, agentsPage } from "./pages/agents.js";
 import { analyticsPage } from "./pages/analytics.js";
-import { invitePage, resetPage, signInPage } from "./pages/auth.js";
+import { invitePage, resetPage, signedInPage, signInPage } from "./pages/auth.js";
 import { campaignPage } from "./pages/campaign.js";
 import { campaignsPage } from "./pages/campaigns.js";
 import { channelPage, channelsPage } from "./pages/channels.js";
@@ -63,6 +63,7 @@ const routes = [
 const links = [
   [/^#\/invite\/([A-Za-z0-9_-]+)$/, "", invitePage],
   [/^#\/reset\/([A-Za-z0-9_-]+)$/, "", resetPage],
+  [/^#\/signed-in\/([A-Za-z0-9_-]+)$/, "", signedInPage],
 ];
 
 start({ routes, links, signIn: signInPage, header, banners, signingOut: () => forget() });

@@ -27,8 +27,14 @@ export function signInPage({ show }) {
     render(true);
   });
   const forgot = h("div", {});
-  show("Sign in to agentline", note.message ? notice(note.message) : null, h("div", { class: "card signin" }, f), forgot);
-  authMethods().then((m) => { if (m.password_reset_by_email) forgot.replaceChildren(forgotCard()); }, () => {});
+  const sso = h("div", {});
+  show("Sign in to agentline", note.message ? notice(note.message) : null, sso, h("div", { class: "card signin" }, f), forgot);
+  authMethods().then((m) => {
+    if (m.password_reset_by_email) forgot.replaceChildren(forgotCard());
+    // A full navigation: the provider's pages, then the callback, which
+    // comes back to #/signed-in/ with the session.
+    if (m.sso) sso.replaceChildren(h("div", { class: "card signin" }, h("a", { class: "button", href: m.sso.url }, `Sign in with ${m.sso.name}`)));
+  }, () => {});
   const email = /** @type {HTMLInputElement} */ (f.querySelector("input"));
   email.value = note.email;
   (email.value ? /** @type {HTMLInputElement} */ (f.querySelector("input[type=password]")) : email).focus();
@@ -118,4 +124,14 @@ export async function invitePage({ show }, token) {
   const box = h("div", {}, h("div", { class: "card signin" }, h("h2", {}, `I have an account as ${email}`), signInCard(email, join, "Sign in and accept")),
     h("div", { class: "card signin" }, h("h2", {}, "I am new to agentline"), fresh));
   show("Invitation to " + name, offer, box);
+}
+
+/**
+ * signedInPage keeps the session single sign-on handed over in the
+ * location's fragment, and replaces itself in the history so the token
+ * does not stay there. @param {PageContext} _ctx @param {string} token
+ */
+export function signedInPage(_ctx, token) {
+  signIn(token);
+  location.replace("#/agents"); // its hashchange renders
 }

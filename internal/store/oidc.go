@@ -1,0 +1,75 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/agentline/agentline"
+)
+
+// OIDCSignIn finds or makes the account of an OpenID Connect identity
+// (issuer and subject) whose provider vouched for email, in one
+// transaction:
+//   - the account that remembers the identity, whatever its email now;
+//   - else the account of the email, which then remembers the identity,
+//     unless it remembers another one already (a conflict: a second
+//     identity cannot claim it);
+//   - else, when create is true, a new account with no password, which
+//     joins every project whose live invitation is for the email.
+//
+// created tells that the account was just made.
+func (db *DB) OIDCSignIn(ctx context.Context, issuer, subject, email string, create bool) (u agentline.User, created bool, err error) {
+	err = db.tx(ctx, func(c conn) error {
+		u, err = scanUser(c.queryRow(ctx, `SELECT `+userColumns+` FROM users u WHERE u.oidc_issuer = ? AND u.oidc_subject = ?`, issuer, subject))
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		var linked sql.NullString
+		u, err = scanUser(c.queryRow(ctx, `SELECT `+userColumns+`, u.oidc_subject FROM users u WHERE u.email = ?`, NormalizeEmail(email)), &linked)
+		switch {
+		case err == nil && linked.Valid:
+			return agentline.Errorf(agentline.EConflict, "the account of %s signs in with another identity", u.Email)
+		case err == nil:
+			_, err = c.exec(ctx, `UPDATE users SET oidc_issuer = ?, oidc_subject = ? WHERE id = ?`, issuer, subject, u.ID)
+			return err
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		case !create:
+			return agentline.NotFound("user")
+		}
+		// No password can match an empty hash: the account signs in
+		// through its provider until someone sets one by a reset link.
+		if u, err = createUser(ctx, c, db.now(), email, ""); err != nil {
+			return err
+		}
+		created = true
+		if _, err = c.exec(ctx, `UPDATE users SET oidc_issuer = ?, oidc_subject = ? WHERE id = ?`, issuer, subject, u.ID); err != nil {
+			return err
+		}
+		return db.joinInvitedEmail(ctx, c, u)
+	})
+	if err != nil {
+		return u, false, fmt.Errorf("oidc sign-in: %w", err)
+	}
+	return u, created, nil
+}
+
+// joinInvitedEmail uses up every live invitation for the new account's
+// email, making it a member of each project with the invitation's role.
+func (db *DB) joinInvitedEmail(ctx context.Context, c conn, u agentline.User) error {
+	invites, err := queryAll(ctx, c, scanInvite, `SELECT `+inviteColumns+liveInvites+` AND i.email = ? ORDER BY i.id`, db.now(), u.Email)
+	if err != nil {
+		return err
+	}
+	for _, i := range invites {
+		if _, err := c.exec(ctx, `UPDATE invites SET used_at = ? WHERE id = ?`, db.now(), i.ID); err != nil {
+			return err
+		}
+		if err := db.join(ctx, c, i, u.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
