@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentline/agentline"
 )
 
 // Turn latency (OpenAI realtime): from the caller's end of speech to the
@@ -86,5 +88,5 @@ func (c *Call) speechStopped(msg []byte) {
 // was written at now (turnEnd as taken under the lock with it).
 func (c *Call) turnAnswered(turnEnd int64, now time.Time) {
 	d := max(time.Duration(now.UnixNano()-turnEnd), 0)
-	c.opts.OnEvent(Event{Type: "turn_latency", Latency: d, At: now})
+	c.opts.OnEvent(Event{Type: agentline.EventTurnLatency, Latency: d, At: now})
 }
