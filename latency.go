@@ -72,3 +72,11 @@ func AttachLatency(lines []Line, lat []int64, at []time.Time) {
 		}
 	}
 }
+
+// LatencySample is one turn latency with its conversation's UTC day and
+// agent, what the analytics groups.
+type LatencySample struct {
+	Day     string
+	AgentID int64
+	MS      int64
+}

@@ -70,4 +70,19 @@ func TestWidgetTurnLatencyReports(t *testing.T) {
 		conv.Transcript[3].LatencyMS == nil || *conv.Transcript[3].LatencyMS != 380 || conv.Transcript[0].LatencyMS != nil {
 		t.Fatalf("transcript = %+v", conv.Transcript)
 	}
+	var an struct {
+		Conversations struct {
+			TurnLatency []struct {
+				Day     string `json:"day"`
+				AgentID int64  `json:"agent_id"`
+				agentline.TurnLatency
+			} `json:"turn_latency"`
+		} `json:"conversations"`
+	}
+	s.Must(t, 200, "GET", "/api/projects/"+itoa(p.ID)+"/analytics", tok, nil, &an)
+	rows := an.Conversations.TurnLatency
+	if len(rows) != 1 || rows[0].AgentID != a.ID || rows[0].Day != now.Format(time.DateOnly) ||
+		rows[0].TurnLatency != (agentline.TurnLatency{P50MS: 380, P95MS: 640, MaxMS: 640, Turns: 2}) {
+		t.Fatalf("analytics turn_latency = %+v", rows)
+	}
 }

@@ -68,5 +68,19 @@ func TestConversationTurnLatency(t *testing.T) {
 		if fmt.Sprint(got) != "[300 310 900]" {
 			t.Fatalf("per-line latencies = %v", got)
 		}
+		samples, err := db.TurnLatencies(ctx, f.p1.ID, f.t0.Add(-time.Hour), f.t0.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		for _, s := range samples {
+			if s.AgentID != f.a1.ID || s.Day != f.t0.Format(time.DateOnly) {
+				t.Fatalf("sample %+v", s)
+			}
+			sum += s.MS
+		}
+		if len(samples) != 4 || sum != 420+300+310+900 {
+			t.Fatalf("samples = %+v", samples)
+		}
 	})
 }

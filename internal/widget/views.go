@@ -75,6 +75,10 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	convs := summarize(stats, leads)
+	if convs.TurnLatency, err = h.latencyByAgentDay(r.Context(), projectID, from, to); err != nil {
+		return err
+	}
 	type day struct {
 		Day string `json:"day"`
 		analyticsTotals
@@ -102,6 +106,6 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 		Rows          []agentline.AnalyticsRow `json:"rows"`
 		Conversations conversationAnalytics    `json:"conversations"`
 		Campaigns     []agentline.CampaignStat `json:"campaigns"`
-	}{from, to, total, days.list, channels.list, rows, summarize(stats, leads), campaigns})
+	}{from, to, total, days.list, channels.list, rows, convs, campaigns})
 	return nil
 }

@@ -51,6 +51,7 @@ type Store interface {
 	SessionAnalytics(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.AnalyticsRow, error)
 	// ConversationStats and LeadStats feed the cross-channel analytics.
 	ConversationStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.ConversationStat, error)
+	TurnLatencies(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.LatencySample, error)
 	LeadStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.LeadStat, error)
 	// CampaignStats sums each campaign's dials in the range.
 	CampaignStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.CampaignStat, error)
