@@ -101,6 +101,9 @@ type Conversation struct {
 	Variables  map[string]string `json:"variables,omitempty"`
 	Transcript []Line            `json:"transcript"`
 	ToolCalls  []ToolUse         `json:"tool_calls"`
+	// Latency summarizes the turn latencies measured (null when none): see
+	// EventTurnLatency.
+	Latency *TurnLatency `json:"latency"`
 	// Recording is a phone call's, when the agent records calls; null
 	// otherwise.
 	Recording *Recording `json:"recording"`
@@ -117,6 +120,9 @@ type Line struct {
 	Speaker string    `json:"speaker"`
 	Text    string    `json:"text"`
 	At      time.Time `json:"at"`
+	// LatencyMS is an agent line's: how long the turn it answers waited
+	// for its first audio, when measured.
+	LatencyMS *int64 `json:"latency_ms,omitempty"`
 }
 
 // ToolUse is one tool call of a conversation with its result. DurationMS

@@ -190,6 +190,15 @@ func TestSDKExamplePage(t *testing.T) {
 	eval[any](t, ctx, `document.querySelector("button").click()`)
 	poll(t, ctx, "the end", `document.querySelector("button").textContent === "Talk to us"`)
 	waitSessionEnded(t, site)
+	// The SDK timed the answer after the visitor's turn (the sandbox's
+	// speech_stopped to its next output_audio_buffer.started) and reported
+	// it: the widget conversation has it.
+	var convs struct{ Conversations []agentline.Conversation }
+	site.s.Must(t, 200, "GET", "/api/projects/"+itoa(site.p.ID)+"/conversations", site.tok, nil, &convs)
+	if len(convs.Conversations) != 1 || convs.Conversations[0].Latency == nil || convs.Conversations[0].Latency.Turns < 1 {
+		t.Fatalf("conversations = %+v", convs.Conversations)
+	}
+	t.Logf("the SDK's turn latency: %+v", *convs.Conversations[0].Latency)
 }
 
 // waitSessionEnded waits until the one stored session has its end.

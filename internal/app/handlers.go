@@ -60,6 +60,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 			Store: a.Store, Auth: a.Auth, Limiter: s.limiter,
 			Provider: provider.New(provider.Config{Credentials: widgetCredentials{s.providers}, ProjectHTTP: a.projectHTTP(15 * time.Second)}, nil),
 			Tools:    a.Tools, PublicURL: a.Config.PublicURL, AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks,
+			Registerer: a.registry,
 		}),
 		assets: assets,
 		phone:  s.phone,

@@ -36,14 +36,21 @@ func addConversationDetails(ctx context.Context, c conn, rows []convRow) error {
 		if err := addRecordings(ctx, c, calls, callIDs); err != nil {
 			return err
 		}
-		return addCallDetails(ctx, c, calls, callIDs)
+		if err := addCallDetails(ctx, c, calls, callIDs); err != nil {
+			return err
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		agentline.AttachLatency(r.Transcript, r.lat, r.latAt)
+		r.Latency = agentline.SummarizeLatency(r.lat)
 	}
 	return nil
 }
 
 func addSessionDetails(ctx context.Context, c conn, sessions map[string]*convRow, ids []any) error {
 	rows, err := c.query(ctx, `SELECT session_id, type, at, data FROM session_events
-		WHERE type IN ('transcript', 'tool_call') AND session_id IN (`+placeholders(len(ids))+`) ORDER BY id`, ids...)
+		WHERE type IN ('transcript', 'tool_call', 'turn_latency') AND session_id IN (`+placeholders(len(ids))+`) ORDER BY id`, ids...)
 	if err != nil {
 		return err
 	}
@@ -59,6 +66,8 @@ func addSessionDetails(ctx context.Context, c conn, sessions map[string]*convRow
 			var t struct{ Role, Text string }
 			json.Unmarshal([]byte(data), &t)
 			conv.Transcript = append(conv.Transcript, agentline.Line{Speaker: speaker(t.Role), Text: t.Text, At: at})
+		} else if typ == agentline.EventTurnLatency {
+			conv.addLatency(data, at)
 		} else {
 			conv.ToolCalls = append(conv.ToolCalls, toolUse(data, at))
 		}
@@ -81,7 +90,7 @@ func addSessionDetails(ctx context.Context, c conn, sessions map[string]*convRow
 
 func addCallDetails(ctx context.Context, c conn, calls map[int64]*convRow, ids []any) error {
 	rows, err := c.query(ctx, `SELECT call_id, type, role, text, data, at FROM call_events
-		WHERE type IN ('transcript', 'tool_call') AND call_id IN (`+placeholders(len(ids))+`) ORDER BY id`, ids...)
+		WHERE type IN ('transcript', 'tool_call', 'turn_latency') AND call_id IN (`+placeholders(len(ids))+`) ORDER BY id`, ids...)
 	if err != nil {
 		return err
 	}
@@ -97,6 +106,8 @@ func addCallDetails(ctx context.Context, c conn, calls map[int64]*convRow, ids [
 		conv := calls[id]
 		if typ == agentline.EventTranscript {
 			conv.Transcript = append(conv.Transcript, agentline.Line{Speaker: speaker(role), Text: text, At: at})
+		} else if typ == agentline.EventTurnLatency {
+			conv.addLatency(data.String, at)
 		} else {
 			conv.ToolCalls = append(conv.ToolCalls, toolUse(data.String, at))
 		}

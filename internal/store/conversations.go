@@ -11,6 +11,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -99,6 +100,21 @@ func (s anyTime) Scan(src any) error {
 type convRow struct {
 	agentline.Conversation
 	callRef sql.NullInt64
+	// lat and latAt: the turn latencies (ms) read with the details, and
+	// when each was recorded.
+	lat   []int64
+	latAt []time.Time
+}
+
+// addLatency keeps one turn_latency event's value; data is its JSON.
+func (r *convRow) addLatency(data string, at time.Time) {
+	var d struct {
+		LatencyMS *int64 `json:"latency_ms"`
+	}
+	if json.Unmarshal([]byte(data), &d) != nil || d.LatencyMS == nil || len(r.lat) >= agentline.MaxTurnLatencies {
+		return
+	}
+	r.lat, r.latAt = append(r.lat, *d.LatencyMS), append(r.latAt, at)
 }
 
 func scanConversation(row interface{ Scan(...any) error }) (convRow, error) {

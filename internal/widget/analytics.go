@@ -141,6 +141,8 @@ type conversationAnalytics struct {
 	EndReasons []map[string]any             `json:"end_reasons"`
 	Rows       []agentline.ConversationStat `json:"rows"`
 	Leads      []agentline.LeadStat         `json:"leads"`
+	// TurnLatency is per agent and day: see latencyRow.
+	TurnLatency []latencyRow `json:"turn_latency"`
 }
 
 func summarize(stats []agentline.ConversationStat, leads []agentline.LeadStat) conversationAnalytics {

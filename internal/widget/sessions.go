@@ -204,6 +204,7 @@ func (h *Handler) reportEvents(w http.ResponseWriter, r *http.Request, ch channe
 		if err := h.store.AddSessionEvents(r.Context(), ch.key.ProjectID, s.ID, events, conversation.Ended); err != nil {
 			return err
 		}
+		h.observeLatencies(events)
 	}
 	httpx.WriteJSON(w, http.StatusAccepted, map[string]int{"accepted": len(in.Events)})
 	return nil
@@ -215,10 +216,12 @@ func checkEvent(i int, typ string, at *time.Time, data json.RawMessage, now time
 	ev := agentline.SessionEvent{Type: typ, At: now, Data: json.RawMessage(`{}`)}
 	switch typ {
 	case agentline.EventSessionStarted, agentline.EventSessionEnded, agentline.EventTranscript, agentline.EventToolCall, agentline.EventError, eventHeartbeat:
+	case agentline.EventTurnLatency:
+		return turnLatencyEvent(ev, at, data, now, field)
 	case "":
 		return ev, agentline.Invalid(field(".type"), "type is required")
 	default:
-		return ev, agentline.Invalid(field(".type"), "unknown event type %q: use session_started, session_ended, transcript, tool_call, error or heartbeat", typ)
+		return ev, agentline.Invalid(field(".type"), "unknown event type %q: use session_started, session_ended, transcript, tool_call, error, turn_latency or heartbeat", typ)
 	}
 	if at != nil {
 		if at.After(now.Add(5*time.Minute)) || at.Before(now.Add(-24*time.Hour)) {
@@ -250,4 +253,41 @@ func checkEvent(i int, typ string, at *time.Time, data json.RawMessage, now time
 		}
 	}
 	return ev, nil
+}
+
+// turnLatencyEvent checks a turn_latency report strictly: data is exactly
+// {"latency_ms": n} with n a whole number of ms in [0, 60000], and at, if
+// given, within the last 24 hours. The stored data is rebuilt from n, so
+// nothing else the client sent is kept.
+func turnLatencyEvent(ev agentline.SessionEvent, at *time.Time, data json.RawMessage, now time.Time, field func(string) string) (agentline.SessionEvent, error) {
+	if at != nil {
+		if at.After(now.Add(5*time.Minute)) || at.Before(now.Add(-24*time.Hour)) {
+			return ev, agentline.Invalid(field(".at"), "at must be within the last 24 hours")
+		}
+		ev.At = at.UTC()
+	}
+	var d map[string]json.RawMessage
+	if len(data) > 256 || json.Unmarshal(data, &d) != nil || len(d) != 1 || d["latency_ms"] == nil {
+		return ev, agentline.Invalid(field(".data"), `a turn_latency event's data is {"latency_ms": n}`)
+	}
+	ms, err := strconv.ParseInt(string(d["latency_ms"]), 10, 64)
+	if err != nil || ms < 0 || ms > agentline.MaxTurnLatency.Milliseconds() {
+		return ev, agentline.Invalid(field(".data.latency_ms"), "latency_ms must be a whole number of milliseconds from 0 to %d", agentline.MaxTurnLatency.Milliseconds())
+	}
+	ev.Data = strconv.AppendInt([]byte(`{"latency_ms":`), ms, 10)
+	ev.Data = append(ev.Data, '}')
+	return ev, nil
+}
+
+// observeLatencies feeds the stored turn_latency reports to the histogram.
+func (h *Handler) observeLatencies(events []agentline.SessionEvent) {
+	for _, e := range events {
+		if e.Type == agentline.EventTurnLatency {
+			var d struct {
+				LatencyMS int64 `json:"latency_ms"`
+			}
+			json.Unmarshal(e.Data, &d)
+			h.turnLatency.Observe(float64(d.LatencyMS) / 1000)
+		}
+	}
 }

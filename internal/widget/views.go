@@ -79,6 +79,10 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	convs := summarize(stats, leads)
+	if convs.TurnLatency, err = h.latencyByAgentDay(r.Context(), projectID, from, to); err != nil {
+		return err
+	}
 	type day struct {
 		Day string `json:"day"`
 		analyticsTotals
@@ -108,6 +112,6 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 		Conversations conversationAnalytics    `json:"conversations"`
 		Campaigns     []agentline.CampaignStat `json:"campaigns"`
 		Versions      []agentline.VersionStat  `json:"versions"`
-	}{from, to, total, days.list, channels.list, rows, summarize(stats, leads), campaigns, versions})
+	}{from, to, total, days.list, channels.list, rows, convs, campaigns, versions})
 	return nil
 }

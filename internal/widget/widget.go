@@ -20,6 +20,7 @@ import (
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/provider"
 	"github.com/agentline/agentline/internal/ratelimit"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Store is what the widget channel needs from storage.
@@ -54,6 +55,7 @@ type Store interface {
 	SessionAnalytics(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.AnalyticsRow, error)
 	// ConversationStats and LeadStats feed the cross-channel analytics.
 	ConversationStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.ConversationStat, error)
+	TurnLatencies(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.LatencySample, error)
 	LeadStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.LeadStat, error)
 	// CampaignStats sums each campaign's dials in the range.
 	CampaignStats(ctx context.Context, projectID int64, from, to time.Time) ([]agentline.CampaignStat, error)
@@ -72,10 +74,13 @@ type Tools interface {
 
 // Options configures a Handler.
 type Options struct {
-	Store    Store
-	Auth     *auth.Service
-	Provider *provider.Client
-	Limiter  ratelimit.Limiter
+	// Registerer gets agentline_turn_latency_seconds{channel="widget"};
+	// nil keeps it unregistered.
+	Registerer prometheus.Registerer
+	Store      Store
+	Auth       *auth.Service
+	Provider   *provider.Client
+	Limiter    ratelimit.Limiter
 	// Tools may be nil: sessions then offer no tools and tools/execute
 	// answers not_configured.
 	Tools Tools
@@ -94,15 +99,16 @@ type Options struct {
 // Handler serves the channel and key management routes and the public
 // widget API.
 type Handler struct {
-	store    Store
-	auth     *auth.Service
-	provider *provider.Client
-	limiter  ratelimit.Limiter
-	tools    Tools
-	keys     *keyCache
-	configs  *configCache
-	touch    *toucher
-	now      func() time.Time
+	turnLatency prometheus.Histogram // of the SDK's turn_latency reports
+	store       Store
+	auth        *auth.Service
+	provider    *provider.Client
+	limiter     ratelimit.Limiter
+	tools       Tools
+	keys        *keyCache
+	configs     *configCache
+	touch       *toucher
+	now         func() time.Time
 	// draining refuses new sessions while the instance shuts down.
 	draining atomic.Bool
 	// publicURL is the base URL of snippets, without a trailing slash;
@@ -119,6 +125,14 @@ func New(o Options) *Handler {
 	}
 	h := &Handler{store: o.Store, auth: o.Auth, provider: o.Provider, limiter: o.Limiter, tools: o.Tools, now: time.Now,
 		publicURL: strings.TrimRight(o.PublicURL, "/"), allowPrivate: o.AllowPrivateWebhooks}
+	// The phone relay registers the same name with channel "phone".
+	h.turnLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "agentline_turn_latency_seconds", Help: "Time from the end of the caller's or visitor's speech to the first audio of the agent's answer.",
+		ConstLabels: prometheus.Labels{"channel": "widget"}, Buckets: agentline.TurnLatencyBuckets(),
+	})
+	if o.Registerer != nil {
+		o.Registerer.MustRegister(h.turnLatency)
+	}
 	h.keys = newKeyCache(o.Store.WidgetKeyByHash, o.CacheTTL)
 	h.configs = newConfigCache(h.buildConfig, o.CacheTTL)
 	h.touch = newToucher(o.Store.TouchWidgetKey, time.Minute)

@@ -64,16 +64,18 @@ function onMessage(session, c, msg, send) {
       for (const s of c.sources) { try { s.stop(); } catch (_) { /* done */ } }
       c.sources = [];
       c.playAt = 0;
+      c.said = false;
     }
     const u = 'u' + c.turn, a = 'a' + c.turn;
     for (const p of (sc.modelTurn && sc.modelTurn.parts) || []) {
-      if (p.inlineData && p.inlineData.data && c.out) play(session, c, p.inlineData.data);
+      if (p.inlineData && p.inlineData.data && c.out) { c.said = true; session._spoke(); play(session, c, p.inlineData.data); }
       // A text session's answer; a thought is not one.
       if (p.text && !p.thought && !c.out) { session._state('speaking'); session._line(a, 'assistant', p.text, false); }
     }
-    if (sc.inputTranscription && sc.inputTranscription.text) session._line(u, 'user', sc.inputTranscription.text, false);
+    if (sc.inputTranscription && sc.inputTranscription.text) { if (!c.said) session._heard(); session._line(u, 'user', sc.inputTranscription.text, false); }
     if (sc.outputTranscription && sc.outputTranscription.text) session._line(a, 'assistant', sc.outputTranscription.text, false);
     if (sc.turnComplete) {
+      c.said = false; // a transcription piece after the answer's audio began is not the turn's end
       for (const id of [u, a]) { const l = session._lines[id]; if (l) session._line(id, l.role, l.text, true); }
       c.turn++;
       if (session.state === 'speaking' && !c.sources.length) session._state('listening');

@@ -236,6 +236,19 @@ class Session {
     if (this._stream) for (const t of this._stream.getTracks()) t.stop();
   }
 
+  // _heard marks the end of the visitor's speech (the provider's
+  // speech_stopped, or Gemini's last input transcription piece); _spoke, the
+  // answer's first audio: the wait between is reported as turn_latency,
+  // at most 500 per session, each within the server's 0..60000 ms.
+  _heard() { this._turnAt = performance.now(); }
+
+  _spoke() {
+    if (this._turnAt == null) return;
+    const ms = Math.round(performance.now() - this._turnAt);
+    this._turnAt = null;
+    if (ms <= 60000 && (this._turns = (this._turns || 0) + 1) <= 500) this._track('turn_latency', { latency_ms: ms });
+  }
+
   // _track queues an analytics event of the session; they go in batches,
   // once the session has its id (a line typed while it connects waits).
   _track(type, data, now) {

@@ -86,7 +86,13 @@ function onEvent(session, ev, send) {
     case 'conversation.item.input_audio_transcription.completed':
       session._line(id || 'u', 'user', ev.transcript || '', true);
       break;
+    case 'input_audio_buffer.speech_stopped':
+      session._heard();
+      break;
     case 'output_audio_buffer.started':
+      session._spoke();
+      session._state('speaking');
+      break;
     case 'response.created':
       session._state('speaking');
       break;

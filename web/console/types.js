@@ -261,7 +261,8 @@
 /** @typedef {{leads: Lead[], next_offset?: number | null}} LeadPage */
 /** @typedef {{mode: string, lead_id: number}} FormSubmitAnswer */
 
-/** @typedef {{speaker: "user" | "agent", text: string, at: string}} TranscriptLine */
+/** @typedef {{speaker: "user" | "agent", text: string, at: string, latency_ms?: number}} TranscriptLine */
+/** @typedef {{p50_ms: number, p95_ms: number, max_ms: number, turns: number}} TurnLatency */
 
 /**
  * @typedef {object} ToolCall A tool call of a conversation.
@@ -311,6 +312,7 @@
  * @property {number} duration_ms
  * @property {string} [end_reason]
  * @property {TranscriptLine[]} [transcript]
+ * @property {TurnLatency | null} [latency]
  * @property {ToolCall[]} [tool_calls]
  * @property {Analysis | null} [analysis]
  * @property {Recording | null} [recording]
@@ -359,7 +361,8 @@
  * @property {string} from
  * @property {string} to
  * @property {{totals: ConversationTotals, by_day: ConversationTotals[], by_kind: ConversationTotals[],
- *   by_agent: ConversationTotals[], by_channel: ConversationTotals[], end_reasons: ConversationTotals[]}} conversations
+ *   by_agent: ConversationTotals[], by_channel: ConversationTotals[], end_reasons: ConversationTotals[],
+ *   turn_latency?: (TurnLatency & {day: string, agent_id: number})[]}} conversations
  * @property {CampaignStat[]} [campaigns] absent from a server older than campaigns
  */
 

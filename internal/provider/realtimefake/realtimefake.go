@@ -193,14 +193,16 @@ func (ss *Session) run(ctx context.Context) {
 				ss.sendError(ctx, "audio_before_session_update", "input audio arrived before session.update")
 			}
 			if ss.server.Echo {
-				ss.SendRaw(ctx, appendDelta(nil, head.Audio))
+				ss.SendRaw(ctx, appendDelta(nil, head.Audio, "item_echo"))
 			}
 		}
 	}
 }
 
-func appendDelta(out []byte, audio string) []byte {
-	out = append(out, `{"type":"response.output_audio.delta","response_id":"resp_1","item_id":"item_echo","output_index":0,"content_index":0,"delta":"`...)
+func appendDelta(out []byte, audio, itemID string) []byte {
+	out = append(out, `{"type":"response.output_audio.delta","response_id":"resp_1","item_id":"`...)
+	out = append(out, itemID...)
+	out = append(out, `","output_index":0,"content_index":0,"delta":"`...)
 	out = append(out, audio...)
 	return append(out, `"}`...)
 }
@@ -316,4 +318,22 @@ func (ss *Session) WaitDone(d time.Duration) bool {
 // WSURL turns the fake's base URL into the realtime WebSocket URL for model.
 func WSURL(base, model string) string {
 	return strings.Replace(base, "http", "ws", 1) + "/v1/realtime?model=" + model
+}
+
+// Answer plays one turn as the service does with server VAD: it reports
+// the caller's speech stopped at audioEndMs of the input buffer, waits
+// delay (the model's think time, which a test measures the relay's turn
+// latency against), then sends the answer's first audio delta as itemID.
+func (ss *Session) Answer(ctx context.Context, audioEndMs int64, delay time.Duration, itemID, audioB64 string) error {
+	if err := ss.Send(ctx, map[string]any{"type": "input_audio_buffer.speech_stopped", "audio_end_ms": audioEndMs, "item_id": itemID + "_in"}); err != nil {
+		return err
+	}
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return ss.SendRaw(ctx, appendDelta(nil, audioB64, itemID))
 }

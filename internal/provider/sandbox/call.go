@@ -219,6 +219,12 @@ func (c *call) open() bool {
 			return false
 		}
 	}
+	if c.webrtc {
+		// As the service's voice activity detection would (the WebSocket
+		// path's own detection has sent it): the visitor's turn ended (20 ms
+		// packets), which the SDK times its answer's audio from.
+		c.send(map[string]any{"type": "input_audio_buffer.speech_stopped", "audio_end_ms": c.heard.Load() * 20, "item_id": c.next("item")})
+	}
 	c.send(map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": c.next("item"),
 		"content_index": 0, "transcript": fmt.Sprintf("(sandbox: %d audio packets received from your microphone)", c.heard.Load())})
 	return true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -59,6 +60,10 @@ func (l *callLog) add(e relay.Event) {
 		}
 		entry.Data, _ = json.Marshal(data)
 		entry.Text = e.Call.Name
+	}
+	if e.Type == agentline.EventTurnLatency {
+		entry.Data = strconv.AppendInt([]byte(`{"latency_ms":`), e.Latency.Milliseconds(), 10)
+		entry.Data = append(entry.Data, '}')
 	}
 	l.mu.Lock()
 	if l.kept < maxCallLog {

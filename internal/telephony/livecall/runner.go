@@ -60,9 +60,14 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 	tools := &callTools{h: h, agent: sc.agent, call: sc.call, transfer: &atomic.Bool{}, optedOut: &atomic.Bool{}, log: log}
 	transferred := false
 	opts := relay.Options{
-		StreamSID:    sc.start.StreamSID,
-		Tools:        tools,
-		OnEvent:      entries.add,
+		StreamSID: sc.start.StreamSID,
+		Tools:     tools,
+		OnEvent: func(e relay.Event) {
+			if e.Type == agentline.EventTurnLatency {
+				h.metrics.turnLatency.Observe(e.Latency.Seconds())
+			}
+			entries.add(e)
+		},
 		Logger:       log,
 		FrameLatency: h.metrics.frameLatency,
 		ReadyTimeout: h.modelReadyTimeout,

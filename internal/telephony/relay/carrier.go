@@ -24,12 +24,19 @@ func (c *Call) fromCarrier(ctx context.Context, msg []byte) error {
 			return end(EndRelayProtocolError, errors.New("media message without payload"))
 		}
 		c.callerFrames.Add(1)
+		ts := mediaTimestamp(media)
 		if r := c.opts.Recorder; r != nil {
-			r.Caller(payload, mediaTimestamp(media))
+			r.Caller(payload, ts)
 		}
-		if !c.ready.Load() && c.holdEarly(payload) {
-			return nil
+		if !c.ready.Load() {
+			if held, kept := c.holdEarly(payload); held {
+				if kept {
+					c.clock.caller(payload, ts, start)
+				}
+				return nil
+			}
 		}
+		c.clock.caller(payload, ts, start)
 		if err := c.sendAudio(ctx, payload, c.carrierLazy); err != nil {
 			return err
 		}
@@ -70,18 +77,20 @@ func (c *Call) sendAudio(ctx context.Context, payload []byte, lazy bool) error {
 }
 
 // holdEarly keeps a caller frame that came before session.updated (the
-// model would take it for 24 kHz PCM). It reports false when the session
-// became ready meanwhile, so the frame is to be sent now.
-func (c *Call) holdEarly(payload []byte) bool {
+// model would take it for 24 kHz PCM). It reports held false when the
+// session became ready meanwhile, so the frame is to be sent now, and kept
+// false when the frame was dropped (it never reaches the model's buffer).
+func (c *Call) holdEarly(payload []byte) (held, kept bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ready.Load() {
-		return false
+		return false, false
 	}
 	if len(c.early) < 100 { // 2 s of 20 ms frames; later ones are dropped
 		c.early = append(c.early, bytes.Clone(payload))
+		return true, true
 	}
-	return true
+	return true, false
 }
 
 // markEchoed records that the carrier has played the audio before a mark.

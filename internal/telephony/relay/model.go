@@ -24,6 +24,8 @@ func (c *Call) fromModel(ctx context.Context, msg []byte) error {
 		return c.markRest(ctx)
 	case "input_audio_buffer.speech_started":
 		return c.bargeIn(ctx)
+	case "input_audio_buffer.speech_stopped":
+		c.speechStopped(msg)
 	case "response.created":
 		c.responseStarted()
 	case "response.done":
@@ -92,10 +94,12 @@ func (c *Call) sessionReady(ctx context.Context) error {
 // the model's reader calls it.
 func (c *Call) audioOut(ctx context.Context, itemID, delta []byte) error {
 	c.mu.Lock()
+	var turnEnd int64
 	if string(itemID) != c.itemID {
 		c.gen++
 		c.itemID = string(itemID)
 		c.sentBytes, c.markedBytes, c.playedBytes = 0, 0, 0
+		turnEnd, c.turnEnd = c.turnEnd, 0 // this item answers the caller's turn
 	}
 	c.sentBytes += int64(base64.StdEncoding.DecodedLen(len(delta)) - padding(delta))
 	gen, sent := c.gen, c.sentBytes
@@ -125,6 +129,9 @@ func (c *Call) audioOut(ctx context.Context, itemID, delta []byte) error {
 	})
 	if err != nil {
 		return sendErr(ctx, err, EndCarrierDisconnect)
+	}
+	if turnEnd != 0 {
+		c.turnAnswered(turnEnd, time.Now())
 	}
 	c.agentFrames.Add(1)
 	return nil

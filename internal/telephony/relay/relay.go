@@ -63,14 +63,17 @@ type Tools interface {
 }
 
 // Event is something worth recording about the call: a transcript line, a
-// tool call, a DTMF digit or a model error.
+// tool call, a DTMF digit, a model error or a turn's latency.
 type Event struct {
-	Type   string // "transcript", "tool_call", "dtmf", "error"
+	Type   string // "transcript", "tool_call", "dtmf", "error", "turn_latency"
 	Role   string // transcript: "caller" or "agent"
 	Text   string // transcript text, digit, or error message
 	Call   *agentline.ToolCall
 	Result *agentline.ToolResult
-	At     time.Time
+	// Latency is a turn_latency's: from the caller's end of speech to the
+	// first audio of the agent's answer written to the carrier.
+	Latency time.Duration
+	At      time.Time
 }
 
 // Options configure one call's relay.
@@ -177,6 +180,9 @@ type Call struct {
 	toolRuns                  sync.WaitGroup // the runTool goroutines, which Run waits for
 
 	gem *geminiSide // nil for an OpenAI realtime model
+
+	clock   turnClock // maps the model's speech_stopped to the relay's clock
+	turnEnd int64     // under mu: unix ns the caller's turn ended, awaiting the answer's first audio; 0 none
 }
 
 // New prepares the relay of one call between two open sockets. The carrier
@@ -198,6 +204,7 @@ func New(carrier, model *Socket, opts Options) *Call {
 		opts.OnEvent = func(Event) {}
 	}
 	c := &Call{carrier: carrier, model: model, opts: opts, log: opts.Logger}
+	c.clock.init()
 	if opts.Gemini != nil {
 		c.gem = newGeminiSide(c, *opts.Gemini)
 	}

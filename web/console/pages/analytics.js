@@ -11,7 +11,7 @@ import { project } from "../router.js";
 import { clock, kinds, names } from "./conversations.js";
 
 /** @import {PageContext} from "../router.js" */
-/** @import {CampaignStat, ConversationTotals} from "../types.js" */
+/** @import {CampaignStat, ConversationTotals, TurnLatency} from "../types.js" */
 
 /** @param {Date} d */
 function isoDay(d) {
@@ -38,6 +38,19 @@ function breakdown(title, column, rows, key, name) {
       h("td", { class: "num" }, clock(r.minutes * 60000)), h("td", { class: "num" }, String(r.tool_calls)), h("td", { class: "num" }, String(r.tool_errors)),
       h("td", { class: "num", title: r.evaluated ? `of ${r.evaluated} judged` : "" }, successRate(r, true)))),
     "None."));
+}
+
+/**
+ * latencies is the table of turn latencies per agent and day, every
+ * channel together (docs/conversations.md, turn latency).
+ * @param {(TurnLatency & {day: string, agent_id: number})[]} rows @param {(id: number) => string} agent
+ */
+function latencies(rows, agent) {
+  const ms = (/** @type {number} */ x) => h("td", { class: "num" }, `${x} ms`);
+  return h("section", { class: "card" }, h("h2", {}, "Turn latency"), table(["Day", "Agent", "Turns", "p50", "p95", "Max"],
+    rows.map((r) => h("tr", {}, h("td", {}, r.day), h("td", {}, agent(r.agent_id)), h("td", { class: "num" }, String(r.turns)),
+      ms(r.p50_ms), ms(r.p95_ms), ms(r.max_ms))),
+  "None measured."));
 }
 
 /**
@@ -114,6 +127,7 @@ export async function analyticsPage({ show }) {
         breakdown("By agent", "Agent", cv.by_agent, "agent_id", (id) => n.agent(id)),
         breakdown("By channel", "Channel or number", cv.by_channel, "channel", channel),
         breakdown("By end reason", "End reason", cv.end_reasons, "end_reason", (r) => r || "(none)")),
+      cv.turn_latency && cv.turn_latency.length ? latencies(cv.turn_latency, (id) => n.agent(id)) : null,
       camps.length ? campaigns(camps) : null,
     ];
   }));

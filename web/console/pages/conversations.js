@@ -120,7 +120,8 @@ function timeline(c) {
   const start = Date.parse(c.started_at);
   const at = (/** @type {string} */ t) => (t ? clock(Math.max(0, Date.parse(t) - start)) : "");
   const items = (c.transcript || []).map((l) => ({ t: Date.parse(l.at), el: h("li", { class: l.speaker },
-    h("span", { class: "at" }, at(l.at)), h("div", {}, h("span", { class: "who" }, (l.speaker === "agent" ? "Agent" : c.kind === "phone" ? "Caller" : "Visitor") + ":"), " ", l.text)) }));
+    h("span", { class: "at" }, at(l.at)), h("div", {}, h("span", { class: "who" }, (l.speaker === "agent" ? "Agent" : c.kind === "phone" ? "Caller" : "Visitor") + ":"), " ", l.text,
+      l.latency_ms !== undefined ? h("span", { class: "muted", title: "Time from the end of the turn's speech to the first audio of this answer" }, ` (answered in ${l.latency_ms} ms)`) : null)) }));
   for (const u of c.tool_calls || []) {
     items.push({ t: Date.parse(u.at), el: h("li", { class: "tool" + (u.is_error ? " error" : "") },
       h("span", { class: "at" }, at(u.at)), h("div", {}, h("span", { class: "who" }, "Tool " + u.name + (u.is_error ? " (error)" : "")),
@@ -212,7 +213,9 @@ export async function conversationPage({ show }, id) {
   const facts = [["Kind", kindLabel(c.kind)], ["Status", statusBadge(c.status)], ["Agent", n.agent(c.agent_id)],
     ["Agent version", c.agent_version ? h("a", { href: `#/agents/${c.agent_id}/versions` }, `Version ${c.agent_version}`) : "—"], ["Channel or number", n.channel(c)],
     c.kind === "phone" ? ["From → to", `${c.from} → ${c.to}`] : null, ["Started", when(c.started_at)], ["Ended", when(c.ended_at) || "—"],
-    ["Duration", c.status === "live" ? "live" : clock(c.duration_ms)], ["End reason", c.end_reason || "—"], ["Id", h("code", {}, c.id)]];
+    ["Duration", c.status === "live" ? "live" : clock(c.duration_ms)], ["End reason", c.end_reason || "—"],
+    c.latency ? ["Turn latency", `p50 ${c.latency.p50_ms} ms · p95 ${c.latency.p95_ms} ms · max ${c.latency.max_ms} ms (${plural(c.latency.turns, "turn")})`] : null,
+    ["Id", h("code", {}, c.id)]];
   const lead = c.lead ? h("section", { class: "card", "aria-labelledby": "lead-title" }, h("h2", { id: "lead-title" }, "Lead"),
     answerList(formFields(n.channels.find((x) => x.id === c.channel_id)), c.lead.answers)) : null;
   show(title, h("p", {}, h("a", { href: "#/conversations" }, "← Conversations")),
