@@ -155,7 +155,7 @@ type VersionStat struct {
 	Successes     int64 `json:"successes"`
 	// SuccessRate is Successes / Evaluated; null when none was evaluated.
 	SuccessRate *float64 `json:"success_rate"`
-	// AvgTurnLatencyMS is always null for now: no turn latency is
-	// measured yet, and a made-up figure would mislead a comparison.
+	// AvgTurnLatencyMS is the mean of the version's turn latencies in the
+	// range (every channel); null when no turn was measured.
 	AvgTurnLatencyMS *float64 `json:"avg_turn_latency_ms"`
 }

@@ -73,10 +73,12 @@ func AttachLatency(lines []Line, lat []int64, at []time.Time) {
 	}
 }
 
-// LatencySample is one turn latency with its conversation's UTC day and
-// agent, what the analytics groups.
+// LatencySample is one turn latency with its conversation's UTC day,
+// agent and agent version (nil before versions began), what the analytics
+// groups.
 type LatencySample struct {
 	Day     string
 	AgentID int64
+	Version *int
 	MS      int64
 }

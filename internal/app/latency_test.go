@@ -73,16 +73,23 @@ func TestWidgetTurnLatencyReports(t *testing.T) {
 	var an struct {
 		Conversations struct {
 			TurnLatency []struct {
-				Day     string `json:"day"`
-				AgentID int64  `json:"agent_id"`
+				Day          string `json:"day"`
+				AgentID      int64  `json:"agent_id"`
+				AgentVersion *int   `json:"agent_version"`
 				agentline.TurnLatency
 			} `json:"turn_latency"`
 		} `json:"conversations"`
+		Versions []agentline.VersionStat `json:"versions"`
 	}
 	s.Must(t, 200, "GET", "/api/projects/"+itoa(p.ID)+"/analytics", tok, nil, &an)
 	rows := an.Conversations.TurnLatency
 	if len(rows) != 1 || rows[0].AgentID != a.ID || rows[0].Day != now.Format(time.DateOnly) ||
+		rows[0].AgentVersion == nil || *rows[0].AgentVersion != 1 ||
 		rows[0].TurnLatency != (agentline.TurnLatency{P50MS: 380, P95MS: 640, MaxMS: 640, Turns: 2}) {
 		t.Fatalf("analytics turn_latency = %+v", rows)
+	}
+	// The version comparison carries the mean: (640 + 380) / 2.
+	if v := an.Versions; len(v) != 1 || v[0].AvgTurnLatencyMS == nil || *v[0].AvgTurnLatencyMS != 510 {
+		t.Fatalf("analytics versions = %+v", v)
 	}
 }

@@ -79,10 +79,13 @@ func (h *Handler) analytics(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	convs := summarize(stats, leads)
-	if convs.TurnLatency, err = h.latencyByAgentDay(r.Context(), projectID, from, to); err != nil {
+	samples, err := h.store.TurnLatencies(r.Context(), projectID, from, to)
+	if err != nil {
 		return err
 	}
+	convs := summarize(stats, leads)
+	convs.TurnLatency = latencyByAgentDay(samples)
+	withTurnLatency(versions, samples)
 	type day struct {
 		Day string `json:"day"`
 		analyticsTotals
