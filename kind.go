@@ -28,6 +28,7 @@ var nouns = map[Kind]string{
 	KindKnowledgeDocument: "knowledge document",
 	KindPhoneNumber:       "phone number",
 	KindWebhook:           "webhook endpoint",
+	KindAPIKey:            "API key",
 }
 
 // Noun names one object of the kind in messages: "phone number" for
