@@ -56,9 +56,10 @@ var (
 
 // authenticateKey returns the live key token is and the user who made it.
 // The key is looked up in the database on every request, so a revocation
-// on any instance holds from the next request on. Failed keys count
-// against the client like wrong passwords do, and past the limit the
-// client is refused before any lookup.
+// on any instance holds from the next request on. Unknown keys count
+// against the client like wrong passwords do (they are guesses; a revoked
+// or expired key is not), and past the limit the client is refused
+// before any lookup.
 func (s *Service) authenticateKey(ctx context.Context, token, clientIP string) (agentline.APIKey, agentline.User, error) {
 	keys := []string{"ip:" + clientIP}
 	now := s.now()
@@ -76,8 +77,10 @@ func (s *Service) authenticateKey(ctx context.Context, token, clientIP string) (
 	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
 		err = errKeyExpired
 	}
-	if err != nil {
+	if errors.Is(err, errKeyInvalid) {
 		s.keyFails.fail(keys, now)
+	}
+	if err != nil {
 		return k, agentline.User{}, err
 	}
 	u, err := s.store.User(ctx, k.CreatedBy)
