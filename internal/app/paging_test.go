@@ -198,6 +198,7 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 		if _, _, err := db.AddDoNotCall(ctx, p.ID, agentline.DoNotCall{PhoneNumber: fmt.Sprintf("+1415555020%d", i)}); err != nil {
 			t.Fatal(err)
 		}
+		s.Must(t, 201, "POST", pp+"/api-keys", tok, map[string]string{"name": fmt.Sprint("key", i), "role": "viewer"}, nil)
 	}
 	if _, _, _, err := db.AddContacts(ctx, p.ID, camp.ID, []agentline.CampaignContact{{PhoneNumber: "+14155550301"},
 		{PhoneNumber: "+14155550302"}, {PhoneNumber: "+14155550303"}, {PhoneNumber: "+14155550304"}}, 100); err != nil {
@@ -228,5 +229,6 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 		{fmt.Sprintf("/api/campaigns/%d/contacts", camp.ID), "contacts", "id"},
 		{fmt.Sprintf("/api/campaigns/%d/contacts?status=pending", camp.ID), "contacts", "id"},
 		{pp + "/dnc", "items", "phone_number"},
+		{pp + "/api-keys", "", "id"},
 	}, tok
 }

@@ -35,7 +35,7 @@ type tenants struct {
 type domainObjects struct {
 	number, tool, document, channel, lead int64
 	webhook, delivery, invite             int64
-	campaign                              int64
+	campaign, apiKey                      int64
 	callSID, conversation, doNotCall      string
 }
 
@@ -63,6 +63,7 @@ var paramFixtures = map[string]func(f tenants) (own, other string){
 		return itoa(f.own.campaign), itoa(f.other.campaign)
 	},
 	"phone_number": func(f tenants) (string, string) { return f.own.doNotCall, f.other.doNotCall },
+	"key_id":       func(f tenants) (string, string) { return itoa(f.own.apiKey), itoa(f.other.apiKey) },
 	// A provider kind is named alike in every project; the project id
 	// tells them apart.
 	"kind": func(tenants) (string, string) { return "openai", "openai" },
@@ -119,6 +120,9 @@ func newObjects(t *testing.T, s *apptest.Server, token string, projectID, agentI
 	s.Must(t, 200, "POST", "/api/campaigns/"+itoa(camp.ID)+"/contacts", token, []map[string]string{{"phone_number": "+14155550101"}}, nil)
 	o.campaign, o.doNotCall = camp.ID, fmt.Sprintf("+1415556%04d", seq)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(projectID)+"/dnc", token, map[string]string{"phone_number": o.doNotCall}, nil)
+	var key struct{ ID int64 }
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(projectID)+"/api-keys", token, map[string]string{"name": "ci", "role": "viewer"}, &key)
+	o.apiKey = key.ID
 	return o
 }
 
