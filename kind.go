@@ -32,6 +32,7 @@ var nouns = map[Kind]string{
 	KindWebhook:           "webhook endpoint",
 	KindTestScenario:      "test scenario",
 	KindTestRun:           "test run",
+	KindAPIKey:            "API key",
 }
 
 // Noun names one object of the kind in messages: "phone number" for

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/agentline/agentline"
@@ -61,6 +62,13 @@ func (h *Handler) listProjects(w http.ResponseWriter, r *http.Request) error {
 	list, err := h.store.ProjectsForUser(r.Context(), u.ID)
 	if err != nil {
 		return err
+	}
+	if k, ok := auth.APIKeyFrom(r.Context()); ok {
+		// A key sees its own project alone, with its own role.
+		list = slices.DeleteFunc(list, func(p agentline.Project) bool { return p.ID != k.ProjectID })
+		for i := range list {
+			list[i].Role = auth.LowerRole(list[i].Role, k.Role)
+		}
 	}
 	return listing.WriteWhole(w, r, list, func(p agentline.Project) listing.Cursor { return listing.After(p.ID) })
 }

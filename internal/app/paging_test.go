@@ -200,6 +200,7 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 		if _, _, err := db.AddDoNotCall(ctx, p.ID, agentline.DoNotCall{PhoneNumber: fmt.Sprintf("+1415555020%d", i)}); err != nil {
 			t.Fatal(err)
 		}
+		s.Must(t, 201, "POST", pp+"/api-keys", tok, map[string]string{"name": fmt.Sprint("key", i), "role": "viewer"}, nil)
 	}
 	if _, _, _, err := db.AddContacts(ctx, p.ID, camp.ID, []agentline.CampaignContact{{PhoneNumber: "+14155550301"},
 		{PhoneNumber: "+14155550302"}, {PhoneNumber: "+14155550303"}, {PhoneNumber: "+14155550304"}}, 100); err != nil {
@@ -243,5 +244,6 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 		{pp + "/dnc", "items", "phone_number"},
 		{fmt.Sprintf("/api/agents/%d/scenarios", agent.ID), "", "id"},
 		{fmt.Sprintf("/api/agents/%d/test-runs", agent.ID), "test_runs", "id"},
+		{pp + "/api-keys", "", "id"},
 	}, tok
 }

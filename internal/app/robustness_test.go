@@ -35,7 +35,7 @@ type tenants struct {
 type domainObjects struct {
 	number, tool, document, channel, lead int64
 	webhook, delivery, invite             int64
-	campaign, scenario, testRun           int64
+	campaign, scenario, testRun, apiKey   int64
 	callSID, conversation, doNotCall      string
 }
 
@@ -65,6 +65,7 @@ var paramFixtures = map[string]func(f tenants) (own, other string){
 	"phone_number": func(f tenants) (string, string) { return f.own.doNotCall, f.other.doNotCall },
 	"scenario_id":  func(f tenants) (string, string) { return itoa(f.own.scenario), itoa(f.other.scenario) },
 	"run_id":       func(f tenants) (string, string) { return itoa(f.own.testRun), itoa(f.other.testRun) },
+	"key_id":       func(f tenants) (string, string) { return itoa(f.own.apiKey), itoa(f.other.apiKey) },
 	// A provider kind is named alike in every project; the project id
 	// tells them apart.
 	"kind": func(tenants) (string, string) { return "openai", "openai" },
@@ -128,6 +129,9 @@ func newObjects(t *testing.T, s *apptest.Server, token string, projectID, agentI
 		"goal": "Learn when the order ships", "success_criteria": "The agent says when."}, &sc)
 	s.Must(t, 201, "POST", "/api/agents/"+itoa(agentID)+"/test-runs", token, map[string]any{}, &run)
 	o.scenario, o.testRun = sc.ID, run.ID
+	var key struct{ ID int64 }
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(projectID)+"/api-keys", token, map[string]string{"name": "ci", "role": "viewer"}, &key)
+	o.apiKey = key.ID
 	return o
 }
 

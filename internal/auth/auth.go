@@ -36,6 +36,7 @@ type Store interface {
 	ProjectOf(ctx context.Context, kind agentline.Kind, id int64) (int64, error)
 	InviteStore
 	ResetStore
+	APIKeyStore
 }
 
 // Service signs users in and authorizes their requests.
@@ -46,6 +47,9 @@ type Service struct {
 	// resets counts reset emails asked for.
 	passwords *throttle
 	resets    *throttle
+	// keyFails counts unknown, revoked and expired API keys per client.
+	keyFails  *throttle
+	keyUse    keyUse
 	now       func() time.Time
 	cost      int
 	inviteTTL time.Duration
@@ -93,7 +97,8 @@ func WithSSOOnly(provider string) Option { return func(s *Service) { s.ssoOnly =
 // New returns a Service whose sign-ins last ttl.
 func New(store Store, ttl time.Duration, opts ...Option) *Service {
 	s := &Service{store: store, ttl: ttl, passwords: newThrottle(maxFailsPerEmail, maxFailsPerIP),
-		resets: newThrottle(maxResetsPerEmail, maxResetsPerIP), now: time.Now, cost: bcrypt.DefaultCost,
+		resets:   newThrottle(maxResetsPerEmail, maxResetsPerIP),
+		keyFails: newThrottle(maxFailsPerIP, maxFailsPerIP), now: time.Now, cost: bcrypt.DefaultCost,
 		inviteTTL: 7 * 24 * time.Hour, resetTTL: time.Hour}
 	for _, o := range opts {
 		o(s)
@@ -207,7 +212,8 @@ func (s *Service) Authenticate(ctx context.Context, token string) (agentline.Use
 }
 
 // Authorize is the one place that decides whether the signed-in user of ctx
-// may do perm on the project. A user who is no member gets not_found, so that
+// may do perm on the project. A request made with an API key acts in the
+// key's project alone, with the key's role (capped by its maker's). A user who is no member gets not_found, so that
 // another tenant's objects are never revealed; a member without the
 // permission gets forbidden.
 func (s *Service) Authorize(ctx context.Context, projectID int64, perm agentline.Permission) (agentline.Role, error) {
@@ -215,9 +221,18 @@ func (s *Service) Authorize(ctx context.Context, projectID int64, perm agentline
 	if !ok {
 		return "", agentline.Errorf(agentline.EUnauthorized, "sign in first")
 	}
+	k, isKey := APIKeyFrom(ctx)
+	if isKey && k.ProjectID != projectID {
+		return "", agentline.NotFound("project")
+	}
 	role, err := s.store.MemberRole(ctx, projectID, u.ID)
 	if err != nil {
 		return "", err
+	}
+	if isKey {
+		if role, err = keyRole(k, projectID, role); err != nil {
+			return "", err
+		}
 	}
 	if !role.Can(perm) {
 		return role, refusal(role, perm)

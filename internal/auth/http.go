@@ -43,7 +43,7 @@ func NewHandler(svc *Service, features Features) *Handler {
 
 // Routes lists the routes of this package.
 func (h *Handler) Routes() []httpx.Route {
-	return []httpx.Route{
+	return append([]httpx.Route{
 		httpx.PublicRoute("POST", "/api/auth/login", h.login),
 		h.svc.Route("POST", "/api/auth/logout", h.logout),
 		h.svc.Route("GET", "/api/me", h.me),
@@ -53,7 +53,7 @@ func (h *Handler) Routes() []httpx.Route {
 		httpx.PublicRoute("POST", "/api/auth/reset-password", h.resetPassword),
 		httpx.PublicRoute("GET", OIDCStartPath, h.ssoStart),
 		httpx.PublicRoute("GET", OIDCCallbackPath, h.ssoCallback),
-	}
+	}, h.apiKeyRoutes()...)
 }
 
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
@@ -174,11 +174,19 @@ func (h *Handler) me(w http.ResponseWriter, r *http.Request) error {
 // Route is a route behind a session token: the one way every package
 // declares its console routes.
 func (s *Service) Route(method, pattern string, fn httpx.HandlerFunc) httpx.Route {
-	return httpx.Route{Method: method, Pattern: pattern, Auth: httpx.Session, Name: httpx.NameOf(fn), Handler: s.Require(fn)}
+	keys := keysMayUse(method, pattern)
+	return httpx.Route{Method: method, Pattern: pattern, Auth: httpx.Session, Name: httpx.NameOf(fn),
+		Handler: httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+			r, err := s.signedIn(r, keys)
+			if err != nil {
+				return err
+			}
+			return fn(w, r)
+		})}
 }
 
 // Require runs fn only for a request with a live session token, with the
-// user in the request's context.
+// user in the request's context; API keys are refused.
 func (s *Service) Require(fn httpx.HandlerFunc) http.Handler {
 	return httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		r, err := s.SignedIn(r)
@@ -190,13 +198,36 @@ func (s *Service) Require(fn httpx.HandlerFunc) http.Handler {
 }
 
 // SignedIn authenticates r's session token and returns r with the user in
-// its context, for a public route that also serves the signed-in.
+// its context, for a public route that also serves the signed-in. API keys
+// are refused: such routes (accepting an invitation) are people's.
 func (s *Service) SignedIn(r *http.Request) (*http.Request, error) {
-	u, err := s.Authenticate(r.Context(), bearer(r))
-	if err != nil {
+	return s.signedIn(r, false)
+}
+
+// signedIn is SignedIn that, when keys is true, also takes an API key: its
+// maker is the request's user and the key rides along in the context, so
+// that Authorize binds the request to the key's project and role. A key
+// on a route that refuses keys is checked first all the same, so that a
+// revoked or expired key hears so everywhere.
+func (s *Service) signedIn(r *http.Request, keys bool) (*http.Request, error) {
+	token := bearer(r)
+	ctx := r.Context()
+	var u agentline.User
+	var err error
+	if strings.HasPrefix(token, agentline.APIKeyPrefix) {
+		var k agentline.APIKey
+		if k, u, err = s.authenticateKey(ctx, token, ClientIP(r)); err != nil {
+			return r, err
+		}
+		if !keys {
+			return r, ErrKeyNotAllowed
+		}
+		ctx = WithAPIKey(ctx, k)
+		ctx = httpx.WithLogger(ctx, httpx.Logger(ctx).With("api_key_id", k.ID))
+	} else if u, err = s.Authenticate(ctx, token); err != nil {
 		return r, err
 	}
-	ctx := WithUser(r.Context(), u)
+	ctx = WithUser(ctx, u)
 	ctx = httpx.WithLogger(ctx, httpx.Logger(ctx).With("user_id", u.ID))
 	return r.WithContext(ctx), nil
 }

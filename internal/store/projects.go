@@ -256,6 +256,7 @@ func (db *DB) deleteOwned(ctx context.Context, kind agentline.Kind, projectID, i
 // SQL; an unknown kind is refused.
 var kindTables = map[agentline.Kind]string{
 	agentline.KindAgent:             "agents",
+	agentline.KindAPIKey:            "api_keys",
 	agentline.KindTool:              "agent_tools",
 	agentline.KindKnowledgeDocument: "knowledge_documents",
 	agentline.KindChannel:           "channels",

@@ -15,7 +15,7 @@
  *   KnowledgeDocument, KnowledgeSearch, Channel, WidgetKey, CreatedWidgetKey, Snippets, Lead, LeadDetail, LeadPage,
  *   FormSubmitAnswer, Conversation, ConversationPage, Analytics, Delivery, NotifyAttempt, WebhookEndpoint,
  *   WebhookEndpointWithSecret, PhoneNumber, AvailableNumber, OutboundCall, Call, TestCall, Campaign, CampaignPage, ContactPage,
- *   ContactUpload, DoNotCall, DoNotCallPage, ProviderAccount, TestScenario, TestRun, TestRunPage} from "./types.js"
+ *   ContactUpload, DoNotCall, DoNotCallPage, ProviderAccount, TestScenario, TestRun, TestRunPage, APIKey} from "./types.js"
  */
 
 const TOKEN = "agentline.token";
@@ -308,3 +308,7 @@ export const getProviderAccount = (pid, kind) => request("GET", `/api/projects/$
 export const putProviderAccount = (pid, kind, b) => request("PUT", `/api/projects/${pid}/providers/${encodeURIComponent(kind)}`, b);
 /** @param {number} pid @param {string} kind */
 export const deleteProviderAccount = (pid, kind) => request("DELETE", `/api/projects/${pid}/providers/${encodeURIComponent(kind)}`);
+/** @param {number} pid @returns {Promise<APIKey[]>} */ export const listAPIKeys = (pid) => request("GET", `/api/projects/${pid}/api-keys`);
+/** @param {number} pid @param {{name: string, role: string, expires_at?: string}} b @returns {Promise<APIKey>} */
+export const createAPIKey = (pid, b) => request("POST", `/api/projects/${pid}/api-keys`, b);
+/** @param {number} id */ export const revokeAPIKey = (id) => request("DELETE", `/api/api-keys/${id}`);

@@ -494,3 +494,4 @@
 /** @typedef {{kind: "openai" | "gemini", base_url: string, key_last4: string, updated_at: string}} ProviderAccount a project's own account with a provider kind; never its key */
 
 export {};
+/** @typedef {{id: number, project_id: number, name: string, role: string, prefix: string, created_at: string, expires_at: string | null, revoked_at: string | null, last_used_at: string | null, key?: string}} APIKey a project's key for automation; key only in its creation's answer */

@@ -7,6 +7,7 @@ import { createProject, deleteProject, updateProject } from "../api.js";
 import { h, notice, table, when, confirmAction, errorText } from "../dom.js";
 import { form } from "../forms.js";
 import { providersCard } from "./providers.js";
+import { apiKeysCard } from "./apikeys.js";
 import { forgetProject, loadProjects, maybeProject, projects, refreshFrame, render, setProject } from "../router.js";
 
 /** @import {PageContext} from "../router.js" */
@@ -26,6 +27,7 @@ export async function projectsPage({ show }) {
     table(["Name", "Your role", "Created", ""], rows, "No projects yet."),
     current ? projectSettings(current) : null,
     current ? await providersCard(current) : null,
+    current ? await apiKeysCard(current) : null,
     h("div", { class: "card" }, h("h2", {}, "New project"), form([
       { name: "name", label: "Name", required: true },
       { name: "branding.display_name", label: "Name shown to visitors", hint: "Optional; the widget's title." },
