@@ -3,8 +3,12 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/secretbox"
@@ -128,5 +132,68 @@ func TestMCPUnreachableServerOffersNothing(t *testing.T) {
 	res, err := f.Execute(context.Background(), e.agent, agentline.ToolCall{Name: "down__anything"})
 	if err != nil || errorCode(t, res) != "unreachable" {
 		t.Fatalf("call to the unreachable server = %+v, %v", res, err)
+	}
+}
+
+// A tool added on the server reaches the next session before the cache
+// would expire: the server's tools/list_changed notification ends it.
+func TestMCPListChangedRefreshesTheTools(t *testing.T) {
+	db := storetest.Open(t, store.SQLite)
+	e := newEnv(t, db)
+	srv := mcptest.New(t, "")
+	f := New(db, Options{AllowPrivateWebhooks: true, Logger: quiet})
+	t.Cleanup(func() { _ = f.Close() })
+	e.addMCP(t, nil, agentline.WebhookTool{Name: "shop", URL: srv.URL()})
+	ctx := context.Background()
+	defs, err := f.Definitions(ctx, e.agent)
+	if err != nil || len(defs) != 4 {
+		t.Fatalf("definitions = %v, %v", defNames(defs), err)
+	}
+	srv.MCP.AddTool(&mcp.Tool{Name: "new_tool", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	for i := 0; ; i++ {
+		defs, err = f.Definitions(ctx, e.agent)
+		if err == nil && strings.Contains(strings.Join(defNames(defs), ","), "shop__new_tool") {
+			break
+		}
+		if i == 100 {
+			t.Fatalf("the new tool never appeared: %v, %v", defNames(defs), err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Rotating the encryption key reseals MCP headers; the tool keeps working
+// under the new key alone, and its URL is checked by the address policy
+// when saved.
+func TestMCPHeadersRotateAndURLPolicy(t *testing.T) {
+	db := storetest.Open(t, store.SQLite)
+	e := newEnv(t, db)
+	srv := mcptest.New(t, "rotate-me-token-0001")
+	oldBox := testBox(t)
+	e.addMCP(t, oldBox, agentline.WebhookTool{Name: "shop", URL: srv.URL(), Headers: map[string]string{"Authorization": "Bearer rotate-me-token-0001"}})
+	newKey := []byte("fedcba9876543210fedcba9876543210")
+	both, err := secretbox.New([][]byte{newKey, []byte("0123456789abcdef0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if n, err := db.ResealSecrets(ctx, both.Reseal); err != nil || n != 1 {
+		t.Fatalf("reseal = %d, %v", n, err)
+	}
+	onlyNew, _ := secretbox.New([][]byte{newKey})
+	f := New(db, Options{AllowPrivateWebhooks: true, Logger: quiet, Sealer: onlyNew})
+	t.Cleanup(func() { _ = f.Close() })
+	res, err := f.Execute(ctx, e.agent, agentline.ToolCall{Name: "shop__lookup_order", Arguments: json.RawMessage(`{"order_id":"R1"}`)})
+	if err != nil || res.Output != "order R1: shipped" {
+		t.Fatalf("call under the new key = %+v, %v", res, err)
+	}
+	// The API refuses an MCP URL on loopback (private webhooks not allowed).
+	status, body := e.do(t, e.owner, "POST", "/api/agents/"+strconv.FormatInt(e.agent.ID, 10)+"/tools",
+		map[string]any{"type": "mcp", "name": "inside", "url": srv.URL()})
+	if status != 400 || !strings.Contains(string(body), "url") {
+		t.Fatalf("loopback MCP URL = %d %s", status, body)
 	}
 }
