@@ -94,7 +94,7 @@ func New(store Store, opts Options) *Facility {
 		logger:       opts.Logger,
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentline_tool_calls_total",
-			Help: "Tool calls by tool name and outcome (ok, truncated, unknown_tool, invalid_arguments, invalid_tool, timeout, http_error, blocked_address, unreachable, canceled, internal).",
+			Help: "Tool calls by tool name (an MCP server's by the source's name) and outcome (ok, truncated, unknown_tool, invalid_arguments, invalid_tool, timeout, http_error, tool_error, mcp_error, blocked_address, unreachable, canceled, internal).",
 		}, []string{"tool", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "agentline_tool_call_duration_seconds",
