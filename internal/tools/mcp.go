@@ -30,6 +30,9 @@ const (
 	mcpListTTL = 60 * time.Second
 	// mcpMaxSessions bounds the open MCP sessions of one process.
 	mcpMaxSessions = 256
+	// mcpIdle is how long a session no conversation used stays open: a
+	// deleted tool's session ends within it.
+	mcpIdle = 10 * time.Minute
 	// mcpMaxTools bounds the tools taken from one server.
 	mcpMaxTools = 128
 	// mcpNameSep joins the tool's name and the server's tool name into the
@@ -75,6 +78,12 @@ func (p *mcpPool) entry(t agentline.WebhookTool) *mcpEntry {
 	defer p.mu.Unlock()
 	if p.entries == nil {
 		p.entries = map[int64]*mcpEntry{}
+	}
+	for id, c := range p.entries {
+		if id != t.ID && time.Since(c.used) > mcpIdle {
+			delete(p.entries, id)
+			go c.close()
+		}
 	}
 	e := p.entries[t.ID]
 	if e != nil && e.key == entryKey(t) {
