@@ -1,16 +1,10 @@
 package app_test
 
 import (
-	"context"
 	"encoding/json"
-	"net"
 	"net/http/httptest"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
@@ -19,47 +13,6 @@ import (
 	"github.com/agentline/agentline/internal/tools/mcptest"
 )
 
-// loopbackOnly makes Node's listen default to 127.0.0.1: the reference
-// server listens on every interface otherwise.
-const loopbackOnly = `data:text/javascript,import net from "node:net";` +
-	`const listen = net.Server.prototype.listen;` +
-	`net.Server.prototype.listen = function (...a) { if (typeof a[0] === "number" || typeof a[0] === "string") a.splice(1, 0, "127.0.0.1"); return listen.apply(this, a); };`
-
-// startEverything runs the reference MCP server from npm,
-// @modelcontextprotocol/server-everything, over streamable HTTP on a free
-// loopback port, and returns its endpoint.
-func startEverything(t *testing.T) string {
-	t.Helper()
-	dir := nodeModules(t, "@modelcontextprotocol/server-everything")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, "node", "--import", loopbackOnly,
-		filepath.Join(dir, "@modelcontextprotocol", "server-everything", "dist", "index.js"), "streamableHttp")
-	cmd.Env = append(cmd.Environ(), "PORT="+port)
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("node: %v", err)
-	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
-	for i := 0; ; i++ {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if i == 200 {
-			t.Fatalf("server-everything did not listen on %s", port)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return "http://127.0.0.1:" + port + "/mcp"
-}
-
 // A widget session whose model calls tools of two independent MCP servers
 // (the npm reference server and one built with the Go SDK): the provider
 // is offered only the allowed tools under prefixed names, with their input
@@ -67,7 +20,7 @@ func startEverything(t *testing.T) string {
 // server dropping the connection mid-call and an unreachable one give tool
 // errors, and the session goes on.
 func TestWidgetSessionUsesMCPTools(t *testing.T) {
-	everything := startEverything(t)
+	everything := mcptest.StartEverything(t)
 	shop := mcptest.New(t, "widget-mcp-token-5512")
 	fake := providerfake.New("sk-test", "g-test")
 	providerSrv := httptest.NewServer(fake)
