@@ -168,8 +168,9 @@ func (a *App) services(ctx context.Context) (shared, error) {
 		a.logger.Warn("sandbox provider on: OpenAI-kind agents talk to a pretend provider", "url", a.Config.OpenAIBaseURL)
 	}
 	a.Tools = tools.New(a.Store, tools.Options{
-		AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks, Registerer: a.registry, Logger: a.logger,
+		AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks, Registerer: a.registry, Logger: a.logger, Sealer: a.Secrets,
 	})
+	a.closers = append(a.closers, a.Tools)
 	s.providers = provideraccount.New(provideraccount.Options{
 		Store: a.Store, Sealer: a.Secrets, AllowPrivate: a.Config.AllowPrivateWebhooks, Production: a.Config.Production(),
 		Client: a.projectHTTP(10 * time.Second), Logger: a.logger,

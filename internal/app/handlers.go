@@ -55,7 +55,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 	return handlers{
 		accounts:  auth.NewHandler(a.Auth, a.features()).WithSSO(a.sso()),
 		api:       api.New(a.Store, a.Auth),
-		toolAdmin: tools.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks),
+		toolAdmin: tools.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks).WithMCP(a.Tools, a.Secrets),
 		widget: widget.New(widget.Options{
 			Store: a.Store, Auth: a.Auth, Limiter: s.limiter,
 			Provider: provider.New(provider.Config{Credentials: widgetCredentials{s.providers}, ProjectHTTP: a.projectHTTP(15 * time.Second)}, nil),

@@ -33,6 +33,10 @@ func permissionFixture(t *testing.T, s *apptest.Server) apptest.Fixture {
 	f.IDs["project_id"], f.IDs["agent_id"] = p.ID, a.ID
 	f.IDs["user_id"], f.IDs["owner_id"], f.IDs["leaver_id"] = users["newcomer"].ID, users["owner"].ID, users["leaver"].ID
 	f.IDs["other_project_id"], f.IDs["other_agent_id"] = q.ID, b.ID
+	var tool struct{ ID int64 }
+	s.Must(t, http.StatusCreated, "POST", "/api/agents/"+itoa(a.ID)+"/tools", f.Tokens["owner"],
+		map[string]string{"name": "lookup", "url": "https://hooks.example.com/x"}, &tool)
+	f.IDs["tool_id"] = tool.ID
 	return f
 }
 
@@ -128,6 +132,9 @@ func TestPermissionMatrix(t *testing.T) {
 		add(every("GET", "/api/agents/{agent_id}/versions/1", nil, readers)...)
 		add(every("GET", "/api/agents/{agent_id}/versions/2?diff=1", nil, readers)...)
 		add(every("POST", "/api/agents/{agent_id}/versions/1/publish", nil, writers)...)
+		// "List tools" of an MCP source is a read; a webhook tool has none
+		// to list (400), another tenant's tool is not there (404).
+		add(every("GET", "/api/tools/{tool_id}/mcp-tools", nil, map[string]int{"viewer": 400, "editor": 400, "owner": 400, "outsider": 404})...)
 
 		// The owner of this project is an outsider to the other one.
 		for _, sc := range []apptest.Scenario{

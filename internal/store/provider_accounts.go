@@ -85,5 +85,35 @@ func (db *DB) ResealSecrets(ctx context.Context, reseal Reseal) (int, error) {
 		}
 		return nil
 	})
+	if err != nil {
+		return changed, err
+	}
+	n, err := db.resealToolHeaders(ctx, reseal)
+	return changed + n, err
+}
+
+// resealToolHeaders is ResealSecrets for MCP tools' sealed headers.
+func (db *DB) resealToolHeaders(ctx context.Context, reseal Reseal) (int, error) {
+	changed := 0
+	err := db.tx(ctx, func(c conn) error {
+		list, err := queryAll(ctx, c, scanTool, `SELECT `+toolColumns+` FROM agent_tools WHERE sealed_headers <> '' ORDER BY id`)
+		if err != nil {
+			return err
+		}
+		for _, t := range list {
+			out, ok, err := reseal(t.SealedHeaders, agentline.MCPHeadersContext(t.ProjectID, t.AgentID, t.Name))
+			if err != nil {
+				return fmt.Errorf("headers of tool %d: %w", t.ID, err)
+			}
+			if !ok {
+				continue
+			}
+			if _, err := c.exec(ctx, `UPDATE agent_tools SET sealed_headers = ? WHERE id = ?`, out, t.ID); err != nil {
+				return err
+			}
+			changed++
+		}
+		return nil
+	})
 	return changed, err
 }

@@ -10,15 +10,18 @@ import (
 	"github.com/agentline/agentline"
 )
 
-const toolColumns = `id, project_id, agent_id, name, description, parameters, url, method, headers, timeout_ms, created_at, updated_at`
+const toolColumns = `id, project_id, agent_id, name, description, parameters, url, method, headers, timeout_ms, created_at, updated_at, type, allowed_tools, sealed_headers`
 
 func scanTool(row interface{ Scan(...any) error }) (agentline.WebhookTool, error) {
 	var t agentline.WebhookTool
-	var params, headers string
+	var params, headers, allowed string
 	err := row.Scan(&t.ID, &t.ProjectID, &t.AgentID, &t.Name, &t.Description, &params, &t.URL, &t.Method,
-		&headers, &t.TimeoutMS, utc(&t.CreatedAt), utc(&t.UpdatedAt))
+		&headers, &t.TimeoutMS, utc(&t.CreatedAt), utc(&t.UpdatedAt), &t.Type, &allowed, &t.SealedHeaders)
 	if err != nil {
 		return t, err
+	}
+	if err := json.Unmarshal([]byte(allowed), &t.AllowedTools); err != nil {
+		return t, fmt.Errorf("tool %d allowed_tools: %w", t.ID, err)
 	}
 	t.Parameters = json.RawMessage(params)
 	if err := json.Unmarshal([]byte(headers), &t.Headers); err != nil {
@@ -27,31 +30,51 @@ func scanTool(row interface{ Scan(...any) error }) (agentline.WebhookTool, error
 	return t, nil
 }
 
-func headersJSON(h map[string]string) (string, error) {
-	if h == nil {
+// toolJSON renders the JSON columns of t. An MCP tool's headers live only
+// in sealed_headers: its clear headers column stays empty.
+func toolJSON(t agentline.WebhookTool) (headers, allowed string, err error) {
+	h := t.Headers
+	if h == nil || t.Type == agentline.ToolMCP {
 		h = map[string]string{}
 	}
-	b, err := json.Marshal(h)
-	return string(b), err
+	a := t.AllowedTools
+	if a == nil {
+		a = []string{}
+	}
+	hb, err := json.Marshal(h)
+	if err != nil {
+		return "", "", err
+	}
+	ab, err := json.Marshal(a)
+	return string(hb), string(ab), err
+}
+
+func toolType(t agentline.WebhookTool) string {
+	if t.Type == "" {
+		return agentline.ToolWebhook
+	}
+	return t.Type
 }
 
 // CreateTool stores a new webhook tool for t.AgentID, which must be an agent
 // of t.ProjectID (otherwise not found). A name the agent already uses is a
 // conflict.
 func (db *DB) CreateTool(ctx context.Context, t agentline.WebhookTool) (agentline.WebhookTool, error) {
-	headers, err := headersJSON(t.Headers)
+	headers, allowed, err := toolJSON(t)
 	if err != nil {
 		return t, err
 	}
+	t.Type = toolType(t)
 	t.CreatedAt, t.UpdatedAt = db.now(), db.now()
 	// INSERT ... SELECT from agents: the row is written only when the agent
 	// belongs to the project.
 	err = db.writer().queryRow(ctx,
-		`INSERT INTO agent_tools (project_id, agent_id, name, description, parameters, url, method, headers, timeout_ms, created_at, updated_at)
-		 SELECT project_id, id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM agents WHERE project_id = ? AND id = ?
+		`INSERT INTO agent_tools (project_id, agent_id, name, description, parameters, url, method, headers, timeout_ms, created_at, updated_at,
+			type, allowed_tools, sealed_headers)
+		 SELECT project_id, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM agents WHERE project_id = ? AND id = ?
 		 RETURNING id`,
 		t.Name, t.Description, string(t.Parameters), t.URL, t.Method, headers, t.TimeoutMS, t.CreatedAt, t.UpdatedAt,
-		t.ProjectID, t.AgentID).Scan(&t.ID)
+		t.Type, allowed, t.SealedHeaders, t.ProjectID, t.AgentID).Scan(&t.ID)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return t, agentline.NotFound("agent")
@@ -86,14 +109,16 @@ func (db *DB) ToolByName(ctx context.Context, projectID, agentID int64, name str
 
 // UpdateTool saves every editable field of t, scoped to t.ProjectID.
 func (db *DB) UpdateTool(ctx context.Context, t agentline.WebhookTool) (agentline.WebhookTool, error) {
-	headers, err := headersJSON(t.Headers)
+	headers, allowed, err := toolJSON(t)
 	if err != nil {
 		return t, err
 	}
 	res, err := db.writer().exec(ctx,
-		`UPDATE agent_tools SET name = ?, description = ?, parameters = ?, url = ?, method = ?, headers = ?, timeout_ms = ?, updated_at = ?
+		`UPDATE agent_tools SET name = ?, description = ?, parameters = ?, url = ?, method = ?, headers = ?, timeout_ms = ?, updated_at = ?,
+			allowed_tools = ?, sealed_headers = ?
 		 WHERE project_id = ? AND id = ?`,
-		t.Name, t.Description, string(t.Parameters), t.URL, t.Method, headers, t.TimeoutMS, db.now(), t.ProjectID, t.ID)
+		t.Name, t.Description, string(t.Parameters), t.URL, t.Method, headers, t.TimeoutMS, db.now(),
+		allowed, t.SealedHeaders, t.ProjectID, t.ID)
 	if isUniqueViolation(err) {
 		return t, agentline.Errorf(agentline.EConflict, "the agent already has a tool named %q", t.Name)
 	}

@@ -36,6 +36,9 @@ type Handler struct {
 	store        HandlerStore
 	auth         *auth.Service
 	allowPrivate bool
+	// sealer and facility serve MCP tools (WithMCP).
+	sealer   Sealer
+	facility *Facility
 }
 
 // NewHandler returns the handler of the tool and knowledge routes.
@@ -54,6 +57,7 @@ func (h *Handler) Routes() []httpx.Route {
 		r("GET", "/api/tools/{tool_id}", h.getTool),
 		r("PATCH", "/api/tools/{tool_id}", h.updateTool),
 		r("DELETE", "/api/tools/{tool_id}", h.deleteTool),
+		r("GET", "/api/tools/{tool_id}/mcp-tools", h.listMCPTools),
 
 		r("GET", "/api/agents/{agent_id}/knowledge", h.listKnowledge),
 		r("POST", "/api/agents/{agent_id}/knowledge", h.uploadKnowledge),
@@ -68,10 +72,18 @@ type toolView struct {
 	Headers map[string]string `json:"headers"`
 }
 
+// viewTool masks t's headers: a webhook's show their first characters, an
+// MCP server's (opened into t.Headers by the caller) only their names.
 func viewTool(t agentline.WebhookTool) toolView {
 	masked := make(map[string]string, len(t.Headers))
 	for k, v := range t.Headers {
 		masked[k] = maskSecret(v)
+		if t.Type == agentline.ToolMCP {
+			masked[k] = mcpMask
+		}
+	}
+	if t.AllowedTools == nil {
+		t.AllowedTools = []string{}
 	}
 	return toolView{WebhookTool: t, Headers: masked}
 }
@@ -95,6 +107,9 @@ type toolInput struct {
 	Method      *string            `json:"method"`
 	Headers     *map[string]string `json:"headers"`
 	TimeoutMS   *int               `json:"timeout_ms"`
+	Type        *string            `json:"type"`
+	// AllowedTools is an MCP source's filter of the server's tool names.
+	AllowedTools *[]string `json:"allowed_tools"`
 }
 
 var (
@@ -118,6 +133,9 @@ const (
 // back in its masked form keeps the stored value, so a console can send the
 // set it was shown. allowPrivate is the Handler's.
 func (in toolInput) apply(t *agentline.WebhookTool, allowPrivate bool) error {
+	if err := in.applyType(t); err != nil {
+		return err
+	}
 	if in.Name != nil {
 		t.Name = strings.TrimSpace(*in.Name)
 	}
@@ -140,12 +158,15 @@ func (in toolInput) apply(t *agentline.WebhookTool, allowPrivate bool) error {
 		next := make(map[string]string, len(*in.Headers))
 		for k, v := range *in.Headers {
 			name := http.CanonicalHeaderKey(strings.TrimSpace(k))
-			if old, ok := lookupHeader(t.Headers, name); ok && v == maskSecret(old) {
+			if old, ok := lookupHeader(t.Headers, name); ok && (v == maskSecret(old) || v == mcpMask) {
 				v = old
 			}
 			next[name] = v
 		}
 		t.Headers = next
+	}
+	if t.Type == agentline.ToolMCP {
+		return validateMCPTool(t, allowPrivate)
 	}
 	return validateTool(t, allowPrivate)
 }
@@ -232,7 +253,7 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := make([]toolView, len(list))
 	for i, t := range list {
-		out[i] = viewTool(t)
+		out[i] = viewTool(h.opened(t))
 	}
 	return listing.WriteWhole(w, r, out, func(t toolView) listing.Cursor { return listing.After(t.ID) })
 }
@@ -250,9 +271,14 @@ func (h *Handler) createTool(w http.ResponseWriter, r *http.Request) error {
 	if err := in.apply(&t, h.allowPrivate); err != nil {
 		return err
 	}
+	if err := h.seal(&t); err != nil {
+		return err
+	}
+	headers := t.Headers
 	if t, err = h.store.CreateTool(r.Context(), t); err != nil {
 		return err
 	}
+	t.Headers = headers
 	httpx.WriteJSON(w, http.StatusCreated, viewTool(t))
 	return nil
 }
@@ -266,7 +292,7 @@ func (h *Handler) getTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, viewTool(t))
+	httpx.WriteJSON(w, http.StatusOK, viewTool(h.opened(t)))
 	return nil
 }
 
@@ -283,12 +309,22 @@ func (h *Handler) updateTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if t.Type == agentline.ToolMCP && t.SealedHeaders != "" {
+		if t.Headers, err = h.openHeaders(t); err != nil {
+			return err
+		}
+	}
 	if err := in.apply(&t, h.allowPrivate); err != nil {
 		return err
 	}
+	if err := h.seal(&t); err != nil {
+		return err
+	}
+	headers := t.Headers
 	if t, err = h.store.UpdateTool(r.Context(), t); err != nil {
 		return err
 	}
+	t.Headers = headers
 	httpx.WriteJSON(w, http.StatusOK, viewTool(t))
 	return nil
 }

@@ -58,15 +58,26 @@ type Options struct {
 	Logger *slog.Logger
 	// Resolver resolves webhook host names; nil means net.DefaultResolver.
 	Resolver *net.Resolver
+	// Sealer opens MCP tools' sealed headers (a *secretbox.Box); nil
+	// leaves MCP tools with headers unusable.
+	Sealer Opener
+}
+
+// Opener opens a sealed secret bound to context.
+type Opener interface {
+	Open(sealed, context string) (string, error)
 }
 
 // Facility lists an agent's tools and runs their calls.
 type Facility struct {
-	store    Store
-	client   *http.Client
-	logger   *slog.Logger
-	calls    *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	store        Store
+	client       *http.Client
+	sealer       Opener
+	allowPrivate bool
+	mcp          mcpPool
+	logger       *slog.Logger
+	calls        *prometheus.CounterVec
+	duration     *prometheus.HistogramVec
 }
 
 // New returns a Facility over store.
@@ -76,12 +87,14 @@ func New(store Store, opts Options) *Facility {
 		control = nil
 	}
 	f := &Facility{
-		store:  store,
-		client: newWebhookClient(control, opts.Resolver),
-		logger: opts.Logger,
+		store:        store,
+		client:       newWebhookClient(control, opts.Resolver),
+		sealer:       opts.Sealer,
+		allowPrivate: opts.AllowPrivateWebhooks,
+		logger:       opts.Logger,
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentline_tool_calls_total",
-			Help: "Tool calls by tool name and outcome (ok, truncated, unknown_tool, invalid_arguments, invalid_tool, timeout, http_error, blocked_address, unreachable, canceled, internal).",
+			Help: "Tool calls by tool name (an MCP server's by the source's name) and outcome (ok, truncated, unknown_tool, invalid_arguments, invalid_tool, timeout, http_error, tool_error, mcp_error, blocked_address, unreachable, canceled, internal).",
 		}, []string{"tool", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "agentline_tool_call_duration_seconds",
@@ -109,8 +122,10 @@ var searchDefinition = agentline.ToolDefinition{
 
 var searchSchema = mustCompileSchema(searchDefinition.Parameters)
 
-// Definitions lists the tools the agent offers its model (webhook tools, plus
-// search_knowledge_base when the agent has knowledge documents).
+// Definitions lists the tools the agent offers its model: webhook tools,
+// the allowed tools of its MCP servers (listed now, within
+// MCPListTimeout; a server that fails offers none), and
+// search_knowledge_base when the agent has knowledge documents.
 func (f *Facility) Definitions(ctx context.Context, agent agentline.Agent) ([]agentline.ToolDefinition, error) {
 	defs := []agentline.ToolDefinition{}
 	has, err := f.store.HasKnowledge(ctx, agent.ProjectID, agent.ID)
@@ -125,9 +140,11 @@ func (f *Facility) Definitions(ctx context.Context, agent agentline.Agent) ([]ag
 		return nil, fmt.Errorf("tool definitions of agent %d: %w", agent.ID, err)
 	}
 	for _, t := range list {
-		defs = append(defs, agentline.ToolDefinition{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		if t.Type != agentline.ToolMCP {
+			defs = append(defs, agentline.ToolDefinition{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		}
 	}
-	return defs, nil
+	return append(defs, f.mcpDefinitions(ctx, agent, list)...), nil
 }
 
 // toolError is a failure of the tool that the model reads as the output.
@@ -228,10 +245,14 @@ func (f *Facility) execute(ctx context.Context, agent agentline.Agent, call agen
 	// Looked up by agent and project: only the agent's own tools run.
 	tool, err := f.store.ToolByName(ctx, agent.ProjectID, agent.ID, call.Name)
 	if errors.Is(err, agentline.ErrNotFound) {
-		return "", false, unknownTool(call.Name)
+		return f.callMCP(ctx, agent, call, label)
 	}
 	if err != nil {
 		return "", false, err
+	}
+	if tool.Type == agentline.ToolMCP {
+		// An MCP source is not itself callable: its tools are.
+		return "", false, unknownTool(call.Name)
 	}
 	*label = call.Name
 	args, err := decodeArguments(call.Arguments)

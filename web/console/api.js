@@ -11,7 +11,7 @@
 // other tabs do not share it.
 
 /**
- * @import {Me, Login, Message, Project, Member, Invite, InviteDetails, User, PasswordReset, Agent, AgentVersion, VersionPage, Catalog, Tool,
+ * @import {Me, Login, Message, Project, Member, Invite, InviteDetails, User, PasswordReset, Agent, AgentVersion, VersionPage, Catalog, Tool, MCPListing,
  *   KnowledgeDocument, KnowledgeSearch, Channel, WidgetKey, CreatedWidgetKey, Snippets, Lead, LeadDetail, LeadPage,
  *   FormSubmitAnswer, Conversation, ConversationPage, Analytics, Delivery, NotifyAttempt, WebhookEndpoint,
  *   WebhookEndpointWithSecret, PhoneNumber, AvailableNumber, OutboundCall, Call, TestCall, Campaign, CampaignPage, ContactPage,
@@ -197,6 +197,7 @@ export const testSessionURL = (id) => `/api/agents/${id}/test-session`;
 /** @param {number} id @param {Body} b @returns {Promise<TestRun>} */ export const startTestRun = (id, b) => request("POST", `/api/agents/${id}/test-runs`, b);
 /** @param {number} id @returns {Promise<TestRunPage>} */ export const listTestRuns = (id) => request("GET", `/api/agents/${id}/test-runs?limit=100`);
 /** @param {number} id @returns {Promise<TestRun>} */ export const getTestRun = (id) => request("GET", `/api/test-runs/${id}`);
+/** @param {number} id @returns {Promise<MCPListing>} */ export const listMCPTools = (id) => request("GET", `/api/tools/${id}/mcp-tools`);
 
 /** @param {number} id @returns {Promise<KnowledgeDocument[]>} */ export const listDocuments = (id) => request("GET", `/api/agents/${id}/knowledge`);
 /** @param {number} id @param {FormData} b @returns {Promise<KnowledgeDocument>} */ export const uploadDocument = (id, b) => request("POST", `/api/agents/${id}/knowledge`, b);

@@ -184,13 +184,22 @@
 /** @typedef {{test_runs: TestRun[], next_cursor: string | null}} TestRunPage */
 
 /**
- * @typedef {object} Tool A webhook tool of an agent.
+ * @typedef {object} Tool A webhook tool of an agent, or an MCP server whose tools it offers.
  * @property {number} id
+ * @property {"webhook" | "mcp"} type
  * @property {string} name
  * @property {string} description
  * @property {JSONSchema} parameters
  * @property {string} url
- * @property {"GET" | "POST"} method
+ * @property {"GET" | "POST" | ""} method
+ * @property {Record<string, string>} headers names with masked values
+ * @property {string[]} allowed_tools an MCP server's tools to offer; empty: all
+ */
+
+/**
+ * @typedef {object} MCPListing An MCP server's tools as the model sees them, or why there are none.
+ * @property {{name: string, model_name: string, description: string}[]} tools
+ * @property {{code: string, message: string}} [error]
  */
 
 /** @typedef {{id: number, title: string, content_type: string, bytes: number, chunks: number}} KnowledgeDocument */

@@ -8,6 +8,7 @@ import { blankProperty, rowsBuilder, rowsFromSchema, schemaColumns, schemaFromRo
 import { h, table, confirmAction, notice, plural, alertError, errorText } from "../dom.js";
 import { form, FieldError } from "../forms.js";
 import { can, render } from "../router.js";
+import { listButton, mcpForm } from "./mcp-tools.js";
 
 /** @import {PageContext} from "../router.js" */
 /** @import {Agent, Tool} from "../types.js" */
@@ -46,7 +47,7 @@ function toolRow(a, t, box) {
   const del = h("button", { type: "button", class: "danger", "aria-label": `Delete ${t.name}` }, "Delete");
   edit.addEventListener("click", () => {
     const card = h("div", { class: "card", id: "tool-editor" }, h("h2", {}, "Edit " + t.name));
-    card.append(toolForm(a, t, (saved) => {
+    card.append((t.type === "mcp" ? mcpForm : toolForm)(a, t, (saved) => {
       card.remove();
       if (saved) render();
       else edit.focus();
@@ -65,6 +66,13 @@ function toolRow(a, t, box) {
     }
   });
   const props = Object.keys((t.parameters && t.parameters.properties) || {});
+  if (t.type === "mcp") {
+    const out = h("div", { "aria-live": "polite" });
+    const allowed = t.allowed_tools && t.allowed_tools.length ? t.allowed_tools.join(", ") : "all the server's tools";
+    return h("tr", {}, h("td", {}, h("b", {}, t.name), h("br", {}), h("span", { class: "muted" }, "MCP server")),
+      h("td", {}, "MCP"), h("td", { class: "wrap" }, t.url), h("td", {}, allowed, out),
+      h("td", { class: "actions" }, listButton(t, out), can("create") ? edit : null, can("delete") ? del : null));
+  }
   return h("tr", {}, h("td", {}, h("b", {}, t.name), h("br", {}), h("span", { class: "muted" }, t.description)),
     h("td", {}, t.method), h("td", { class: "wrap" }, t.url), h("td", {}, props.join(", ") || "none"),
     h("td", { class: "actions" }, can("create") ? edit : null, can("delete") ? del : null));
@@ -76,9 +84,11 @@ export async function agentTools(ctx, a) {
   const editors = h("div", {});
   const rows = tools.map((t) => toolRow(a, t, editors));
   return h("div", {},
-    h("p", { class: "muted" }, "The model calls these HTTP endpoints with the arguments it chose; the answer goes back to it."),
+    h("p", { class: "muted" }, "The model calls these HTTP endpoints with the arguments it chose, and the tools of these MCP servers; the answer goes back to it."),
     table(["Tool", "Method", "URL", "Parameters", ""], rows, "No tools yet."), editors,
-    can("create") ? h("div", { class: "card" }, h("h2", {}, "New webhook tool"), toolForm(a, null, () => render())) : null);
+    can("create") ? h("div", { class: "cols" },
+      h("div", { class: "card" }, h("h2", {}, "New webhook tool"), toolForm(a, null, () => render())),
+      h("div", { class: "card" }, h("h2", {}, "New MCP server"), mcpForm(a, null, () => render()))) : null);
 }
 
 /** agentKnowledge is the agent's knowledge tab. @param {PageContext} ctx @param {Agent} a */
