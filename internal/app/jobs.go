@@ -49,7 +49,7 @@ func (a *App) jobQueue(ctx context.Context, s shared, sender *mail.Sender) error
 	ao := analysis.AnalystOptions{Sandbox: a.Config.Sandbox,
 		OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey, OpenAIModel: a.Config.AnalysisModelOpenAI,
 		GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.realGeminiKey(), GeminiModel: a.Config.AnalysisModelGemini,
-		ProjectHTTP: a.projectHTTP(50 * time.Second)}
+		ProjectHTTP: a.projectHTTP(50 * time.Second), HTTP: a.providerHTTP(50 * time.Second)}
 	analyst := analysis.NewWorker(analysis.Options{Store: a.Store, Logger: a.logger,
 		MaxAttempts: int(a.Config.AnalysisMaxAttempts), Backoff: a.Config.AnalysisRetryBackoff,
 		Analysts: analysis.NewAnalysts(ao), Credentials: s.providers, ProjectAnalyst: analysis.NewProjectAnalyst(ao)})

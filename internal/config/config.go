@@ -77,6 +77,10 @@ type Config struct {
 	// only, never flags: secrets stay out of the process list).
 	RecordingsCredentials S3Credentials
 
+	// Tracing exports OpenTelemetry traces: OTEL_EXPORTER_OTLP_ENDPOINT or
+	// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (env only; see tracing.go).
+	Tracing bool
+
 	// EncryptionKeys is AGENTLINE_ENCRYPTION_KEY (env only): see
 	// encryption.go.
 	EncryptionKeys string
@@ -206,6 +210,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	c.sandboxSet = getenv("AGENTLINE_SANDBOX") != ""
 	c.RecordingsCredentials = s3CredentialsFromEnv(getenv)
+	c.Tracing = tracingFromEnv(getenv)
 	fs.Visit(func(f *flag.Flag) { c.sandboxSet = c.sandboxSet || f.Name == "sandbox" })
 	c.ApplySandbox()
 	return *c, c.Validate()
