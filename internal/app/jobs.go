@@ -62,7 +62,7 @@ func (a *App) jobQueue(ctx context.Context, s shared, sender *mail.Sender) error
 		jobs.AddPeriodic(r, &recording.Retention{Calls: s.recordings}, recording.RetentionInterval, agentline.SweepRecordings{})
 	}
 	q, err := jobs.New(jobs.Options{Pool: a.Store.JobPool(), Dialect: dialect, Logger: a.logger, Registerer: a.registry,
-		RescueAfter: a.Config.JobRescueAfter}, r)
+		RescueAfter: a.Config.JobRescueAfter, Tracing: a.tracing}, r)
 	if err != nil {
 		return err
 	}
