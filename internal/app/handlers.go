@@ -104,6 +104,7 @@ func (a *App) phoneHandler(s shared) *telephony.Handler {
 		MaxConcurrentCalls: int(a.Config.MaxConcurrentCalls),
 		Tools:              a.Tools, Credentials: s.providers, AllowPrivate: a.Config.AllowPrivateWebhooks,
 		MaxCallDuration: a.Config.MaxCallDuration, ModelReadyTimeout: a.Config.ModelReadyTimeout, Registerer: a.registry, Logger: a.logger,
+		Tracing: a.tracing,
 	}
 	if s.carrier != nil {
 		o.AnsweringMachine = campaign.NewVoicemail(a.Store, s.carrier, a.logger)

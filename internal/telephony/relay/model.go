@@ -26,7 +26,9 @@ func (c *Call) fromModel(ctx context.Context, msg []byte) error {
 		return c.bargeIn(ctx)
 	case "response.created":
 		c.responseStarted()
+		c.turnStart(ctx)
 	case "response.done":
+		c.turnEnd()
 		if err := c.responseDone(ctx); err != nil {
 			return err
 		}

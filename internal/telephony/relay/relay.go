@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentline/agentline"
 )
@@ -113,6 +114,10 @@ type Options struct {
 	// Gemini, when set, makes the model a Gemini Live connection: its
 	// Setup replaces SessionUpdate, and SpeakFirst is a GeminiText.
 	Gemini *GeminiOptions
+	// Tracer, when set (tracing is on), gets a span per model turn with
+	// its tool calls inside (trace.go), children of the span in Run's ctx;
+	// nil costs a nil check per turn, nothing per frame.
+	Tracer trace.Tracer
 }
 
 // Recorder records a call's audio. The relay calls it on its hot path, so
@@ -177,6 +182,12 @@ type Call struct {
 	toolRuns                  sync.WaitGroup // the runTool goroutines, which Run waits for
 
 	gem *geminiSide // nil for an OpenAI realtime model
+
+	// The model's open turn and its span's context (trace.go): the model's
+	// reader alone uses them.
+	turn    trace.Span
+	turnCtx context.Context
+	turns   int
 }
 
 // New prepares the relay of one call between two open sockets. The carrier
@@ -268,6 +279,7 @@ func (c *Call) Run(ctx context.Context) Result {
 	go func() { defer close(done); cancel(modelToCarrier(ctx)) }()
 	cancel(c.carrierToModel(ctx))
 	<-done
+	c.turnEnd() // the model's reader has returned: a turn cut short ends here
 	<-closed
 	res.CallerFrames, res.AgentFrames = c.callerFrames.Load(), c.agentFrames.Load()
 	c.toolRuns.Wait() // their ctx has ended: a late result is recorded, not sent
