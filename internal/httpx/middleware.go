@@ -33,8 +33,8 @@ type Edge struct {
 	// TracerProvider, when set (tracing is on), gets a span per request;
 	// nil leaves the chain as it is, with no tracing code on the path.
 	TracerProvider trace.TracerProvider
-	requests        *prometheus.CounterVec
-	latency         *prometheus.HistogramVec
+	requests       *prometheus.CounterVec
+	latency        *prometheus.HistogramVec
 }
 
 // NewEdge registers the HTTP metrics on reg.
