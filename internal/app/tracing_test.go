@@ -77,7 +77,9 @@ func TestTracesReachOTLPReceiver(t *testing.T) {
 		return otlptest.Span{}
 	}
 	parentOf := func(sp otlptest.Span) string { return byID[sp.ParentID].Name }
-	one("GET /api/projects", func(sp otlptest.Span) bool { return sp.ParentID == "" && sp.Attrs["http.response.status_code"] == "200" })
+	one("GET /api/projects", func(sp otlptest.Span) bool {
+		return sp.ParentID == "" && sp.Attrs["http.response.status_code"] == "200"
+	})
 	call := one("phone_call", nil)
 	if call.Attrs[agentline.ConversationIDAttribute] != convID {
 		t.Errorf("call span's conversation id = %q, want %q", call.Attrs[agentline.ConversationIDAttribute], convID)
@@ -170,4 +172,16 @@ func tracedCall(ctx context.Context, t *testing.T, s *apptest.Server, model *rea
 		t.Fatalf("analysis of the call: %+v", conv.Analysis)
 	}
 	return id
+}
+
+// With no OTLP endpoint set, no tracer provider (nor exporter) is built,
+// and requests reach the handlers with no span in their context: the edge
+// is not wrapped.
+func TestTracingOffByDefault(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	s := apptest.StartFresh(t, store.SQLite, nil)
+	if s.App.Config.Tracing || s.App.TracingOn() {
+		t.Fatal("tracing is on with no OTLP endpoint set")
+	}
 }
