@@ -1,11 +1,15 @@
 package httpx
 
 import (
+	"context"
 	"net/http"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentline/agentline"
 )
 
 // traced puts an OpenTelemetry server span around h: one per request,
@@ -40,4 +44,13 @@ func TracedClient(c *http.Client, tp trace.TracerProvider) *http.Client {
 		otelhttp.WithTracerProvider(tp),
 		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()))
 	return &out
+}
+
+// TagConversation puts the conversation id on the request's span, when
+// tracing is on, so that a conversation begun by a request (a widget
+// session) is found by the same attribute as its calls and jobs.
+func TagConversation(ctx context.Context, id string) {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(attribute.String(agentline.ConversationIDAttribute, id))
+	}
 }
