@@ -17,8 +17,8 @@ import (
 // CALLCOST_TRACING_SECONDS (default 8) through a server with tracing off,
 // then through one exporting to an OTLP/HTTP receiver in this process
 // (OTEL_EXPORTER_OTLP_ENDPOINT, the SDK's defaults otherwise), in
-// CALLCOST_TRACING_ROUNDS (default 2) alternating pairs, so that the
-// machine's load falls on both alike. The model's echo comes in turns of
+// CALLCOST_TRACING_ROUNDS (default 2) pairs, off first in odd rounds and
+// on first in even ones, so that neither always runs second. The model's echo comes in turns of
 // 1 s (50 frames), so a call has its request spans, its call span, a turn
 // span a second and the jobs its end causes. Run by `make bench`:
 //
@@ -32,17 +32,22 @@ func BenchmarkCallCostTracing(b *testing.B) {
 		model := realtimefake.New(costKey)
 		model.Echo, model.EchoTurn = true, 50
 		load := "load average " + relayload.LoadAverage()
-		var off, on float64
+		var cpu [2]float64
 		var frames [2]int
-		for range rounds {
-			r := tracedCostRun(b, model, n, d)
-			off += r.cpu
-			frames[0] += r.frames
-			b.Logf("tracing off: %d calls of %v: CPU %.2f s (%.2f s with idle), lost %d, frames %d", r.calls, r.d, r.cpu, r.raw, r.lost, r.frames)
-			r = tracedCostRun(b, model, n, d, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL)
-			on += r.cpu
-			frames[1] += r.frames
-			b.Logf("tracing on:  %d calls of %v: CPU %.2f s (%.2f s with idle), lost %d, frames %d", r.calls, r.d, r.cpu, r.raw, r.lost, r.frames)
+		for round := range rounds {
+			// Off then on, then on then off: neither comes always second.
+			for k := range 2 {
+				on := (k == 1) == (round%2 == 0)
+				var env []string
+				if on {
+					env = []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.URL}
+				}
+				r := tracedCostRun(b, model, n, d, env...)
+				cpu[b2i(on)] += r.cpu
+				frames[b2i(on)] += r.frames
+				b.Logf("round %d, tracing on %v: %d calls of %v: CPU %.2f s (%.2f s with idle), lost %d, frames %d",
+					round+1, on, r.calls, r.d, r.cpu, r.raw, r.lost, r.frames)
+			}
 			load += " " + relayload.LoadAverage()
 		}
 		model.Close()
@@ -57,6 +62,7 @@ func BenchmarkCallCostTracing(b *testing.B) {
 		}
 		// Per frame relayed: on a loaded machine the callers fall behind
 		// their pace by different amounts in each run.
+		off, on := cpu[0], cpu[1]
 		perOff, perOn := off/float64(frames[0]), on/float64(frames[1])
 		b.Logf("off %.2f s, on %.2f s over %d rounds: %+.1f %% CPU per frame with tracing on; %d spans received (%d turns) in %d requests, %d refused",
 			off, on, rounds, (perOn/perOff-1)*100, len(spans), turns, reqs, len(errs))
@@ -82,4 +88,11 @@ func tracedCostRun(b *testing.B, model *realtimefake.Server, n int, d time.Durat
 	})
 	srv.stop(b)
 	return r
+}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
 }
