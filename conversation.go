@@ -245,3 +245,8 @@ type ConversationDelivery struct {
 	WebhookDelivery
 	WebhookURL string `json:"webhook_url"`
 }
+
+// ConversationIDAttribute is the trace attribute that links a
+// conversation's spans across the process: its phone call or session, and
+// the jobs that follow it (analysis, deliveries of its events).
+const ConversationIDAttribute = "agentline.conversation_id"

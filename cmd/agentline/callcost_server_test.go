@@ -45,7 +45,7 @@ func costCommand(extra ...string) *exec.Cmd {
 // see TestMain) on a temp SQLite database, its carrier the fake and its
 // model the echoing fake, and creates through the API a project, an agent
 // and the number that reaches it, bought from the fake carrier.
-func startCostServer(b *testing.B, fake *twiliofake.Fake, model *realtimefake.Server) *costServer {
+func startCostServer(b *testing.B, fake *twiliofake.Fake, model *realtimefake.Server, extraEnv ...string) *costServer {
 	dir := b.TempDir()
 	cmd := exec.Command(os.Args[0], "serve")
 	cmd.Env = []string{
@@ -59,6 +59,7 @@ func startCostServer(b *testing.B, fake *twiliofake.Fake, model *realtimefake.Se
 		"TWILIO_ACCOUNT_SID=" + fake.AccountSID(), "TWILIO_AUTH_TOKEN=" + fake.AuthToken(), "TWILIO_API_BASE_URL=" + fake.URL(),
 		"OPENAI_API_KEY=" + costKey, "OPENAI_BASE_URL=" + model.URL(),
 	}
+	cmd.Env = append(cmd.Env, extraEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	logf, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {

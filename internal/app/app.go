@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/auth"
@@ -70,6 +71,9 @@ type App struct {
 	// sandboxPhone is the sandbox's pretend Twilio, when it is the carrier
 	// (tests read its log of calls).
 	sandboxPhone *twiliofake.Fake
+	// tracing makes the spans of requests, calls, jobs and provider
+	// requests; nil when tracing is off (tracing.go).
+	tracing trace.TracerProvider
 }
 
 // New opens and migrates the database, makes sure a secret and an owner

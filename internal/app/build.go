@@ -33,6 +33,10 @@ import (
 // job queue with the worker of every job kind, and every package's
 // handler. sender is nil when mail is off.
 func (a *App) build(ctx context.Context, sender *mail.Sender, stdout io.Writer) error {
+	var err error
+	if a.tracing, err = a.startTracing(ctx); err != nil {
+		return err
+	}
 	if err := a.foundation(ctx, sender != nil, stdout); err != nil {
 		return err
 	}
@@ -173,7 +177,7 @@ func (a *App) services(ctx context.Context) (shared, error) {
 	a.closers = append(a.closers, a.Tools)
 	s.providers = provideraccount.New(provideraccount.Options{
 		Store: a.Store, Sealer: a.Secrets, AllowPrivate: a.Config.AllowPrivateWebhooks, Production: a.Config.Production(),
-		Client: a.projectHTTP(10 * time.Second), Logger: a.logger,
+		Client: a.projectHTTP(10 * time.Second), Logger: a.logger, Tracing: a.tracing,
 		Deployment: map[agentline.Provider]agentline.ProviderCredentials{
 			agentline.ProviderOpenAI: {BaseURL: a.Config.OpenAIBaseURL, APIKey: a.Config.OpenAIAPIKey},
 			agentline.ProviderGemini: {BaseURL: a.Config.GeminiBaseURL, APIKey: a.Config.GeminiAPIKey},

@@ -18,3 +18,7 @@ func (a *App) PlaceCall(ctx context.Context, projectID, agentID int64, to string
 // SandboxCarrier is the sandbox's pretend Twilio, nil unless it is the
 // carrier: its log of calls is what a campaign is checked against.
 func (a *App) SandboxCarrier() *twiliofake.Fake { return a.sandboxPhone }
+
+// TracingOn reports whether the app built a tracer provider (an OTLP
+// endpoint is set).
+func (a *App) TracingOn() bool { return a.tracing != nil }

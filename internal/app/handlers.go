@@ -12,6 +12,7 @@ import (
 	"github.com/agentline/agentline/internal/config"
 	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/form"
+	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/provider"
 	"github.com/agentline/agentline/internal/provideraccount"
 	"github.com/agentline/agentline/internal/telephony"
@@ -58,7 +59,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 		toolAdmin: tools.NewHandler(a.Store, a.Auth, a.Config.AllowPrivateWebhooks).WithMCP(a.Tools, a.Secrets),
 		widget: widget.New(widget.Options{
 			Store: a.Store, Auth: a.Auth, Limiter: s.limiter,
-			Provider: provider.New(provider.Config{Credentials: widgetCredentials{s.providers}, ProjectHTTP: a.projectHTTP(15 * time.Second)}, nil),
+			Provider: provider.New(provider.Config{Credentials: widgetCredentials{s.providers}, ProjectHTTP: a.projectHTTP(15 * time.Second), Tracing: a.tracing}, nil),
 			Tools:    a.Tools, PublicURL: a.Config.PublicURL, AllowPrivateWebhooks: a.Config.AllowPrivateWebhooks,
 			Registerer: a.registry,
 		}),
@@ -107,6 +108,7 @@ func (a *App) phoneHandler(s shared) *telephony.Handler {
 		MaxConcurrentCalls: int(a.Config.MaxConcurrentCalls),
 		Tools:              a.Tools, Credentials: s.providers, AllowPrivate: a.Config.AllowPrivateWebhooks,
 		MaxCallDuration: a.Config.MaxCallDuration, ModelReadyTimeout: a.Config.ModelReadyTimeout, Registerer: a.registry, Logger: a.logger,
+		Tracing: a.tracing,
 	}
 	if s.carrier != nil {
 		o.AnsweringMachine = campaign.NewVoicemail(a.Store, s.carrier, a.logger)
@@ -138,7 +140,7 @@ func (a *App) carrierSignatures(token string) *phonecarrier.Signatures {
 // AGENTLINE_ALLOW_PRIVATE_WEBHOOKS), with its own timeout.
 func (a *App) projectHTTP(timeout time.Duration) *http.Client {
 	c := a.Tools.Client()
-	return &http.Client{Transport: c.Transport, CheckRedirect: c.CheckRedirect, Timeout: timeout}
+	return httpx.TracedClient(&http.Client{Transport: c.Transport, CheckRedirect: c.CheckRedirect, Timeout: timeout}, a.tracing)
 }
 
 // consoleConnect are the origins the console page may connect to besides

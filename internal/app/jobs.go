@@ -51,7 +51,7 @@ func (a *App) jobQueue(ctx context.Context, s shared, sender *mail.Sender) error
 	ao := analysis.AnalystOptions{Sandbox: a.Config.Sandbox,
 		OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey, OpenAIModel: a.Config.AnalysisModelOpenAI,
 		GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.realGeminiKey(), GeminiModel: a.Config.AnalysisModelGemini,
-		ProjectHTTP: a.projectHTTP(50 * time.Second)}
+		ProjectHTTP: a.projectHTTP(50 * time.Second), HTTP: a.providerHTTP(50 * time.Second)}
 	analysts := analysis.Options{Store: a.Store, Logger: a.logger,
 		MaxAttempts: int(a.Config.AnalysisMaxAttempts), Backoff: a.Config.AnalysisRetryBackoff,
 		Analysts: analysis.NewAnalysts(ao), Credentials: s.providers, ProjectAnalyst: analysis.NewProjectAnalyst(ao)}
@@ -68,7 +68,7 @@ func (a *App) jobQueue(ctx context.Context, s shared, sender *mail.Sender) error
 		jobs.AddPeriodic(r, &recording.Retention{Calls: s.recordings}, recording.RetentionInterval, agentline.SweepRecordings{})
 	}
 	q, err := jobs.New(jobs.Options{Pool: a.Store.JobPool(), Dialect: dialect, Logger: a.logger, Registerer: a.registry,
-		RescueAfter: a.Config.JobRescueAfter}, r)
+		RescueAfter: a.Config.JobRescueAfter, Tracing: a.tracing}, r)
 	if err != nil {
 		return err
 	}

@@ -66,6 +66,7 @@ func (a *App) serveMux() http.Handler {
 	}))
 	edge := httpx.NewEdge(a.logger, a.Config.MaxBodyBytes, a.registry)
 	edge.TrustedProxies, edge.BodyReadTimeout = a.Config.TrustedProxies(), a.Config.BodyReadTimeout
+	edge.TracerProvider = a.tracing
 	return edge.Wrap(mux)
 }
 

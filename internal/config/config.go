@@ -78,6 +78,9 @@ type Config struct {
 	RecordingsCredentials S3Credentials
 
 	OIDC OIDC // AGENTLINE_OIDC_*; see oidc.go
+	// Tracing exports OpenTelemetry traces: OTEL_EXPORTER_OTLP_ENDPOINT or
+	// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (env only; see tracing.go).
+	Tracing bool
 
 	// EncryptionKeys is AGENTLINE_ENCRYPTION_KEY (env only): see
 	// encryption.go.
@@ -213,6 +216,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	c.sandboxSet = getenv("AGENTLINE_SANDBOX") != ""
 	c.RecordingsCredentials = s3CredentialsFromEnv(getenv)
+	c.Tracing = tracingFromEnv(getenv)
 	fs.Visit(func(f *flag.Flag) { c.sandboxSet = c.sandboxSet || f.Name == "sandbox" })
 	c.ApplySandbox()
 	return *c, c.Validate()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentline/agentline"
 )
@@ -29,8 +30,11 @@ type Edge struct {
 	// BodyReadTimeout is how long a request body may take to arrive
 	// (AGENTLINE_BODY_READ_TIMEOUT); 0 means no limit.
 	BodyReadTimeout time.Duration
-	requests        *prometheus.CounterVec
-	latency         *prometheus.HistogramVec
+	// TracerProvider, when set (tracing is on), gets a span per request;
+	// nil leaves the chain as it is, with no tracing code on the path.
+	TracerProvider trace.TracerProvider
+	requests       *prometheus.CounterVec
+	latency        *prometheus.HistogramVec
 }
 
 // NewEdge registers the HTTP metrics on reg.
@@ -57,10 +61,19 @@ var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // Wrap puts the middleware around next: request id, nosniff, per-request
 // logger, client address, body size and read time limits (a POST, PUT or
 // PATCH declaring a length over the size limit is a 413 at once), panic
-// recovery, access log and metrics.
+// recovery, access log and metrics; with tracing on, a span around it all.
 func (e *Edge) Wrap(next http.Handler) http.Handler {
+	h := e.wrap(next)
+	if e.TracerProvider != nil {
+		return traced(h, e.TracerProvider)
+	}
+	return h
+}
+
+func (e *Edge) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		orig := r
 		id := r.Header.Get("X-Request-Id")
 		if !requestIDPattern.MatchString(id) {
 			var b [8]byte
@@ -108,6 +121,9 @@ func (e *Edge) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(rec, r)
+		// The mux set the pattern on its own copy of the request: handed
+		// back, the span around the edge is named by route.
+		orig.Pattern = r.Pattern
 	})
 }
 

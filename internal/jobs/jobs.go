@@ -26,6 +26,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentline/agentline"
 )
@@ -83,6 +85,9 @@ type Options struct {
 	RescueAfter time.Duration
 	Logger      *slog.Logger
 	Registerer  prometheus.Registerer
+	// Tracing, when set (tracing is on), gives each job run a span
+	// (tracing.go); nil adds nothing to a job's run.
+	Tracing trace.TracerProvider
 }
 
 // Queue is the job queue of one instance.
@@ -145,7 +150,12 @@ func New(o Options, r *Registry) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
+	var mw []rivertype.Middleware
+	if o.Tracing != nil {
+		mw = append(mw, tracingMiddleware(o.Tracing))
+	}
 	client, err := river.NewClient(d, &river.Config{
+		Middleware:        mw,
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.Workers}},
 		Workers:           r.workers,
 		PeriodicJobs:      r.periodic,

@@ -15,7 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
 )
 
 // Config holds the providers' base URLs and keys (OPENAI_BASE_URL,
@@ -33,6 +36,9 @@ type Config struct {
 	// URL: a client that keeps to the outgoing address policy. nil uses
 	// the client of New.
 	ProjectHTTP *http.Client
+	// Tracing, when set (tracing is on), gives the client New makes a span
+	// per provider request.
+	Tracing trace.TracerProvider
 }
 
 // Credentials are the base URL and key of a project's provider kind.
@@ -51,7 +57,7 @@ type Client struct {
 // transport.
 func New(cfg Config, hc *http.Client) *Client {
 	if hc == nil {
-		hc = &http.Client{Timeout: 15 * time.Second, Transport: transport}
+		hc = httpx.TracedClient(&http.Client{Timeout: 15 * time.Second, Transport: transport}, cfg.Tracing)
 	}
 	cfg.OpenAIBaseURL = strings.TrimSuffix(cfg.OpenAIBaseURL, "/")
 	cfg.GeminiBaseURL = strings.TrimSuffix(cfg.GeminiBaseURL, "/")

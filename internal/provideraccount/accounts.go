@@ -16,7 +16,10 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
 )
 
 // Store is what accounts need from storage.
@@ -56,6 +59,9 @@ type Options struct {
 	// sees it within that time.
 	CacheFor time.Duration
 	Logger   *slog.Logger
+	// Tracing, when set (tracing is on), gives the checks of deployment
+	// keys a span per request (Client is the caller's to trace).
+	Tracing trace.TracerProvider
 }
 
 // Accounts resolves and manages projects' provider accounts.
@@ -95,7 +101,7 @@ func New(o Options) *Accounts {
 		c.BaseURL = strings.TrimSuffix(c.BaseURL, "/")
 		o.Deployment[k] = c
 	}
-	return &Accounts{o: o, trusted: &http.Client{Timeout: 10 * time.Second}, now: time.Now, cache: map[cacheKey]cached{}}
+	return &Accounts{o: o, trusted: httpx.TracedClient(&http.Client{Timeout: 10 * time.Second}, o.Tracing), now: time.Now, cache: map[cacheKey]cached{}}
 }
 
 // Credentials are the base URL and key the project's agents of kind use:

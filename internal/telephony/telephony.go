@@ -15,6 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/httpx"
@@ -94,6 +96,8 @@ type Options struct {
 	// AnsweringMachine hears who answered the calls placed with machine
 	// detection; nil: the verdict is only recorded.
 	AnsweringMachine AnsweringMachine
+	// Tracing, when set (tracing is on), traces each call.
+	Tracing trace.TracerProvider
 }
 
 // Handler serves the phone channel's management routes, the carrier's
@@ -162,7 +166,7 @@ func New(opts Options) *Handler {
 		GeminiBaseURL: opts.GeminiBaseURL, GeminiAPIKey: opts.GeminiAPIKey,
 		Credentials: opts.Credentials, AllowPrivate: opts.AllowPrivate,
 		MaxCallDuration: opts.MaxCallDuration, ModelReadyTimeout: opts.ModelReadyTimeout,
-		Registerer: opts.Registerer, Logger: opts.Logger, Recordings: opts.Recordings,
+		Registerer: opts.Registerer, Logger: opts.Logger, Recordings: opts.Recordings, Tracing: opts.Tracing,
 	})
 	return &Handler{
 		enabled: opts.Enabled, store: opts.Store, auth: opts.Auth, carrierAPI: opts.Carrier,

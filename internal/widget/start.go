@@ -97,6 +97,7 @@ func (h *Handler) startSession(ctx context.Context, ch channelRef, in sessionReq
 	if err != nil {
 		return startedSession{}, fmt.Errorf("store session: %w", err)
 	}
+	httpx.TagConversation(ctx, s.ID)
 	httpx.Logger(ctx).Info("widget session started", "session_id", s.ID, "agent_id", agent.ID, "provider", agent.Provider, "modality", modality)
 	return startedSession{Session: s, Token: tok, Modality: modality}, nil
 }

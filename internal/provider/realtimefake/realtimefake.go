@@ -28,6 +28,10 @@ type Server struct {
 	// any message that has no "type" as it came (what a pass-through relay
 	// forwards), for load runs. Nothing is recorded then.
 	Echo bool
+	// EchoTurn, with Echo, makes every EchoTurn appends one model turn:
+	// a response.created before the first one's echo, a response.done
+	// after the last one's (what the relay traces as a turn).
+	EchoTurn int
 	// ReadyDelay holds each session.updated back this long, as a slow
 	// service would; NeverReady never sends it (the socket stays open).
 	ReadyDelay time.Duration
@@ -135,6 +139,7 @@ func (ss *Session) run(ctx context.Context) {
 	defer close(ss.done)
 	ss.Send(ctx, map[string]any{"type": "session.created", "session": map[string]any{"type": "realtime", "model": ss.Model}})
 	var buf bytes.Buffer
+	appends := 0
 	for {
 		_, r, err := ss.conn.Reader(ctx)
 		if err != nil {
@@ -193,7 +198,8 @@ func (ss *Session) run(ctx context.Context) {
 				ss.sendError(ctx, "audio_before_session_update", "input audio arrived before session.update")
 			}
 			if ss.server.Echo {
-				ss.SendRaw(ctx, appendDelta(nil, head.Audio, "item_echo"))
+				appends++
+				ss.echo(ctx, head.Audio, appends)
 			}
 		}
 	}
@@ -336,4 +342,22 @@ func (ss *Session) Answer(ctx context.Context, audioEndMs int64, delay time.Dura
 		return ctx.Err()
 	}
 	return ss.SendRaw(ctx, appendDelta(nil, audioB64, itemID))
+}
+
+var (
+	echoCreated = []byte(`{"type":"response.created","response":{"id":"resp_1"}}`)
+	echoDone    = []byte(`{"type":"response.done","response":{"id":"resp_1"}}`)
+)
+
+// echo answers the n-th append with its audio, inside turns of EchoTurn
+// appends when that is set.
+func (ss *Session) echo(ctx context.Context, audio string, n int) {
+	turn := ss.server.EchoTurn
+	if turn > 0 && n%turn == 1%turn {
+		ss.SendRaw(ctx, echoCreated)
+	}
+	ss.SendRaw(ctx, appendDelta(nil, audio, "item_echo"))
+	if turn > 0 && n%turn == 0 {
+		ss.SendRaw(ctx, echoDone)
+	}
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/recording"
@@ -101,6 +103,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Recordings records calls; nil records none, whatever the agents say.
 	Recordings Recordings
+	// Tracing, when set (tracing is on), gets a span per call with its
+	// turns and tool calls inside; nil traces nothing.
+	Tracing trace.TracerProvider
 }
 
 // Handler answers the carrier's inbound webhook and media streams, and
@@ -129,13 +134,19 @@ type Handler struct {
 	live    *liveCalls
 	metrics *metrics
 	voices  *voiceMapper
+	// tracer is nil when tracing is off.
+	tracer trace.Tracer
 }
 
 // New returns the live call path. The caller (package telephony) fills in
 // the defaults of every option, so they are decided in one place.
 func New(opts Options) *Handler {
+	var tracer trace.Tracer
+	if opts.Tracing != nil {
+		tracer = opts.Tracing.Tracer("github.com/agentline/agentline/internal/telephony")
+	}
 	return &Handler{
-		store: opts.Store, carrierAPI: opts.Carrier, secret: opts.Secret, host: opts.BotHost,
+		tracer: tracer, store: opts.Store, carrierAPI: opts.Carrier, secret: opts.Secret, host: opts.BotHost,
 		signatures: opts.Signatures, now: opts.Now, tools: opts.Tools,
 		creds: credentialsOf(opts), allowPrivate: opts.AllowPrivate,
 		maxCallDuration: opts.MaxCallDuration, modelReadyTimeout: opts.ModelReadyTimeout,

@@ -38,7 +38,9 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 		log.Error("tool definitions", "err", err)
 	}
 	entries := h.startCallLog(sc, log)
+	ctx, endSpan := h.startCallSpan(ctx, sc)
 	rec := func(res relay.Result, reason string, ended time.Time) {
+		endSpan(res, reason)
 		h.finishCall(sc, res, reason, ended, entries.stop(), log)
 	}
 	// A model the call cannot reach (no key, a refused socket) is told to
@@ -71,6 +73,7 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 		Logger:       log,
 		FrameLatency: h.metrics.frameLatency,
 		ReadyTimeout: h.modelReadyTimeout,
+		Tracer:       h.tracer,
 		BeforeCarrierClose: func(res relay.Result) {
 			if tools.transfer.Load() && res.Reason == relay.EndAgentHangup {
 				transferred = h.transfer(sc, log)
@@ -85,6 +88,7 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 	tools.relay = rc
 	if !h.live.add(sid, rc) {
 		log.Warn("a stream for this call is already relayed")
+		endSpan(relay.Result{}, "stream_refused")
 		discardRecording(recorder)
 		entries.stop()
 		relay.CloseSocket(model, websocket.StatusNormalClosure, "stream refused")

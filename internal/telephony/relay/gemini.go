@@ -244,6 +244,7 @@ func (g *geminiSide) audio(ctx context.Context, data []byte) error {
 	c.mu.Unlock()
 	if !active {
 		c.responseStarted()
+		c.turnStart(ctx)
 		g.flushCaller()
 	}
 	var err error
@@ -283,6 +284,7 @@ func (g *geminiSide) nextTurn() {
 func (g *geminiSide) interrupted(ctx context.Context) error {
 	g.flushAgent()
 	g.nextTurn()
+	g.c.turnEnd()
 	g.c.mu.Lock()
 	g.c.responseActive = false
 	g.c.mu.Unlock()
@@ -300,6 +302,7 @@ func (g *geminiSide) turnComplete(ctx context.Context) error {
 		}
 	}
 	g.nextTurn()
+	c.turnEnd()
 	g.flushTranscripts()
 	if err := c.markRest(ctx); err != nil {
 		return err

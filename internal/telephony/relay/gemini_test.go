@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/provider/geminilivefake"
@@ -35,6 +36,12 @@ func geminiSetup(handle string) []byte {
 }
 
 func newGeminiRig(t *testing.T, tools relay.Tools) *geminiRig {
+	t.Helper()
+	return newTracedGeminiRig(t, tools, nil)
+}
+
+// newTracedGeminiRig is newGeminiRig with the relay's Tracer set.
+func newTracedGeminiRig(t *testing.T, tools relay.Tools, tracer trace.Tracer) *geminiRig {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
@@ -66,6 +73,7 @@ func newGeminiRig(t *testing.T, tools relay.Tools) *geminiRig {
 			SpeakFirst: relay.GeminiText("Greet the caller."),
 			OnEvent:    func(e relay.Event) { r.events <- e },
 			Gemini:     &relay.GeminiOptions{Setup: geminiSetup, Dial: dial},
+			Tracer:     tracer,
 		})
 		r.call <- c
 		r.result <- c.Run(context.Background())

@@ -22,6 +22,7 @@ func (g *geminiSide) toolCall(ctx context.Context, val []byte) error {
 		return end(EndRelayProtocolError, fmt.Errorf("toolCall message: %w", err))
 	}
 	g.flushTranscripts()
+	g.c.turnStart(ctx) // a turn may ask for tools before it says a word
 	g.c.mu.Lock()
 	g.c.responseActive = false
 	g.c.mu.Unlock()

@@ -80,7 +80,7 @@ func (c *Call) speechStopped(msg []byte) {
 		return
 	}
 	c.mu.Lock()
-	c.turnEnd = end
+	c.callerTurnEnd = end
 	c.mu.Unlock()
 }
 

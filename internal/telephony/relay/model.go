@@ -28,7 +28,9 @@ func (c *Call) fromModel(ctx context.Context, msg []byte) error {
 		c.speechStopped(msg)
 	case "response.created":
 		c.responseStarted()
+		c.turnStart(ctx)
 	case "response.done":
+		c.turnEnd()
 		if err := c.responseDone(ctx); err != nil {
 			return err
 		}
@@ -99,7 +101,7 @@ func (c *Call) audioOut(ctx context.Context, itemID, delta []byte) error {
 		c.gen++
 		c.itemID = string(itemID)
 		c.sentBytes, c.markedBytes, c.playedBytes = 0, 0, 0
-		turnEnd, c.turnEnd = c.turnEnd, 0 // this item answers the caller's turn
+		turnEnd, c.callerTurnEnd = c.callerTurnEnd, 0 // this item answers the caller's turn
 	}
 	c.sentBytes += int64(base64.StdEncoding.DecodedLen(len(delta)) - padding(delta))
 	gen, sent := c.gen, c.sentBytes

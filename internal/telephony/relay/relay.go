@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentline/agentline"
 )
@@ -116,6 +117,10 @@ type Options struct {
 	// Gemini, when set, makes the model a Gemini Live connection: its
 	// Setup replaces SessionUpdate, and SpeakFirst is a GeminiText.
 	Gemini *GeminiOptions
+	// Tracer, when set (tracing is on), gets a span per model turn with
+	// its tool calls inside (trace.go), children of the span in Run's ctx;
+	// nil costs a nil check per turn, nothing per frame.
+	Tracer trace.Tracer
 }
 
 // Recorder records a call's audio. The relay calls it on its hot path, so
@@ -181,8 +186,13 @@ type Call struct {
 
 	gem *geminiSide // nil for an OpenAI realtime model
 
-	clock   turnClock // maps the model's speech_stopped to the relay's clock
-	turnEnd int64     // under mu: unix ns the caller's turn ended, awaiting the answer's first audio; 0 none
+	clock         turnClock // maps the model's speech_stopped to the relay's clock
+	callerTurnEnd int64     // under mu: unix ns the caller's turn ended, awaiting the answer's first audio; 0 none
+	// The model's open turn and its span's context (trace.go): the model's
+	// reader alone uses them.
+	turn    trace.Span
+	turnCtx context.Context
+	turns   int
 }
 
 // New prepares the relay of one call between two open sockets. The carrier
@@ -275,6 +285,7 @@ func (c *Call) Run(ctx context.Context) Result {
 	go func() { defer close(done); cancel(modelToCarrier(ctx)) }()
 	cancel(c.carrierToModel(ctx))
 	<-done
+	c.turnEnd() // the model's reader has returned: a turn cut short ends here
 	<-closed
 	res.CallerFrames, res.AgentFrames = c.callerFrames.Load(), c.agentFrames.Load()
 	c.toolRuns.Wait() // their ctx has ended: a late result is recorded, not sent

@@ -37,6 +37,7 @@ func (c *Call) startTool(ctx context.Context, call agentline.ToolCall) {
 	c.mu.Lock()
 	c.toolsPending++
 	c.mu.Unlock()
+	ctx = c.inTurn(ctx)
 	c.toolRuns.Go(func() { c.runTool(ctx, call) })
 }
 
@@ -49,7 +50,9 @@ func (c *Call) startTool(ctx context.Context, call agentline.ToolCall) {
 // failed because the call ended has no result; that is only logged.
 func (c *Call) runTool(ctx context.Context, call agentline.ToolCall) {
 	start := time.Now()
-	res, err := c.execute(ctx, call)
+	tctx, span := c.toolSpan(ctx, call)
+	res, err := c.execute(tctx, call)
+	endToolSpan(span, res, err)
 	if err != nil {
 		c.log.Info("tool call canceled: the call ended", "tool", call.Name, "call_id", call.CallID, "duration", time.Since(start), "err", err)
 		return
