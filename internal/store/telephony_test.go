@@ -232,6 +232,12 @@ func TestCalls(t *testing.T) {
 		if _, err := db.ProjectOfCall(ctx, "CA404"); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("ProjectOfCall missing: %v", err)
 		}
+		if c, err := db.CallBySID(ctx, "CA1"); err != nil || c.ProjectID != p1.ID || c.ID != c1.ID {
+			t.Fatalf("CallBySID = %+v %v", c, err)
+		}
+		if _, err := db.CallBySID(ctx, "CA404"); !errors.Is(err, agentline.ErrNotFound) {
+			t.Fatalf("CallBySID missing: %v", err)
+		}
 		// Releasing the number keeps the call history.
 		if err := db.DeletePhoneNumber(ctx, p1.ID, n.ID); err != nil {
 			t.Fatal(err)
