@@ -117,6 +117,15 @@ func (db *DB) Call(ctx context.Context, projectID int64, callSID string) (agentl
 	return c, notFound(err, "call")
 }
 
+// CallBySID returns a call by its carrier SID, whatever its project (a
+// call SID is unique): a media stream's admission reads the call it names
+// without first reading its agent's project, then holds it to the agent.
+func (db *DB) CallBySID(ctx context.Context, callSID string) (agentline.Call, error) {
+	c, err := scanCall(db.reader().queryRow(ctx,
+		`SELECT `+callColumns+` FROM calls WHERE call_sid = ?`, callSID))
+	return c, notFound(err, "call")
+}
+
 // CallByStreamRef returns the outbound call of the project whose media
 // stream carries ref (the stream_ref parameter of its TwiML), so the relay
 // can match a stream's start message to the record.

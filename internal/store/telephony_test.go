@@ -53,6 +53,12 @@ func TestPhoneNumbers(t *testing.T) {
 		if pid, err := db.ProjectOf(ctx, agentline.KindPhoneNumber, n.ID); err != nil || pid != p1.ID {
 			t.Fatalf("ProjectOf = %d %v", pid, err)
 		}
+		if a, err := db.NumberAgent(ctx, "+14155550100"); err != nil || a.ID != ada.ID || a.ProjectID != p1.ID || a.Running != a.PublishedVersion {
+			t.Fatalf("NumberAgent = %+v %v", a, err)
+		}
+		if _, err := db.NumberAgent(ctx, "+14155550199"); !errors.Is(err, agentline.ErrNotFound) {
+			t.Fatalf("NumberAgent of an unknown number: %v", err)
+		}
 		// Cross-tenant probes: everything scoped to p2 misses p1's number.
 		if _, err := db.PhoneNumber(ctx, p2.ID, n.ID); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("read across projects: %v", err)
@@ -231,6 +237,12 @@ func TestCalls(t *testing.T) {
 		}
 		if _, err := db.ProjectOfCall(ctx, "CA404"); !errors.Is(err, agentline.ErrNotFound) {
 			t.Fatalf("ProjectOfCall missing: %v", err)
+		}
+		if c, err := db.CallBySID(ctx, "CA1"); err != nil || c.ProjectID != p1.ID || c.ID != c1.ID {
+			t.Fatalf("CallBySID = %+v %v", c, err)
+		}
+		if _, err := db.CallBySID(ctx, "CA404"); !errors.Is(err, agentline.ErrNotFound) {
+			t.Fatalf("CallBySID missing: %v", err)
 		}
 		// Releasing the number keeps the call history.
 		if err := db.DeletePhoneNumber(ctx, p1.ID, n.ID); err != nil {

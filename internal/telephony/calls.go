@@ -3,6 +3,7 @@ package telephony
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -217,15 +218,21 @@ func (h *Handler) statusCallback(w http.ResponseWriter, r *http.Request) error {
 		}
 		e.DurationS = &n
 	}
-	log := httpx.Logger(r.Context()).With("call_sid", e.CallSID, "status", e.Status, "sequence", f.Get("SequenceNumber"))
+	// The log's attributes are given per line, not through With: a JSON
+	// handler formats With's at once, and the usual callback logs nothing
+	// at the default level.
+	log := httpx.Logger(r.Context())
 	call, err := h.store.ApplyCallEvent(r.Context(), e, conversation.CallChanged)
 	switch {
 	case errors.Is(err, agentline.ErrNotFound):
-		log.Info("status callback for a call we do not know", "to", e.To)
+		log.Info("status callback for a call we do not know", "call_sid", e.CallSID, "status", e.Status, "sequence", f.Get("SequenceNumber"), "to", e.To)
 	case err != nil:
 		return err
 	default:
-		log.Debug("call status", "project_id", call.ProjectID, "agent_id", call.AgentID, "recorded_status", call.Status)
+		if log.Enabled(r.Context(), slog.LevelDebug) {
+			log.Debug("call status", "call_sid", e.CallSID, "status", e.Status, "sequence", f.Get("SequenceNumber"),
+				"project_id", call.ProjectID, "agent_id", call.AgentID, "recorded_status", call.Status)
+		}
 		if agentline.CallStatusFinal(call.Status) && call.StreamRef != "" {
 			// Ended (busy, no answer, ...): a stream that has not come
 			// never will, and a drain must not wait for it.

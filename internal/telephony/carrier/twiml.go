@@ -1,7 +1,9 @@
 package carrier
 
 import (
+	"encoding/xml"
 	"fmt"
+	"strings"
 
 	"github.com/twilio/twilio-go/twiml"
 )
@@ -19,18 +21,29 @@ func StreamURL(botHost string, agentID int64) string {
 // StreamTwiML connects a call to the agent's media stream, then hangs up:
 // without the <Hangup/>, Twilio would run the next verb when the stream
 // closes. Inbound calls (the answer to the carrier's inbound webhook) and
-// outbound calls use it alike.
+// outbound calls use it alike. Written directly rather than through the
+// twiml package, whose reflection was a visible part of every inbound
+// call's webhook; the document is the same (TestStreamTwiMLAsTwimlWritesIt).
 func StreamTwiML(botHost string, agentID int64, params ...StreamParam) (string, error) {
-	inner := make([]twiml.Element, len(params))
-	for i, p := range params {
-		inner[i] = twiml.VoiceParameter{Name: p.Name, Value: p.Value}
+	var b strings.Builder
+	b.Grow(256)
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="`)
+	attr(&b, StreamURL(botHost, agentID))
+	b.WriteString(`">`)
+	for _, p := range params {
+		b.WriteString(`<Parameter name="`)
+		attr(&b, p.Name)
+		b.WriteString(`" value="`)
+		attr(&b, p.Value)
+		b.WriteString(`"/>`)
 	}
-	return twiml.Voice([]twiml.Element{
-		twiml.VoiceConnect{InnerElements: []twiml.Element{
-			twiml.VoiceStream{Url: StreamURL(botHost, agentID), InnerElements: inner},
-		}},
-		twiml.VoiceHangup{},
-	})
+	b.WriteString(`</Stream></Connect><Hangup/></Response>`)
+	return b.String(), nil
+}
+
+// attr writes s escaped for a double-quoted XML attribute.
+func attr(b *strings.Builder, s string) {
+	xml.EscapeText(b, []byte(s)) //nolint:errcheck // a strings.Builder does not fail
 }
 
 // SayAndHangUp is TwiML that speaks text in the carrier's voice, then

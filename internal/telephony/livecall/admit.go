@@ -150,11 +150,7 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 		return nil, errors.New("the start message's stream token is not the test call token the stream was opened with")
 	}
 	h.live.settle(claims.Ref)
-	projectID, err := h.store.ProjectOf(ctx, agentline.KindAgent, agentID)
-	if err != nil {
-		return nil, err
-	}
-	call, err := h.streamCallRecord(ctx, projectID, claims, start)
+	call, err := h.streamCallRecord(ctx, agentID, claims, start)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +162,7 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 		// progress) takes no second stream on the same token.
 		return nil, fmt.Errorf("the call has ended (%s %s)", call.Status, call.EndReason)
 	}
-	agent, err := h.callAgent(ctx, projectID, call)
+	agent, err := h.callAgent(ctx, call.ProjectID, call)
 	if err != nil {
 		return nil, err
 	}
@@ -190,19 +186,24 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 }
 
 // streamCallRecord finds the record of the call a stream token was issued
-// for: by call SID for inbound and test calls; by stream ref for outbound ones, whose
-// record gets the call SID here when the stream came before the carrier's
-// answer to the call request.
-func (h *Handler) streamCallRecord(ctx context.Context, projectID int64, claims streamtoken.Claims, start streamStart) (agentline.Call, error) {
+// for: by call SID for inbound and test calls (one read: a call SID is
+// unique, and the call names its project and agent, which the caller
+// checks); by stream ref in the agent's project for outbound ones, whose record gets the call SID here when the
+// stream came before the carrier's answer to the call request.
+func (h *Handler) streamCallRecord(ctx context.Context, agentID int64, claims streamtoken.Claims, start streamStart) (agentline.Call, error) {
 	switch claims.Direction {
 	case agentline.CallInbound:
 		if claims.Ref != start.CallSID {
 			return agentline.Call{}, errors.New("stream token issued for another call")
 		}
-		return wrapRecord(h.store.Call(ctx, projectID, start.CallSID))
+		return wrapRecord(h.store.CallBySID(ctx, start.CallSID))
 	case agentline.CallOutbound:
 		if start.CustomParameters["stream_ref"] != claims.Ref {
 			return agentline.Call{}, errors.New("stream_ref does not match the stream token")
+		}
+		projectID, err := h.store.ProjectOf(ctx, agentline.KindAgent, agentID)
+		if err != nil {
+			return agentline.Call{}, err
 		}
 		call, err := h.store.CallByStreamRef(ctx, projectID, claims.Ref)
 		if err != nil || call.CallSID == start.CallSID {
@@ -216,7 +217,7 @@ func (h *Handler) streamCallRecord(ctx context.Context, projectID int64, claims 
 		if claims.Ref != start.CallSID {
 			return agentline.Call{}, errors.New("stream token issued for another call")
 		}
-		call, err := h.store.Call(ctx, projectID, start.CallSID)
+		call, err := h.store.CallBySID(ctx, start.CallSID)
 		if err == nil && call.Direction != agentline.CallTest {
 			return agentline.Call{}, errors.New("a test call's token for a call that is not a test call")
 		}

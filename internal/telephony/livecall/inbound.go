@@ -109,8 +109,19 @@ func (h *Handler) answerInbound(ctx context.Context, in inboundRing) (string, er
 var errNotInService = errors.New("not in service")
 
 // inboundAgent is the agent that answers calls to the number to, or
-// errNotInService joined with the reason none does.
+// errNotInService joined with the reason none does: one read when one
+// does, the number and the agent apart only to find why not.
 func (h *Handler) inboundAgent(ctx context.Context, to string) (agentline.Agent, error) {
+	agent, err := h.store.NumberAgent(ctx, to)
+	if err == nil {
+		if CheckAgent(agent) != nil {
+			return agentline.Agent{}, errors.Join(errNotInService, errors.New("agent cannot take calls"))
+		}
+		return agent, nil
+	}
+	if !errors.Is(err, agentline.ErrNotFound) {
+		return agentline.Agent{}, err
+	}
 	n, err := h.store.PhoneNumberByE164(ctx, to)
 	if errors.Is(err, agentline.ErrNotFound) {
 		return agentline.Agent{}, errors.Join(errNotInService, errors.New("unknown number"))
@@ -121,7 +132,7 @@ func (h *Handler) inboundAgent(ctx context.Context, to string) (agentline.Agent,
 	if n.Status != agentline.NumberActive || n.AgentID == nil {
 		return agentline.Agent{}, errors.Join(errNotInService, errors.New("number is "+string(n.Status)))
 	}
-	agent, err := h.store.PublishedAgent(ctx, n.ProjectID, *n.AgentID)
+	agent, err = h.store.PublishedAgent(ctx, n.ProjectID, *n.AgentID)
 	if errors.Is(err, agentline.ErrNotFound) {
 		return agentline.Agent{}, errors.Join(errNotInService, errors.New("agent is gone"))
 	}

@@ -34,6 +34,8 @@ type Store interface {
 
 	AttachCallSID(ctx context.Context, projectID, callID int64, callSID, status string) (agentline.Call, error)
 	Call(ctx context.Context, projectID int64, callSID string) (agentline.Call, error)
+	CallBySID(ctx context.Context, callSID string) (agentline.Call, error)
+	NumberAgent(ctx context.Context, phoneNumber string) (agentline.Agent, error)
 	// ApplyCallEvent records a status report; changed follows a change of
 	// status in the same transaction.
 	ApplyCallEvent(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error)
