@@ -2,7 +2,7 @@
 // The agents list with the project's first steps, and an agent's page: its
 // tabs Settings, Versions, Test, Tools, Knowledge, Tests and (with telephony) Phone.
 
-import { createAgent, getAgent, getCatalog, getKey, listAgents, listChannels, listNumbers, listWebhooks } from "../api.js";
+import { createAgent, getAgent, getCatalog, getKey, listAgents, listChannels, listNumbers, listProviderAccounts, listWebhooks } from "../api.js";
 import { h, table } from "../dom.js";
 import { form } from "../forms.js";
 import { can, features, project } from "../router.js";
@@ -35,11 +35,12 @@ async function checklist(agents) {
   const keys = await Promise.all(channels.slice(0, 20).map((c) => getKey(c.id).catch(() => null)));
   const numbers = f.telephony_enabled ? await listNumbers(pid).catch(() => []) : [];
   const endpoints = await listWebhooks(pid).then((r) => r.webhooks, () => []);
+  const accounts = await listProviderAccounts(pid).catch(() => []);
   const widget = channels.find((c) => c.type === "voice_widget") || channels[0];
   /** @type {[boolean, string, string | null, string?][]} */
   const items = [
-    [f.openai_configured || f.gemini_configured, f.sandbox ? "A provider: the sandbox, a pretend one; set OPENAI_API_KEY (or GEMINI_API_KEY) for a real model"
-      : "A provider: set OPENAI_API_KEY or GEMINI_API_KEY on the server", null],
+    [f.openai_configured || f.gemini_configured || accounts.length > 0, f.sandbox ? "A provider: the sandbox, a pretend one; add this project's provider account (or set OPENAI_API_KEY or GEMINI_API_KEY) for a real model"
+      : "A provider: this project's provider account, or OPENAI_API_KEY or GEMINI_API_KEY on the server", "#/projects", "Add one"],
     [agents.length > 0, "An agent", agents.length ? `#/agents/${agents[0].id}/test` : "#/agents", agents.length ? "Try it" : "Create one"],
     [channels.length > 0, "A channel: a website widget or a web form", channels.length ? `#/channels/${channels[0].id}` : "#/channels", channels.length ? "Open" : "Create one"],
     [keys.some((k) => k && k.last_used_at), "The snippet seen on a real site", widget ? `#/channels/${widget.id}` : "#/channels", "Snippets"],
