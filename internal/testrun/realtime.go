@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/provider"
 )
 
 // maxToolRounds bounds the function calls of one agent turn, so a model
@@ -49,7 +49,7 @@ func dialText(ctx context.Context, hc *http.Client, base, key string, agent agen
 	}
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(dctx, realtimeURL(base, agent.Model), &websocket.DialOptions{HTTPClient: hc,
+	ws, _, err := websocket.Dial(dctx, provider.RealtimeURL(base, agent.Model), &websocket.DialOptions{HTTPClient: hc,
 		HTTPHeader: http.Header{"Authorization": {"Bearer " + key}}})
 	if err != nil {
 		return nil, fmt.Errorf("the agent's realtime socket: %w", err)
@@ -160,16 +160,4 @@ func (s *textSession) runTools(ctx context.Context, calls []agentline.ToolCall) 
 		}
 	}
 	return uses, s.send(ctx, map[string]any{"type": "response.create"})
-}
-
-// realtimeURL is the realtime WebSocket URL of model at base.
-func realtimeURL(base, model string) string {
-	base = strings.TrimSuffix(base, "/")
-	switch {
-	case strings.HasPrefix(base, "https://"):
-		base = "wss://" + strings.TrimPrefix(base, "https://")
-	case strings.HasPrefix(base, "http://"):
-		base = "ws://" + strings.TrimPrefix(base, "http://")
-	}
-	return base + "/v1/realtime?model=" + url.QueryEscape(model)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -89,7 +88,7 @@ func (h *Handler) modelFor(ctx context.Context, sc *streamCall, defs []agentline
 		return modelSide{}, err
 	}
 	dial := func(ctx context.Context) (*relay.Socket, error) {
-		s, _, err := dialWS(ctx, realtimeURL(base, agent.Model), &websocket.DialOptions{
+		s, _, err := dialWS(ctx, provider.RealtimeURL(base, agent.Model), &websocket.DialOptions{
 			HTTPHeader: http.Header{"Authorization": {"Bearer " + key}},
 		})
 		if err == nil {
@@ -116,18 +115,6 @@ func dialModel(ctx context.Context, m modelSide) (*relay.Socket, error) {
 func GeminiLiveURL(base string) string {
 	u := provider.GeminiLiveURL(base)
 	return strings.Replace(u, "v1alpha.GenerativeService.BidiGenerateContentConstrained", "v1beta.GenerativeService.BidiGenerateContent", 1)
-}
-
-// realtimeURL is the realtime WebSocket URL of model at an OpenAI base URL.
-func realtimeURL(base, model string) string {
-	base = strings.TrimSuffix(base, "/")
-	switch {
-	case strings.HasPrefix(base, "https://"):
-		base = "wss://" + strings.TrimPrefix(base, "https://")
-	case strings.HasPrefix(base, "http://"):
-		base = "ws://" + strings.TrimPrefix(base, "http://")
-	}
-	return base + "/v1/realtime?model=" + url.QueryEscape(model)
 }
 
 // geminiSetup returns the setup of a call's Live session, resuming a
