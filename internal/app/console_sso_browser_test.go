@@ -156,7 +156,7 @@ func testSingleSignOn(t *testing.T, d store.Dialect) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(op.LastRedirect())); err != nil {
 		t.Fatal(err)
 	}
-	if msg := refused(c); !strings.Contains(msg, "used, expired") {
+	if msg := refused(c); !strings.Contains(msg, "has been used already") {
 		t.Errorf("replay: %q", msg)
 	}
 	c.shot(shots, "sso-refused-replay.png")
