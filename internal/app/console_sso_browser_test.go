@@ -181,6 +181,20 @@ func testSingleSignOn(t *testing.T, d store.Dialect) {
 	}
 	c.shot(shots, "sso-refused-replayed-code.png")
 
+	// A sign-in left at the provider past its 10 minutes: expired.
+	eval[any](t, ctx, `sessionStorage.clear()`)
+	c.open("", 1000, 800)
+	clickAcross(c, "Sign in with 127.0.0.1")
+	across(c, "the provider's page", `document.title === "Test identity provider"`)
+	if err := s.App.Store.ExecAdmin(context.Background(), `UPDATE oidc_sign_ins SET expires_at = created_at`); err != nil {
+		t.Fatal(err)
+	}
+	clickAcross(c, alice.Email)
+	if msg := refused(c); !strings.Contains(msg, "This sign-in expired") {
+		t.Errorf("expired: %q", msg)
+	}
+	c.shot(shots, "sso-refused-expired.png")
+
 	// A changed email at the provider reaches the same account.
 	eval[any](t, ctx, `sessionStorage.clear()`)
 	op.SetUser(oidctest.User{Subject: alice.Subject, Email: "alice.smith@example.com", EmailVerified: true})

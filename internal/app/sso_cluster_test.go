@@ -163,6 +163,15 @@ func testSSOAcrossInstances(t *testing.T, d store.Dialect) {
 	if got := lb.last(auth.OIDCStartPath); got != a.URL {
 		t.Fatalf("the start reached %s, not A", got)
 	}
+	res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Get(lb.URL + auth.OIDCStartPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if cs := res.Cookies(); len(cs) != 1 || cs[0].Name != "agentline_oidc" || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteLaxMode ||
+		cs[0].Secure || cs[0].Path != "/api/auth/oidc/" || cs[0].MaxAge != 600 {
+		t.Errorf("the binding cookie on http: %+v", cs)
+	}
 	lb.to(b)
 	status, to, body := br.get(back)
 	if got := lb.last(auth.OIDCCallbackPath); got != b.URL {

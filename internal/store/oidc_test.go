@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -70,6 +71,41 @@ func TestOIDCSignInsUnderWay(t *testing.T) {
 		}
 		if _, _, err := db.TakeOIDCSignIn(ctx, "state-b"); err != nil {
 			t.Errorf("a live sign-in was pruned: %v", err)
+		}
+	})
+}
+
+// Two callbacks of one state at once, as two instances would take them:
+// exactly one gets the sign-in.
+func TestOIDCSignInTakenOnce(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		for i := range 5 {
+			state := fmt.Sprintf("state-%d", i)
+			if err := db.CreateOIDCSignIn(ctx, state, "binding", time.Now().Add(time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+			errs := make(chan error, 2)
+			for range 2 {
+				go func() {
+					_, _, err := db.TakeOIDCSignIn(ctx, state)
+					errs <- err
+				}()
+			}
+			won, lost := 0, 0
+			for range 2 {
+				switch err := <-errs; code(err) {
+				case "":
+					won++
+				case "not_found":
+					lost++
+				default:
+					t.Fatalf("take: %v", err)
+				}
+			}
+			if won != 1 || lost != 1 {
+				t.Fatalf("%s: %d took it, %d did not", state, won, lost)
+			}
 		}
 	})
 }
