@@ -48,7 +48,7 @@ func (c console) axeCheck(source, page string) {
 }
 
 // Every page of the console, checked with axe-core: sign-in, the
-// projects, agents, an agent's every tab, channels, a widget and a form
+// projects (with its provider accounts and API keys), agents, an agent's every tab, channels, a widget and a form
 // channel (its field builder), conversations, campaigns (with the
 // do-not-call list) and a campaign, leads, analytics (empty),
 // members, the account, the accounts page, invitation and reset pages;
@@ -108,6 +108,8 @@ func TestConsoleAccessibility(t *testing.T) {
 	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/test-runs", tok, map[string]any{}, nil)
 	// An own account with the sandbox's key, which the sandbox accepts.
 	s.Must(t, 200, "PUT", "/api/projects/"+itoa(p.ID)+"/providers/openai", tok, map[string]string{"api_key": "sk-sandbox"}, nil)
+	// An API key, listed on the projects page.
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/api-keys", tok, map[string]string{"name": "deploy bot", "role": "editor"}, nil)
 	c := newConsole(t, ctx, s.URL)
 	code := string(source)
 
@@ -133,7 +135,7 @@ func TestConsoleAccessibility(t *testing.T) {
 		{"#/leads", "Leads", ""},
 		{"#/analytics", "Analytics", ""},
 		{"#/members", "Members of Acme", ""},
-		{"#/projects", "Projects", `!!document.querySelector("#providers [data-provider=openai]")`},
+		{"#/projects", "Projects", `!!document.querySelector("#providers [data-provider=openai]") && !!document.querySelector("#api-keys [data-api-key]")`},
 		{"#/account", "Your account", ""},
 		{"#/channels/" + itoa(formCh.ID), "contact", `document.querySelectorAll(".builder-row").length > 0`},
 		{"#/analytics", "Analytics", `document.querySelector("main").innerText.includes("No conversations yet.")`},

@@ -156,7 +156,7 @@ func testSingleSignOn(t *testing.T, d store.Dialect) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(op.LastRedirect())); err != nil {
 		t.Fatal(err)
 	}
-	if msg := refused(c); !strings.Contains(msg, "used, expired") {
+	if msg := refused(c); !strings.Contains(msg, "has been used already") {
 		t.Errorf("replay: %q", msg)
 	}
 	c.shot(shots, "sso-refused-replay.png")
@@ -180,6 +180,20 @@ func testSingleSignOn(t *testing.T, d store.Dialect) {
 		t.Errorf("replayed code: %q", msg)
 	}
 	c.shot(shots, "sso-refused-replayed-code.png")
+
+	// A sign-in left at the provider past its 10 minutes: expired.
+	eval[any](t, ctx, `sessionStorage.clear()`)
+	c.open("", 1000, 800)
+	clickAcross(c, "Sign in with 127.0.0.1")
+	across(c, "the provider's page", `document.title === "Test identity provider"`)
+	if err := s.App.Store.ExecAdmin(context.Background(), `UPDATE oidc_sign_ins SET expires_at = created_at`); err != nil {
+		t.Fatal(err)
+	}
+	clickAcross(c, alice.Email)
+	if msg := refused(c); !strings.Contains(msg, "This sign-in expired") {
+		t.Errorf("expired: %q", msg)
+	}
+	c.shot(shots, "sso-refused-expired.png")
 
 	// A changed email at the provider reaches the same account.
 	eval[any](t, ctx, `sessionStorage.clear()`)

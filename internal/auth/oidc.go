@@ -2,7 +2,10 @@ package auth
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,6 +18,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
 )
 
 // OIDCConfig is single sign-on with one OpenID Connect provider.
@@ -32,9 +36,14 @@ type OIDCConfig struct {
 	Client *http.Client
 }
 
-// OIDCStore is what single sign-on needs from storage.
+// OIDCStore is what single sign-on needs from storage: the accounts of
+// identities, and the sign-ins under way, which every instance shares so
+// that the provider's callback may reach any of them.
 type OIDCStore interface {
 	OIDCSignIn(ctx context.Context, issuer, subject, email string, create bool) (agentline.User, bool, error)
+	CreateOIDCSignIn(ctx context.Context, stateHash, bindingHash string, expires time.Time) error
+	TakeOIDCSignIn(ctx context.Context, stateHash string) (bindingHash string, expires time.Time, err error)
+	PruneOIDCSignIns(ctx context.Context, before time.Time) (int64, error)
 }
 
 // Paths of the sign-in with the provider.
@@ -45,16 +54,32 @@ const (
 	flowCookie = "agentline_oidc"
 	// flowTTL is how long a visitor has at the provider.
 	flowTTL = 10 * time.Minute
-	// maxFlows bounds the sign-ins under way, so that a flood of starts
-	// cannot fill the memory; the oldest are forgotten first.
-	maxFlows = 10000
+	// flowKept is how long an expired sign-in's row stays, so that its
+	// late callback is told it expired rather than that it is unknown.
+	flowKept = flowTTL
+	// pruneEvery is how often an instance that starts sign-ins deletes
+	// the expired ones: starts cost a row each, so a flood of them
+	// leaves at most flowTTL+flowKept+pruneEvery of rows behind.
+	pruneEvery = time.Minute
 )
 
-// flow is one sign-in under way, kept server-side under its state: its
-// nonce, PKCE verifier and the hash of the browser's binding cookie.
+// flow is the secrets of one sign-in under way, derived from its state and
+// the browser's binding (never stored).
 type flow struct {
-	nonce, verifier, binding string
-	expires                  time.Time
+	nonce, verifier string
+}
+
+// deriveFlow returns the nonce and PKCE verifier of the sign-in of state in
+// the browser holding binding, an HMAC of each: they need no storage, and
+// only the browser's HttpOnly cookie (which neither the provider, nor a
+// reader of the redirect, nor the database sees) can remake them.
+func deriveFlow(state, binding string) flow {
+	mac := func(what string) string {
+		m := hmac.New(sha256.New, []byte(binding))
+		m.Write([]byte(what + "\x00" + state))
+		return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	}
+	return flow{nonce: mac("nonce"), verifier: mac("pkce-verifier")}
 }
 
 // SSO signs people in through an OpenID Connect provider with the
@@ -67,14 +92,14 @@ type SSO struct {
 
 	mu       sync.Mutex
 	provider *oidc.Provider // discovered on first use, then kept
-	flows    map[string]flow
+	pruned   time.Time      // when this instance last pruned sign-ins
 }
 
 // NewSSO returns single sign-on for cfg. The provider is discovered on the
 // first sign-in (and again after a failure), so agentline starts while its
 // provider is down.
 func NewSSO(svc *Service, store OIDCStore, cfg OIDCConfig) *SSO {
-	return &SSO{cfg: cfg, svc: svc, store: store, name: ProviderName(cfg.Issuer), flows: map[string]flow{}}
+	return &SSO{cfg: cfg, svc: svc, store: store, name: ProviderName(cfg.Issuer)}
 }
 
 // Name is the provider's name on the sign-in button.
@@ -132,48 +157,64 @@ func (s *SSO) oauth(p *oidc.Provider) *oauth2.Config {
 		Endpoint: p.Endpoint(), Scopes: []string{oidc.ScopeOpenID, "email", "profile"}}
 }
 
-// Start begins a sign-in: it keeps a new flow under a fresh state and
-// returns the provider's authorization URL and the browser's binding.
+// Start begins a sign-in: it stores a new sign-in under way under a fresh
+// state and returns the provider's authorization URL and the browser's
+// binding.
 func (s *SSO) Start(ctx context.Context) (authURL, binding string, err error) {
 	p, err := s.discover(ctx)
 	if err != nil {
 		return "", "", err
 	}
 	state, err1 := NewToken("")
-	nonce, err2 := NewToken("")
-	binding, err3 := NewToken("")
-	if err := errors.Join(err1, err2, err3); err != nil {
+	binding, err2 := NewToken("")
+	if err := errors.Join(err1, err2); err != nil {
 		return "", "", err
 	}
-	verifier := oauth2.GenerateVerifier()
 	now := s.svc.now()
+	s.prune(ctx, now)
+	if err := s.store.CreateOIDCSignIn(ctx, HashToken(state), HashToken(binding), now.Add(flowTTL)); err != nil {
+		return "", "", err
+	}
+	f := deriveFlow(state, binding)
+	return s.oauth(p).AuthCodeURL(state, oidc.Nonce(f.nonce), oauth2.S256ChallengeOption(f.verifier)), binding, nil
+}
+
+// prune deletes the sign-ins that expired flowKept ago, at most once per
+// pruneEvery on this instance. A failure is logged: it costs only rows.
+func (s *SSO) prune(ctx context.Context, now time.Time) {
 	s.mu.Lock()
-	s.prune(now)
-	s.flows[state] = flow{nonce: nonce, verifier: verifier, binding: HashToken(binding), expires: now.Add(flowTTL)}
+	due := now.Sub(s.pruned) >= pruneEvery
+	if due {
+		s.pruned = now
+	}
 	s.mu.Unlock()
-	return s.oauth(p).AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), binding, nil
-}
-
-// prune forgets expired flows and, past maxFlows, any; s.mu is held.
-func (s *SSO) prune(now time.Time) {
-	for k, f := range s.flows {
-		if now.After(f.expires) || len(s.flows) >= maxFlows {
-			delete(s.flows, k)
-		}
+	if !due {
+		return
+	}
+	if _, err := s.store.PruneOIDCSignIns(ctx, now.Add(-flowKept)); err != nil {
+		httpx.Logger(ctx).Warn("single sign-on: prune sign-ins under way", "err", err)
 	}
 }
 
-// take uses up the flow of state, which must be bound to binding: a state
-// works once, in the browser that started it, within flowTTL.
-func (s *SSO) take(state, binding string) (flow, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f, ok := s.flows[state]
-	delete(s.flows, state)
-	if !ok || s.svc.now().After(f.expires) {
-		return f, false
+// take uses up the sign-in of state, which must be bound to binding: a
+// state works once, on any instance, in the browser that started it, within
+// flowTTL. Each refusal says which of these failed.
+func (s *SSO) take(ctx context.Context, state, binding string) (flow, error) {
+	if state == "" {
+		return flow{}, refuse("This sign-in link is incomplete (it has no state). Start again from the sign-in page.")
 	}
-	return f, subtle.ConstantTimeCompare([]byte(f.binding), []byte(HashToken(binding))) == 1
+	bound, expires, err := s.store.TakeOIDCSignIn(ctx, HashToken(state))
+	switch {
+	case agentline.ErrorCode(err) == agentline.ENotFound:
+		return flow{}, refuse("This sign-in link has been used already, or was not made by this agentline. Start again from the sign-in page.")
+	case err != nil:
+		return flow{}, err
+	case s.svc.now().After(expires):
+		return flow{}, refuse("This sign-in expired: it must be finished within %d minutes of starting it. Start again from the sign-in page.", int(flowTTL.Minutes()))
+	case subtle.ConstantTimeCompare([]byte(bound), []byte(HashToken(binding))) != 1:
+		return flow{}, refuse("This sign-in was started in another browser (or its cookie was refused). Start again from the sign-in page, in this browser.")
+	}
+	return deriveFlow(state, binding), nil
 }
 
 // Refusal is a sign-in the provider's answer does not allow; its message

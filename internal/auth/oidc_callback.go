@@ -19,15 +19,16 @@ type claims struct {
 }
 
 // Finish ends a sign-in the provider sent back with code and state: the
-// state must be a live flow of this browser, the code is exchanged with
-// the flow's PKCE verifier, the ID token is verified (signature by a key
-// of the provider's JWKS, issuer, audience, expiry) and must carry the
-// flow's nonce, a verified email and an allowed domain. A Refusal says
+// state must be a live sign-in of this browser (started on any instance),
+// used once; the code is exchanged with the flow's PKCE verifier, the ID
+// token is verified (signature by a key of the provider's JWKS, issuer,
+// audience, expiry) and must carry the flow's nonce, a verified email and
+// an allowed domain. A Refusal says
 // what went wrong for the person; other errors are the server's.
 func (s *SSO) Finish(ctx context.Context, code, state, binding string) (SSOLogin, error) {
-	f, ok := s.take(state, binding)
-	if !ok {
-		return SSOLogin{}, refuse("This sign-in link is used, expired or was started in another browser. Start again from the sign-in page.")
+	f, err := s.take(ctx, state, binding)
+	if err != nil {
+		return SSOLogin{}, err
 	}
 	p, err := s.discover(ctx)
 	if err != nil {

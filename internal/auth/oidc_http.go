@@ -31,6 +31,13 @@ func writeSSOPage(w http.ResponseWriter, status int, title, sentence string) {
 		struct{ Title, Sentence string }{title, sentence})
 }
 
+// unavailable is the page of a sign-in that failed on the servers' side:
+// the provider did not answer, or this agentline's database did not (the
+// log says which).
+func (h *Handler) unavailable(w http.ResponseWriter) {
+	writeSSOPage(w, http.StatusBadGateway, "Sign-in unavailable", "Signing in with "+h.sso.Name()+" does not work right now. Try again in a minute.")
+}
+
 // ssoStart sends the browser to the provider, with a short-lived HttpOnly
 // cookie that binds the sign-in's state to this browser.
 func (h *Handler) ssoStart(w http.ResponseWriter, r *http.Request) error {
@@ -41,7 +48,7 @@ func (h *Handler) ssoStart(w http.ResponseWriter, r *http.Request) error {
 	authURL, binding, err := h.sso.Start(r.Context())
 	if err != nil {
 		httpx.Logger(r.Context()).Error("single sign-on: start", "err", err)
-		writeSSOPage(w, http.StatusBadGateway, "Sign-in unavailable", h.sso.Name()+" cannot be reached right now. Try again in a minute.")
+		h.unavailable(w)
 		return nil
 	}
 	http.SetCookie(w, h.flowCookie(binding, int(flowTTL.Seconds())))
@@ -85,7 +92,7 @@ func (h *Handler) ssoCallback(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	case err != nil:
 		log.Error("single sign-on failed", "err", err)
-		writeSSOPage(w, http.StatusBadGateway, "Sign-in unavailable", h.sso.Name()+" cannot be reached right now. Try again in a minute.")
+		h.unavailable(w)
 		return nil
 	}
 	log.Info("single sign-on", "user_id", login.User.ID, "email", login.User.Email, "subject", login.Subject, "new_account", login.Created)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentline/agentline"
 )
@@ -72,4 +73,41 @@ func (db *DB) joinInvitedEmail(ctx context.Context, c conn, u agentline.User) er
 		}
 	}
 	return nil
+}
+
+// CreateOIDCSignIn keeps a single sign-on under way under the hash of its
+// state, bound to the hash of the browser's binding, until expires: the
+// provider's callback may then reach any instance on this database.
+func (db *DB) CreateOIDCSignIn(ctx context.Context, stateHash, bindingHash string, expires time.Time) error {
+	_, err := db.writer().exec(ctx, `INSERT INTO oidc_sign_ins (state_hash, binding_hash, created_at, expires_at) VALUES (?, ?, ?, ?)`,
+		stateHash, bindingHash, db.now(), expires.UTC().Truncate(time.Microsecond))
+	if err != nil {
+		return fmt.Errorf("create oidc sign-in: %w", err)
+	}
+	return nil
+}
+
+// TakeOIDCSignIn uses up the sign-in under way of stateHash and returns its
+// binding's hash and expiry, expired or not (the caller tells the person
+// which). The row is deleted in the statement that reads it, so of two
+// callbacks with one state, on any instances, one gets it and the other
+// not found.
+func (db *DB) TakeOIDCSignIn(ctx context.Context, stateHash string) (bindingHash string, expires time.Time, err error) {
+	err = db.writer().queryRow(ctx, `DELETE FROM oidc_sign_ins WHERE state_hash = ? RETURNING binding_hash, expires_at`, stateHash).
+		Scan(&bindingHash, utc(&expires))
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("take oidc sign-in: %w", notFound(err, "sign-in"))
+	}
+	return bindingHash, expires, nil
+}
+
+// PruneOIDCSignIns deletes the sign-ins under way that expired before
+// before, which no callback can use any more.
+func (db *DB) PruneOIDCSignIns(ctx context.Context, before time.Time) (int64, error) {
+	n, err := db.pruneLoop(ctx, `DELETE FROM oidc_sign_ins WHERE state_hash IN (SELECT state_hash FROM oidc_sign_ins
+		WHERE expires_at < ? ORDER BY expires_at LIMIT ?)`, before.UTC(), pruneBatch)
+	if err != nil {
+		return n, fmt.Errorf("prune oidc sign-ins: %w", err)
+	}
+	return n, nil
 }

@@ -23,7 +23,7 @@ import { can, project } from "./router.js";
  * @property {boolean} [required]
  * @property {string} [placeholder]
  * @property {string} [autocomplete]
- * @property {number} [min]
+ * @property {number | string} [min] a number's least value, or a date's first day (YYYY-MM-DD)
  * @property {number | string} [step] a number field's step ("any" for fractions)
  * @property {string} [list]
  * @property {string} [inputmode]

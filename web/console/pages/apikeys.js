@@ -1,12 +1,14 @@
 // @ts-check
 // The project's API keys, on the projects page: the list (name, role,
 // prefix, last use; never a key) for every member, and for owners a form
-// that makes a key, shown once with Copy, and Revoke.
+// that makes a key, shown whole once (until dismissed) with Copy, and
+// Revoke.
 
 import { createAPIKey, listAPIKeys, revokeAPIKey } from "../api.js";
 import { h, table, confirmAction, copyButton, when, errorText } from "../dom.js";
 import { form } from "../forms.js";
-import { can } from "../router.js";
+import { can, render } from "../router.js";
+import { dismissButton, keep, shown } from "../secrets.js";
 
 /** @import {Project, APIKey} from "../types.js" */
 
@@ -15,35 +17,63 @@ const roles = [["viewer", "Viewer"], ["editor", "Editor"], ["owner", "Owner"]];
 
 /** apiKeysCard is the card of the project's API keys. @param {Project} p */
 export async function apiKeysCard(p) {
-  const said = h("p", { role: "status", class: "muted", id: "api-keys-said" });
-  const shown = h("div", {});
+  const slot = `api-key:${p.id}`;
+  const said = h("p", { role: "status", class: "muted", id: "api-keys-said", tabindex: "-1" });
   const list = h("div", {});
+  /** @type {APIKey[]} */
+  let keys = [];
   const load = async () => {
-    /** @type {APIKey[]} */
-    const keys = await listAPIKeys(p.id);
+    keys = await listAPIKeys(p.id);
     list.replaceChildren(table(["Name", "Role", "Key", "Last used", "State", ""], keys.map((k) => h("tr", { "data-api-key": k.prefix },
       h("td", {}, k.name), h("td", {}, k.role), h("td", {}, h("code", {}, k.prefix + "…")),
-      h("td", {}, k.last_used_at ? when(k.last_used_at) : "never"),
-      h("td", {}, k.revoked_at ? "revoked " + when(k.revoked_at) : k.expires_at ? "expires " + when(k.expires_at) : "active"),
+      h("td", {}, k.last_used_at ? when(k.last_used_at) : "never"), h("td", {}, state(k)),
       h("td", {}, can("delete") && !k.revoked_at ? revokeButton(k, said, load) : ""))), "No API keys yet."));
   };
   await load();
-  const create = can("delete") ? form([
+  const owner = can("delete");
+  const create = owner ? form([
     { name: "name", label: "Key name", required: true, hint: "What uses it, e.g. deploy bot." },
     { name: "role", label: "Key role", type: "select", options: roles, value: "viewer" },
-    { name: "expires_at", label: "Expires (optional)", type: "date" },
-  ], "Create key", async (v, f) => {
+    { name: "expires_at", label: "Expires (optional)", type: "date", min: tomorrow(),
+      hint: "Empty: it never expires. It stops working at 00:00 UTC on that day." },
+  ], "Create key", async (v) => {
     const k = await createAPIKey(p.id, { name: v.name, role: v.role, expires_at: v.expires_at ? new Date(v.expires_at + "T00:00:00Z").toISOString() : undefined });
-    const code = h("code", { class: "secret", id: "api-key-shown" }, k.key || "");
-    shown.replaceChildren(h("p", {}, `The key "${k.name}" is shown only now: copy it into your automation's settings.`),
-      h("p", {}, code, " ", copyButton(() => k.key || "", code, "Copy key")));
-    f.reset();
-    await load();
+    keep(slot, k.key || "");
+    await render();
+    document.getElementById("api-key-made")?.focus();
   }, { label: "Create an API key" }) : null;
   return h("section", { class: "card", id: "api-keys", "aria-labelledby": "api-keys-title" }, h("h2", { id: "api-keys-title" }, "API keys"),
     h("p", { class: "muted" }, "A key acts in this project alone with its role; it never manages members, invitations, keys or provider accounts. ",
-      "Send it as Authorization: Bearer agl_sk_…"),
-    said, shown, list, create);
+      "Send it as ", h("code", {}, "Authorization: Bearer agl_sk_…"), ".", owner ? "" : " Only owners create and revoke keys."),
+    madeBox(slot, keys), said, list, create ? [h("h3", {}, "New key"), create] : null);
+}
+
+/**
+ * madeBox shows the key made just now whole, until it is dismissed: the
+ * server keeps only its hash, and the list only its prefix.
+ * @param {string} slot @param {APIKey[]} keys
+ */
+function madeBox(slot, keys) {
+  const whole = shown(slot);
+  if (!whole) return null;
+  const made = keys.find((k) => whole.startsWith(k.prefix));
+  const code = h("code", { class: "secret", id: "api-key-shown" }, whole);
+  return h("div", { class: "notice", id: "api-key-made", tabindex: "-1", "aria-labelledby": "api-key-made-said" },
+    h("p", { id: "api-key-made-said" }, `This is the whole key${made ? ` "${made.name}"` : ""}. It is shown only now, until you dismiss it: `,
+      "copy it into your automation's settings. Later only its prefix is shown."),
+    h("p", {}, code), h("div", { class: "row" }, copyButton(() => whole, code, "Copy key"), dismissButton(slot)));
+}
+
+/** state is a key's revocation or expiry. @param {APIKey} k */
+function state(k) {
+  if (k.revoked_at) return "revoked " + when(k.revoked_at);
+  if (!k.expires_at) return "active";
+  return (new Date(k.expires_at) <= new Date() ? "expired " : "expires ") + when(k.expires_at);
+}
+
+/** tomorrow is the first day a new key may expire on (the API wants a future time), as YYYY-MM-DD in UTC. */
+function tomorrow() {
+  return new Date(Date.now() + 86400000).toISOString().slice(0, 10);
 }
 
 /** revokeButton revokes k after asking. @param {APIKey} k @param {HTMLElement} said @param {() => Promise<void>} reload */
@@ -58,6 +88,8 @@ function revokeButton(k, said, reload) {
     } catch (err) {
       said.textContent = errorText(err);
     }
+    // The button is gone with its row: the focus goes to what happened.
+    said.focus();
   });
   return b;
 }
