@@ -5,7 +5,9 @@
 // constrained one; a setup naming models/{model} first (else close 1007),
 // then setupComplete; realtimeInput audio recorded with its sample count;
 // toolResponse, clientContent and realtimeInput text recorded; session
-// resumption handles issued and checked on reconnect. A test pushes
+// resumption handles issued and checked on reconnect; a native-audio
+// model's setup asking for TEXT refused (1007) as the service refuses it.
+// PlayText answers a text client's turns (text.go). A test pushes
 // serverContent, toolCall, toolCallCancellation, goAway and
 // sessionResumptionUpdate messages to a session, in binary frames as the
 // real service sends them.
