@@ -27,6 +27,9 @@ func (c *Call) fromCarrier(ctx context.Context, msg []byte) error {
 		}
 		c.callerFrames.Add(1)
 		ts := mediaTimestamp(media)
+		if c.gem != nil {
+			c.gem.voice.frame(payload, ts)
+		}
 		if r := c.opts.Recorder; r != nil {
 			r.Caller(payload, ts)
 		}
