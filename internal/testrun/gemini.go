@@ -160,12 +160,14 @@ func (s *liveSession) Turn(ctx context.Context, text string) (string, []agentlin
 }
 
 // text is the turn's answer: what the model wrote, or in an AUDIO session
-// the transcription of what it said.
+// (or from a server that spoke when asked to write) the transcription of
+// what it said.
 func (s *liveSession) text(answer, spoken *strings.Builder) string {
-	if s.audio && strings.TrimSpace(spoken.String()) != "" {
-		return strings.TrimSpace(spoken.String())
+	written, said := strings.TrimSpace(answer.String()), strings.TrimSpace(spoken.String())
+	if (s.audio && said != "") || written == "" {
+		return said
 	}
-	return strings.TrimSpace(answer.String())
+	return written
 }
 
 // runTools runs the calls of a toolCall and answers each with a

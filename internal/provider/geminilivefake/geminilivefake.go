@@ -43,6 +43,10 @@ type Server struct {
 	// modelTurn of the same duration at 24 kHz (each sample three times),
 	// for load runs; nothing is recorded then.
 	Echo bool
+	// SpeaksOnly says which models answer only in AUDIO: a setup asking
+	// one for TEXT is refused with 1007 as the service refuses it. Nil:
+	// the native-audio models (a name with "native-audio").
+	SpeaksOnly func(model string) bool
 	// OnSession, when set, runs in its own goroutine for every session
 	// once its setupComplete is sent: a script for the session (the
 	// widget's tests send a greeting and a tool call from it).
@@ -176,4 +180,12 @@ func (s *Server) WaitSessions(n int, d time.Duration) bool {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return true
+}
+
+// speaksOnly says whether the model answers only in AUDIO.
+func (s *Server) speaksOnly(model string) bool {
+	if s.SpeaksOnly != nil {
+		return s.SpeaksOnly(model)
+	}
+	return strings.Contains(model, "native-audio")
 }

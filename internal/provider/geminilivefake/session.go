@@ -148,7 +148,7 @@ func (ss *Session) takeSetup(ctx context.Context, m clientMessage, raw []byte) b
 	}
 	// Native-audio models speak only: the service refuses a setup that
 	// asks one for TEXT answers.
-	if strings.Contains(s.Model, "native-audio") && slices.Contains(s.GenerationConfig.ResponseModalities, "TEXT") {
+	if ss.server.speaksOnly(strings.TrimPrefix(s.Model, "models/")) && slices.Contains(s.GenerationConfig.ResponseModalities, "TEXT") {
 		ss.conn.Close(websocket.StatusInvalidFramePayloadData, "Cannot extract voices from a non-audio request.")
 		return false
 	}
