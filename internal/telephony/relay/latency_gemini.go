@@ -3,6 +3,7 @@ package relay
 import (
 	"encoding/base64"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,10 +47,10 @@ func (v *voiceEnd) frame(payload []byte, ts int64) {
 	if v.buf, err = base64.StdEncoding.AppendDecode(v.buf[:0], payload); err != nil || len(v.buf) == 0 {
 		return
 	}
+	sq := muLawSquares()
 	var sum int64
 	for _, u := range v.buf {
-		s := int64(g711.Decode(u))
-		sum += s * s
+		sum += sq[u]
 	}
 	if sum < voicedRMS*voicedRMS*int64(len(v.buf)) {
 		return
@@ -57,6 +58,16 @@ func (v *voiceEnd) frame(payload []byte, ts int64) {
 	v.lastEnd.Store(ts + int64(len(v.buf))/8)
 	v.fresh.Store(true)
 }
+
+// muLawSquares is each mu-law byte's linear sample squared.
+var muLawSquares = sync.OnceValue(func() *[256]int64 {
+	var t [256]int64
+	for u := range t {
+		s := int64(g711.Decode(byte(u)))
+		t[u] = s * s
+	}
+	return &t
+})
 
 // answerStarts is a model turn's first audio: the caller's turn it answers
 // ended at the latest voiced frame's end, if one came since the last.
