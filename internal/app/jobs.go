@@ -58,7 +58,7 @@ func (a *App) jobQueue(ctx context.Context, s shared, sender *mail.Sender) error
 	analyst := analysis.NewWorker(analysts)
 	jobs.Add(r, analyst, analyst.MaxAttempts())
 	tester := testrun.NewWorker(testrun.Options{Store: a.Store, Analysis: analysts, Credentials: s.providers, Tools: a.Tools,
-		HTTP: &http.Client{}, ProjectHTTP: a.projectHTTP(0), GeminiTextModel: a.Config.AnalysisModelGemini, Logger: a.logger})
+		HTTP: &http.Client{}, ProjectHTTP: a.projectHTTP(0), Logger: a.logger})
 	jobs.Add(r, tester, tester.MaxAttempts())
 	a.campaignJobs(r, s)
 	jobs.Add(r, &recording.Purger{Calls: s.recordings}, 10)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/provider/geminilive"
 )
 
 // Config holds the providers' base URLs and keys (OPENAI_BASE_URL,
@@ -231,42 +232,9 @@ type GeminiAuthTokenRequest struct {
 	BidiGenerateContentSetup GeminiSetup `json:"bidiGenerateContentSetup"`
 }
 
-// GeminiSetup is the Live API setup the token is constrained to.
-type GeminiSetup struct {
-	Model                    string                 `json:"model"`
-	GenerationConfig         GeminiGenerationConfig `json:"generationConfig"`
-	SystemInstruction        *GeminiContent         `json:"systemInstruction,omitempty"`
-	Tools                    []agentline.GeminiTool `json:"tools,omitempty"`
-	InputAudioTranscription  *struct{}              `json:"inputAudioTranscription,omitempty"`
-	OutputAudioTranscription *struct{}              `json:"outputAudioTranscription,omitempty"`
-}
-
-// GeminiGenerationConfig asks for spoken answers in the agent's voice, or
-// for text (responseModalities TEXT, no speechConfig).
-type GeminiGenerationConfig struct {
-	ResponseModalities []string            `json:"responseModalities"`
-	SpeechConfig       *GeminiSpeechConfig `json:"speechConfig,omitempty"`
-}
-
-// GeminiSpeechConfig is the voice and language of spoken answers.
-type GeminiSpeechConfig struct {
-	VoiceConfig struct {
-		PrebuiltVoiceConfig struct {
-			VoiceName string `json:"voiceName"`
-		} `json:"prebuiltVoiceConfig"`
-	} `json:"voiceConfig"`
-	LanguageCode string `json:"languageCode,omitempty"`
-}
-
-// GeminiContent is text content such as the system instruction.
-type GeminiContent struct {
-	Parts []GeminiPart `json:"parts"`
-}
-
-// GeminiPart is one part of a content.
-type GeminiPart struct {
-	Text string `json:"text"`
-}
+// GeminiSetup is the Live API setup the token is constrained to: the
+// Live session's own setup type, shared with the phone relay and test runs.
+type GeminiSetup = geminilive.Setup
 
 // geminiToken creates an auth token locked to the agent's setup. A text
 // session's setup answers in TEXT, without voice or audio transcription.
@@ -282,19 +250,15 @@ func (c *Client) geminiToken(ctx context.Context, creds agentline.ProviderCreden
 		NewSessionExpireTime: newSession.Format(time.RFC3339),
 	}
 	s := &body.BidiGenerateContentSetup
-	s.Model = "models/" + strings.TrimPrefix(agent.Model, "models/")
+	s.Model = geminilive.ModelName(agent.Model)
 	if text {
 		s.GenerationConfig.ResponseModalities = []string{"TEXT"}
 	} else {
 		s.GenerationConfig.ResponseModalities = []string{"AUDIO"}
-		sc := &GeminiSpeechConfig{LanguageCode: agent.Language}
-		sc.VoiceConfig.PrebuiltVoiceConfig.VoiceName = agent.Voice
-		s.GenerationConfig.SpeechConfig = sc
+		s.GenerationConfig.SpeechConfig = geminilive.Voice(agent.Voice, agent.Language)
 		s.InputAudioTranscription, s.OutputAudioTranscription = &struct{}{}, &struct{}{}
 	}
-	if agent.Instructions != "" {
-		s.SystemInstruction = &GeminiContent{Parts: []GeminiPart{{Text: agent.Instructions}}}
-	}
+	s.SystemInstruction = geminilive.Instructions(agent.Instructions)
 	s.Tools = agentline.GeminiTools(tools)
 	var out struct {
 		Name string `json:"name"`

@@ -1,136 +1,195 @@
 package testrun
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/provider/geminilive"
 )
 
-// geminiSession plays a Gemini-kind agent's side with generateContent
-// (POST {base}/v1beta/models/{model}:generateContent) in place of the Live
-// API's text modality: the agent's instructions as systemInstruction, its
-// tools as functionDeclarations (parametersJsonSchema), the conversation
-// so far as contents, each functionCall part run through the tool
-// facility and answered with a functionResponse part. The model is the
-// deployment's Gemini text model (a Live model does not serve
-// generateContent).
-type geminiSession struct {
-	hc       *http.Client
-	url, key string
-	agent    agentline.Agent
-	tools    ToolRunner
-	system   string
-	decls    []map[string]any
-	contents []map[string]any
+// liveSession is a Gemini-kind agent's own Live session (the
+// BidiGenerateContent WebSocket its calls use, with its model,
+// instructions and tools), played in text: each person's message a
+// realtimeInput text, as the phone relay sends text; the answer the
+// modelTurn's text parts (thoughts left out) up to turnComplete; each
+// toolCall's functionCalls run through the tool facility and answered
+// with a toolResponse, as on a call.
+//
+// The answer is asked for in TEXT when the model gives text. Native-audio
+// models answer only in AUDIO (the service closes a setup asking them for
+// TEXT with 1007, "Cannot extract voices from a non-audio request"): such
+// a model answers in its voice, and the answer is the
+// outputAudioTranscription of what it said, the audio left unread. The
+// same model that takes the agent's calls is tested either way.
+type liveSession struct {
+	ws    *websocket.Conn
+	agent agentline.Agent
+	tools ToolRunner
+	audio bool // the answer is the transcription of spoken output
+	now   func() time.Time
 }
 
-func newGeminiSession(ctx context.Context, hc *http.Client, creds agentline.ProviderCredentials, agent agentline.Agent, model string,
-	vars map[string]string, tools ToolRunner) (*geminiSession, error) {
+// errTextRefused is a setup asking for TEXT that the model refused.
+var errTextRefused = errors.New("the model refused TEXT answers")
+
+// speaksOnly says whether a model answers only in AUDIO.
+func speaksOnly(model string) bool { return strings.Contains(model, "native-audio") }
+
+// dialLive opens the agent's Live session at creds' base URL, in TEXT
+// when its model gives text, else (or when the model refuses TEXT) in
+// AUDIO with its output transcribed.
+func dialLive(ctx context.Context, hc *http.Client, creds agentline.ProviderCredentials, agent agentline.Agent,
+	vars map[string]string, tools ToolRunner) (*liveSession, error) {
 	defs, err := tools.Definitions(ctx, agent)
 	if err != nil {
 		return nil, err
 	}
-	g := &geminiSession{hc: hc, key: creds.APIKey, agent: agent, tools: tools, system: agentline.FillVariables(agent.Instructions, vars),
-		url: strings.TrimSuffix(creds.BaseURL, "/") + "/v1beta/models/" + url.PathEscape(model) + ":generateContent"}
-	for _, d := range defs {
-		g.decls = append(g.decls, map[string]any{"name": d.Name, "description": d.Description, "parametersJsonSchema": d.Parameters})
+	setup := geminilive.Setup{
+		Model:             geminilive.ModelName(agent.Model),
+		SystemInstruction: geminilive.Instructions(agentline.FillVariables(agent.Instructions, vars)),
+		Tools:             agentline.GeminiTools(defs),
 	}
-	return g, nil
+	audio := speaksOnly(agent.Model)
+	s, err := openLive(ctx, hc, creds, setup, audio)
+	if errors.Is(err, errTextRefused) {
+		audio = true
+		s, err = openLive(ctx, hc, creds, setup, audio)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &liveSession{ws: s, agent: agent, tools: tools, audio: audio, now: time.Now}, nil
 }
 
-func (g *geminiSession) Close() {}
-
-type geminiPart struct {
-	Text         string `json:"text,omitempty"`
-	FunctionCall *struct {
-		Name string          `json:"name"`
-		Args json.RawMessage `json:"args"`
-	} `json:"functionCall,omitempty"`
+// openLive dials, sends the setup and waits for setupComplete, within 15 s.
+func openLive(ctx context.Context, hc *http.Client, creds agentline.ProviderCredentials, setup geminilive.Setup, audio bool) (*websocket.Conn, error) {
+	setup.GenerationConfig = geminilive.GenerationConfig{ResponseModalities: []string{"TEXT"}}
+	if audio {
+		setup.GenerationConfig.ResponseModalities = []string{"AUDIO"}
+		setup.OutputAudioTranscription = &struct{}{}
+	}
+	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(dctx, geminilive.URL(creds.BaseURL), &websocket.DialOptions{HTTPClient: hc,
+		HTTPHeader: http.Header{"x-goog-api-key": {creds.APIKey}}})
+	if err != nil {
+		return nil, fmt.Errorf("the agent's Live session: %w", err)
+	}
+	ws.SetReadLimit(4 << 20)
+	if err := ws.Write(dctx, websocket.MessageText, setup.Message()); err != nil {
+		ws.CloseNow()
+		return nil, fmt.Errorf("the agent's Live session: %w", err)
+	}
+	for range 100 {
+		_, msg, err := ws.Read(dctx)
+		if err != nil {
+			ws.CloseNow()
+			if !audio && websocket.CloseStatus(err) == websocket.StatusInvalidFramePayloadData {
+				return nil, fmt.Errorf("%w: %w", errTextRefused, err)
+			}
+			return nil, fmt.Errorf("the agent's Live session refused its setup: %w", err)
+		}
+		var m geminilive.ServerMessage
+		if json.Unmarshal(msg, &m) == nil && m.SetupComplete != nil {
+			return ws, nil
+		}
+	}
+	ws.CloseNow()
+	return nil, errors.New("the agent's Live session sent no setupComplete")
 }
+
+func (s *liveSession) Close() { s.ws.Close(websocket.StatusNormalClosure, "") }
 
 // Turn sends the person's message and returns the agent's answer with the
 // tool calls it made on the way.
-func (g *geminiSession) Turn(ctx context.Context, text string) (string, []agentline.ToolUse, error) {
-	g.contents = append(g.contents, map[string]any{"role": "user", "parts": []any{map[string]any{"text": text}}})
-	var uses []agentline.ToolUse
-	for rounds := 0; rounds <= maxToolRounds; rounds++ {
-		parts, err := g.generate(ctx)
-		if err != nil {
-			return "", uses, err
-		}
-		g.contents = append(g.contents, map[string]any{"role": "model", "parts": parts})
-		var answer strings.Builder
-		var responses []any
-		for i, p := range parts {
-			if p.FunctionCall == nil {
-				answer.WriteString(p.Text)
-				continue
-			}
-			call := agentline.ToolCall{CallID: fmt.Sprintf("call_%d_%d", rounds, i), Name: p.FunctionCall.Name, Arguments: p.FunctionCall.Args}
-			start := time.Now()
-			res, err := g.tools.Execute(ctx, g.agent, call)
-			if err != nil {
-				return "", uses, err
-			}
-			ms := time.Since(start).Milliseconds()
-			uses = append(uses, agentline.ToolUse{CallID: call.CallID, Name: call.Name, Arguments: call.Arguments, Result: res.Output,
-				IsError: res.IsError, DurationMS: &ms, At: start.UTC()})
-			responses = append(responses, map[string]any{"functionResponse": map[string]any{"name": call.Name,
-				"response": map[string]any{"output": res.Output}}})
-		}
-		if len(responses) == 0 {
-			return answer.String(), uses, nil
-		}
-		g.contents = append(g.contents, map[string]any{"role": "user", "parts": responses})
+func (s *liveSession) Turn(ctx context.Context, text string) (string, []agentline.ToolUse, error) {
+	if err := s.ws.Write(ctx, websocket.MessageText, geminilive.TextInput(text)); err != nil {
+		return "", nil, fmt.Errorf("the agent's Live session: %w", err)
 	}
-	return "", uses, fmt.Errorf("the agent called tools more than %d times in one turn", maxToolRounds)
+	var answer, spoken strings.Builder
+	var uses []agentline.ToolUse
+	canceled := map[string]bool{}
+	for rounds := 0; ; {
+		_, msg, err := s.ws.Read(ctx)
+		if err != nil {
+			return s.text(&answer, &spoken), uses, fmt.Errorf("the agent's Live session: %w", err)
+		}
+		var m geminilive.ServerMessage
+		if json.Unmarshal(msg, &m) != nil {
+			continue
+		}
+		if tc := m.ToolCallCancellation; tc != nil {
+			for _, id := range tc.IDs {
+				canceled[id] = true
+			}
+		}
+		if m.ToolCall != nil {
+			if rounds++; rounds > maxToolRounds {
+				return s.text(&answer, &spoken), uses, fmt.Errorf("the agent called tools more than %d times in one turn", maxToolRounds)
+			}
+			done, err := s.runTools(ctx, m.ToolCall.FunctionCalls, canceled)
+			uses = append(uses, done...)
+			if err != nil {
+				return s.text(&answer, &spoken), uses, err
+			}
+		}
+		if sc := m.ServerContent; sc != nil {
+			if sc.ModelTurn != nil {
+				for _, p := range sc.ModelTurn.Parts {
+					if !p.Thought {
+						answer.WriteString(p.Text)
+					}
+				}
+			}
+			if sc.OutputTranscription != nil {
+				spoken.WriteString(sc.OutputTranscription.Text)
+			}
+			if sc.TurnComplete {
+				return s.text(&answer, &spoken), uses, nil
+			}
+		}
+	}
 }
 
-// generate asks for the model's next content.
-func (g *geminiSession) generate(ctx context.Context) ([]geminiPart, error) {
-	body := map[string]any{"systemInstruction": map[string]any{"parts": []any{map[string]any{"text": g.system}}}, "contents": g.contents}
-	if len(g.decls) > 0 {
-		body["tools"] = []any{map[string]any{"functionDeclarations": g.decls}}
+// text is the turn's answer: what the model wrote, or in an AUDIO session
+// (or from a server that spoke when asked to write) the transcription of
+// what it said.
+func (s *liveSession) text(answer, spoken *strings.Builder) string {
+	written, said := strings.TrimSpace(answer.String()), strings.TrimSpace(spoken.String())
+	if (s.audio && said != "") || written == "" {
+		return said
 	}
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
+	return written
+}
+
+// runTools runs the calls of a toolCall and answers each with a
+// toolResponse, unless the model withdrew it meanwhile.
+func (s *liveSession) runTools(ctx context.Context, calls []geminilive.FunctionCall, canceled map[string]bool) ([]agentline.ToolUse, error) {
+	var uses []agentline.ToolUse
+	for _, f := range calls {
+		c := f.Call()
+		start := s.now()
+		res, err := s.tools.Execute(ctx, s.agent, c)
+		if err != nil {
+			return uses, err
+		}
+		ms := s.now().Sub(start).Milliseconds()
+		uses = append(uses, agentline.ToolUse{CallID: c.CallID, Name: c.Name, Arguments: c.Arguments, Result: res.Output,
+			IsError: res.IsError, DurationMS: &ms, At: start.UTC()})
+		if canceled[c.CallID] {
+			continue
+		}
+		if err := s.ws.Write(ctx, websocket.MessageText, geminilive.ToolResponse(c, res)); err != nil {
+			return uses, fmt.Errorf("the agent's Live session: %w", err)
+		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url, bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-goog-api-key", g.key)
-	resp, err := g.hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("the agent's model: %w", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("the agent's model: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("the agent's model answered %s", resp.Status)
-	}
-	var out struct {
-		Candidates []struct {
-			Content struct {
-				Parts []geminiPart `json:"parts"`
-			} `json:"content"`
-		} `json:"candidates"`
-	}
-	if err := json.Unmarshal(data, &out); err != nil || len(out.Candidates) == 0 {
-		return nil, fmt.Errorf("the agent's model gave no candidate")
-	}
-	return out.Candidates[0].Content.Parts, nil
+	return uses, nil
 }

@@ -74,7 +74,7 @@ func (w *Worker) play(ctx context.Context, p agentline.TestPlay) (agentline.Test
 
 // open opens the agent's session on its project's provider account (or
 // the deployment's): the realtime socket in text modality for an
-// OpenAI-kind agent, generateContent turns for a Gemini-kind one.
+// OpenAI-kind agent, its Live session for a Gemini-kind one.
 func (w *Worker) open(ctx context.Context, agent agentline.Agent, vars map[string]string) (agentSession, error) {
 	creds, err := w.o.Credentials.Credentials(ctx, agent.ProjectID, agent.Provider)
 	if agentline.ErrorCode(err) == agentline.ENotConfigured {
@@ -91,7 +91,7 @@ func (w *Worker) open(ctx context.Context, agent agentline.Agent, vars map[strin
 		hc = w.o.ProjectHTTP
 	}
 	if agent.Provider == agentline.ProviderGemini {
-		return newGeminiSession(ctx, hc, creds, agent, w.o.GeminiTextModel, vars, w.o.Tools)
+		return dialLive(ctx, hc, creds, agent, vars, w.o.Tools)
 	}
 	return dialText(ctx, hc, creds.BaseURL, creds.APIKey, agent, vars, w.o.Tools)
 }

@@ -48,8 +48,6 @@ type Options struct {
 	// HTTP dials the deployment's provider; ProjectHTTP a project's own
 	// account's base URL (it keeps to the outgoing address policy).
 	HTTP, ProjectHTTP *http.Client
-	// GeminiTextModel plays Gemini-kind agents through generateContent.
-	GeminiTextModel string
 	// PerProject bounds the scenarios of one project played at once in
 	// this instance (default 3); more wait their turn as snoozed jobs.
 	PerProject int

@@ -2,7 +2,8 @@
 // APIs that conversation analysis uses: OpenAI's Responses API (POST
 // /v1/responses, Structured Outputs through text.format) and Gemini's
 // generateContent (POST /v1beta/models/{model}:generateContent with
-// generationConfig.responseMimeType and responseJsonSchema). Like the real
+// generationConfig.responseMimeType and responseJsonSchema; free text
+// without them, as a test scenario's simulated person asks). Like the real
 // services it checks the key header and the request's shape, answers
 // errors in their {"error": {...}} format, and answers JSON that matches
 // the schema it was sent. Knobs make it fail, or hold its answers. Serve it
@@ -268,13 +269,19 @@ func strictCheck(s map[string]any) error {
 }
 
 // generateContent answers POST /v1beta/models/{model}:generateContent like
-// the Gemini API: one candidate whose content's one part is the JSON text.
+// the Gemini API: one candidate whose content's one part is the JSON text,
+// or, for a request with no answer format, Say's free text.
 func (f *Fake) generateContent(w http.ResponseWriter, r *http.Request, body []byte, answer func(map[string]any, string) any) bool {
 	if r.Header.Get("x-goog-api-key") != f.geminiKey {
 		writeError(w, http.StatusBadRequest, "API key not valid. Please pass a valid API key.")
 		return false
 	}
 	var req struct {
+		SystemInstruction struct {
+			Parts []struct {
+				Text string `json:"text"`
+			} `json:"parts"`
+		} `json:"systemInstruction"`
 		Contents []struct {
 			Role  string `json:"role"`
 			Parts []struct {
@@ -300,13 +307,24 @@ func (f *Fake) generateContent(w http.ResponseWriter, r *http.Request, body []by
 	if schema == nil {
 		schema = gc.ResponseSchema
 	}
-	if gc.ResponseMimeType != "application/json" || schema == nil {
+	input := req.Contents[0].Parts[0].Text
+	var text string
+	switch {
+	case gc.ResponseMimeType == "" && schema == nil: // free text: a simulated person's turn
+		var instructions strings.Builder
+		for _, p := range req.SystemInstruction.Parts {
+			instructions.WriteString(p.Text)
+		}
+		text = f.freeText(instructions.String(), input)
+	case gc.ResponseMimeType != "application/json" || schema == nil:
 		writeError(w, http.StatusBadRequest, "generationConfig needs responseMimeType application/json and a response schema")
 		return false
+	default:
+		b, _ := json.Marshal(answer(schema, input))
+		text = string(b)
 	}
-	text, _ := json.Marshal(answer(schema, req.Contents[0].Parts[0].Text))
 	return writeJSON(w, map[string]any{
-		"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{map[string]any{"text": string(text)}}},
+		"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{map[string]any{"text": text}}},
 			"finishReason": "STOP", "index": 0}},
 		"usageMetadata": map[string]any{"promptTokenCount": 10, "candidatesTokenCount": 10, "totalTokenCount": 20},
 		"modelVersion":  strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1beta/models/"), ":generateContent"),

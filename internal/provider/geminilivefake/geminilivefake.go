@@ -5,7 +5,9 @@
 // constrained one; a setup naming models/{model} first (else close 1007),
 // then setupComplete; realtimeInput audio recorded with its sample count;
 // toolResponse, clientContent and realtimeInput text recorded; session
-// resumption handles issued and checked on reconnect. A test pushes
+// resumption handles issued and checked on reconnect; a native-audio
+// model's setup asking for TEXT refused (1007) as the service refuses it.
+// PlayText answers a text client's turns (text.go). A test pushes
 // serverContent, toolCall, toolCallCancellation, goAway and
 // sessionResumptionUpdate messages to a session, in binary frames as the
 // real service sends them.
@@ -41,6 +43,10 @@ type Server struct {
 	// modelTurn of the same duration at 24 kHz (each sample three times),
 	// for load runs; nothing is recorded then.
 	Echo bool
+	// SpeaksOnly says which models answer only in AUDIO: a setup asking
+	// one for TEXT is refused with 1007 as the service refuses it. Nil:
+	// the native-audio models (a name with "native-audio").
+	SpeaksOnly func(model string) bool
 	// OnSession, when set, runs in its own goroutine for every session
 	// once its setupComplete is sent: a script for the session (the
 	// widget's tests send a greeting and a tool call from it).
@@ -174,4 +180,12 @@ func (s *Server) WaitSessions(n int, d time.Duration) bool {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return true
+}
+
+// speaksOnly says whether the model answers only in AUDIO.
+func (s *Server) speaksOnly(model string) bool {
+	if s.SpeaksOnly != nil {
+		return s.SpeaksOnly(model)
+	}
+	return strings.Contains(model, "native-audio")
 }

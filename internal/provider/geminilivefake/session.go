@@ -6,81 +6,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 )
-
-// Setup is the part of a client's setup message the fake reads (field
-// names as in BidiGenerateContentSetup).
-type Setup struct {
-	Model            string `json:"model"`
-	GenerationConfig struct {
-		ResponseModalities []string `json:"responseModalities"`
-		SpeechConfig       *struct {
-			VoiceConfig struct {
-				PrebuiltVoiceConfig struct {
-					VoiceName string `json:"voiceName"`
-				} `json:"prebuiltVoiceConfig"`
-			} `json:"voiceConfig"`
-			LanguageCode string `json:"languageCode"`
-		} `json:"speechConfig"`
-	} `json:"generationConfig"`
-	SystemInstruction *struct {
-		Parts []struct {
-			Text string `json:"text"`
-		} `json:"parts"`
-	} `json:"systemInstruction"`
-	Tools []struct {
-		FunctionDeclarations []struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
-		} `json:"functionDeclarations"`
-	} `json:"tools"`
-	InputAudioTranscription  json.RawMessage `json:"inputAudioTranscription"`
-	OutputAudioTranscription json.RawMessage `json:"outputAudioTranscription"`
-	RealtimeInputConfig      json.RawMessage `json:"realtimeInputConfig"`
-	SessionResumption        *struct {
-		Handle string `json:"handle"`
-	} `json:"sessionResumption"`
-	ContextWindowCompression *struct {
-		SlidingWindow json.RawMessage `json:"slidingWindow"`
-	} `json:"contextWindowCompression"`
-}
-
-// Instructions is the text of the system instruction.
-func (s Setup) Instructions() string {
-	if s.SystemInstruction == nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, p := range s.SystemInstruction.Parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
-}
-
-// Voice is the prebuilt voice the setup asks for.
-func (s Setup) Voice() string {
-	if s.GenerationConfig.SpeechConfig == nil {
-		return ""
-	}
-	return s.GenerationConfig.SpeechConfig.VoiceConfig.PrebuiltVoiceConfig.VoiceName
-}
-
-// ToolNames are the names of every function declared.
-func (s Setup) ToolNames() []string {
-	var out []string
-	for _, t := range s.Tools {
-		for _, f := range t.FunctionDeclarations {
-			out = append(out, f.Name)
-		}
-	}
-	return out
-}
 
 // Message is one client message as received; Kind is its one top-level
 // field: setup, realtimeInput, clientContent or toolResponse.
@@ -212,6 +144,12 @@ func (ss *Session) takeSetup(ctx context.Context, m clientMessage, raw []byte) b
 	var s Setup
 	if m.Setup == nil || json.Unmarshal(m.Setup, &s) != nil || !strings.HasPrefix(s.Model, "models/") {
 		ss.conn.Close(websocket.StatusInvalidFramePayloadData, "Invalid JSON payload: the first message must be a setup with models/{model}")
+		return false
+	}
+	// Native-audio models speak only: the service refuses a setup that
+	// asks one for TEXT answers.
+	if ss.server.speaksOnly(strings.TrimPrefix(s.Model, "models/")) && slices.Contains(s.GenerationConfig.ResponseModalities, "TEXT") {
+		ss.conn.Close(websocket.StatusInvalidFramePayloadData, "Cannot extract voices from a non-audio request.")
 		return false
 	}
 	if r := s.SessionResumption; r != nil && r.Handle != "" && !ss.server.knownHandle(r.Handle) {

@@ -2,15 +2,14 @@ package livecall
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/provider"
+	"github.com/agentline/agentline/internal/provider/geminilive"
 	"github.com/agentline/agentline/internal/telephony/relay"
 )
 
@@ -69,7 +68,7 @@ func (h *Handler) modelFor(ctx context.Context, sc *streamCall, defs []agentline
 	if agent.Provider == agentline.ProviderGemini {
 		setup := h.geminiSetup(agent, defs)
 		dial := func(ctx context.Context) (*relay.Socket, error) {
-			s, _, err := dialWS(ctx, GeminiLiveURL(base), &websocket.DialOptions{HTTPHeader: http.Header{"x-goog-api-key": {key}}})
+			s, _, err := dialWS(ctx, geminilive.URL(base), &websocket.DialOptions{HTTPHeader: http.Header{"x-goog-api-key": {key}}})
 			if err == nil {
 				s.SetReadLimit(1 << 22)
 			}
@@ -79,7 +78,7 @@ func (h *Handler) modelFor(ctx context.Context, sc *streamCall, defs []agentline
 		return modelSide{dial: dial, opts: func(o *relay.Options) {
 			o.Gemini = &relay.GeminiOptions{Setup: setup, Dial: dial}
 			if speak != "" {
-				o.SpeakFirst = relay.GeminiText(speak)
+				o.SpeakFirst = geminilive.TextInput(speak)
 			}
 		}}, nil
 	}
@@ -109,14 +108,6 @@ func dialModel(ctx context.Context, m modelSide) (*relay.Socket, error) {
 	return m.dial(ctx)
 }
 
-// GeminiLiveURL is the Live API's WebSocket (BidiGenerateContent, v1beta)
-// at base, for a server with an API key, which goes in the x-goog-api-key
-// header, not the URL, so that no log line of a failed dial holds it.
-func GeminiLiveURL(base string) string {
-	u := provider.GeminiLiveURL(base)
-	return strings.Replace(u, "v1alpha.GenerativeService.BidiGenerateContentConstrained", "v1beta.GenerativeService.BidiGenerateContent", 1)
-}
-
 // geminiSetup returns the setup of a call's Live session, resuming a
 // session when handle is set: spoken answers in the agent's voice, its
 // instructions and tools, both sides transcribed, the service's voice
@@ -124,42 +115,21 @@ func GeminiLiveURL(base string) string {
 // not cut at the audio-only session limit, and resumption handles for the
 // connection's goAway.
 func (h *Handler) geminiSetup(agent agentline.Agent, defs []agentline.ToolDefinition) func(handle string) []byte {
-	type obj = map[string]any
-	voice := h.voices.geminiVoice(agent.Voice)
-	speech := obj{"voiceConfig": obj{"prebuiltVoiceConfig": obj{"voiceName": voice}}}
-	if agent.Language != "" {
-		speech["languageCode"] = agent.Language
-	}
-	setup := obj{
-		"model": "models/" + strings.TrimPrefix(agent.Model, "models/"),
-		"generationConfig": obj{
-			"responseModalities": []string{"AUDIO"},
-			"speechConfig":       speech,
-		},
-		"systemInstruction":        obj{"parts": []obj{{"text": agent.Instructions + phoneInstructions}}},
-		"inputAudioTranscription":  obj{},
-		"outputAudioTranscription": obj{},
-		"realtimeInputConfig": obj{
-			"automaticActivityDetection": obj{"disabled": false},
-			"activityHandling":           "START_OF_ACTIVITY_INTERRUPTS",
-		},
-		"contextWindowCompression": obj{"slidingWindow": obj{}},
-	}
-	if tools := agentline.GeminiTools(defs); tools != nil {
-		setup["tools"] = tools
+	setup := geminilive.Setup{
+		Model: geminilive.ModelName(agent.Model),
+		GenerationConfig: geminilive.GenerationConfig{ResponseModalities: []string{"AUDIO"},
+			SpeechConfig: geminilive.Voice(h.voices.geminiVoice(agent.Voice), agent.Language)},
+		SystemInstruction:        geminilive.Instructions(agent.Instructions + phoneInstructions),
+		Tools:                    agentline.GeminiTools(defs),
+		InputAudioTranscription:  &struct{}{},
+		OutputAudioTranscription: &struct{}{},
+		RealtimeInputConfig:      &geminilive.RealtimeInputConfig{ActivityHandling: "START_OF_ACTIVITY_INTERRUPTS"},
+		ContextWindowCompression: &geminilive.ContextWindowCompression{},
 	}
 	return func(handle string) []byte {
-		resumption := obj{}
-		if handle != "" {
-			resumption["handle"] = handle
-		}
-		s := make(obj, len(setup)+1)
-		for k, v := range setup {
-			s[k] = v
-		}
-		s["sessionResumption"] = resumption
-		b, _ := json.Marshal(obj{"setup": s})
-		return b
+		s := setup
+		s.SessionResumption = &geminilive.SessionResumption{Handle: handle}
+		return s.Message()
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/agentline/agentline/internal/provider/geminilive"
 )
 
 // carrierToModel reads the carrier's messages: caller audio goes to the
@@ -25,6 +27,9 @@ func (c *Call) fromCarrier(ctx context.Context, msg []byte) error {
 		}
 		c.callerFrames.Add(1)
 		ts := mediaTimestamp(media)
+		if c.gem != nil {
+			c.gem.voice.frame(payload, ts)
+		}
 		if r := c.opts.Recorder; r != nil {
 			r.Caller(payload, ts)
 		}
@@ -117,7 +122,7 @@ func (c *Call) dtmf(ctx context.Context, msg []byte) error {
 	}
 	c.opts.OnEvent(Event{Type: "dtmf", Text: ev.DTMF.Digit, At: time.Now()})
 	if c.gem != nil {
-		return c.writeModel(ctx, textInput("The caller pressed "+ev.DTMF.Digit+" on the keypad."))
+		return c.writeModel(ctx, geminilive.TextInput("The caller pressed "+ev.DTMF.Digit+" on the keypad."))
 	}
 	item, _ := json.Marshal(map[string]any{
 		"type": "conversation.item.create",

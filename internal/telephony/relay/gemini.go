@@ -68,6 +68,8 @@ type geminiSide struct {
 	inText   strings.Builder
 	outText  strings.Builder
 
+	voice voiceEnd // the caller's end of speech, for turn latency
+
 	mu        sync.Mutex
 	handle    string // the last resumable handle
 	resuming  bool   // a goAway's switch-over is under way
@@ -246,6 +248,7 @@ func (g *geminiSide) audio(ctx context.Context, data []byte) error {
 		c.responseStarted()
 		c.turnStart(ctx)
 		g.flushCaller()
+		g.answerStarts()
 	}
 	var err error
 	if g.in, err = base64.StdEncoding.AppendDecode(g.in[:0], data); err != nil {

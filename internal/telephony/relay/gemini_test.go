@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/provider/geminilive"
 	"github.com/agentline/agentline/internal/provider/geminilivefake"
 	"github.com/agentline/agentline/internal/telephony/relay"
 )
@@ -70,7 +71,7 @@ func newTracedGeminiRig(t *testing.T, tools relay.Tools, tracer trace.Tracer) *g
 		}
 		c := relay.New(carrier, model, relay.Options{
 			StreamSID: "MZ1", Tools: tools, EndDelayLimit: 5 * time.Second,
-			SpeakFirst: relay.GeminiText("Greet the caller."),
+			SpeakFirst: geminilive.TextInput("Greet the caller."),
 			OnEvent:    func(e relay.Event) { r.events <- e },
 			Gemini:     &relay.GeminiOptions{Setup: geminiSetup, Dial: dial},
 			Tracer:     tracer,

@@ -6,18 +6,13 @@ import (
 	"fmt"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/provider/geminilive"
 )
 
 // toolCall starts the function calls of a toolCall message; the model
 // waits for their answers, so its response is over meanwhile.
 func (g *geminiSide) toolCall(ctx context.Context, val []byte) error {
-	var tc struct {
-		FunctionCalls []struct {
-			ID   string          `json:"id"`
-			Name string          `json:"name"`
-			Args json.RawMessage `json:"args"`
-		} `json:"functionCalls"`
-	}
+	var tc geminilive.ToolCall
 	if err := json.Unmarshal(val, &tc); err != nil {
 		return end(EndRelayProtocolError, fmt.Errorf("toolCall message: %w", err))
 	}
@@ -27,11 +22,7 @@ func (g *geminiSide) toolCall(ctx context.Context, val []byte) error {
 	g.c.responseActive = false
 	g.c.mu.Unlock()
 	for _, f := range tc.FunctionCalls {
-		args := f.Args
-		if !json.Valid(args) || len(args) == 0 || args[0] != '{' {
-			args = json.RawMessage("{}")
-		}
-		g.c.startTool(ctx, agentline.ToolCall{CallID: f.ID, Name: f.Name, Arguments: args})
+		g.c.startTool(ctx, f.Call())
 	}
 	return nil
 }
@@ -63,31 +54,5 @@ func (g *geminiSide) toolResponse(ctx context.Context, call agentline.ToolCall, 
 		g.c.log.Info("tool result not sent: the model withdrew the call", "tool", call.Name, "call_id", call.CallID)
 		return nil
 	}
-	key, value := "output", json.RawMessage(res.Output)
-	if res.IsError {
-		key = "error"
-	}
-	if !json.Valid(value) {
-		value, _ = json.Marshal(res.Output)
-	}
-	type response struct {
-		ID       string                     `json:"id"`
-		Name     string                     `json:"name"`
-		Response map[string]json.RawMessage `json:"response"`
-	}
-	msg, _ := json.Marshal(map[string]any{"toolResponse": map[string]any{
-		"functionResponses": []response{{ID: call.CallID, Name: call.Name, Response: map[string]json.RawMessage{key: value}}}}})
-	return g.write(ctx, msg)
+	return g.write(ctx, geminilive.ToolResponse(call, res))
 }
-
-// textInput is a realtimeInput text message: what the caller pressed, or
-// the cue to speak first. Text goes as realtime input rather than
-// clientContent, which newer Live models take only as initial history.
-func textInput(text string) []byte {
-	b, _ := json.Marshal(map[string]any{"realtimeInput": map[string]string{"text": text}})
-	return b
-}
-
-// GeminiText is the message that tells a Gemini Live model something
-// during a call (SpeakFirst's cue).
-func GeminiText(text string) []byte { return textInput(text) }

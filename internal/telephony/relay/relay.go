@@ -115,7 +115,7 @@ type Options struct {
 	// recorded). Nil costs the relay one comparison per frame.
 	Recorder Recorder
 	// Gemini, when set, makes the model a Gemini Live connection: its
-	// Setup replaces SessionUpdate, and SpeakFirst is a GeminiText.
+	// Setup replaces SessionUpdate, and SpeakFirst is a geminilive.TextInput.
 	Gemini *GeminiOptions
 	// Tracer, when set (tracing is on), gets a span per model turn with
 	// its tool calls inside (trace.go), children of the span in Run's ctx;
