@@ -10,6 +10,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,7 +41,8 @@ type Options struct {
 	OpenAPI []byte
 	// Audit records every tool call; nil records none.
 	Audit auditLog
-	// Version is agentline's, told to clients when they connect.
+	// Version is agentline's, told to clients when they connect; empty is
+	// the module's version from the build, else "dev".
 	Version string
 	Logger  *slog.Logger
 	// Now is the clock of audit entries; nil is time.Now.
@@ -71,6 +73,12 @@ func New(o Options) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			o.Version = bi.Main.Version
+		}
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "agentline", Title: "agentline", Version: o.Version}, &mcp.ServerOptions{
 		Instructions: "agentline puts AI voice agents on websites, forms and phone calls. These tools build and inspect " +
