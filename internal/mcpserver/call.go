@@ -81,7 +81,12 @@ func apiRequest(ctx context.Context, t tool, op operation, projectID int64, raw 
 		if !ok || string(v) == "null" {
 			return nil, agentline.Invalid(name, "%s is required", name)
 		}
-		path = strings.ReplaceAll(path, "{"+name+"}", url.PathEscape(scalar(v)))
+		id := scalar(v)
+		if id == "" || id == "." || id == ".." || strings.Contains(id, "/") {
+			// Escaped, it would still be cleaned out of the path.
+			return nil, agentline.Invalid(name, "%s %q is no id", name, id)
+		}
+		path = strings.ReplaceAll(path, "{"+name+"}", url.PathEscape(id))
 		delete(args, name)
 	}
 	q := url.Values{}
@@ -139,7 +144,7 @@ func (r *recorder) WriteHeader(status int)      { r.status = status }
 // result is the answer as a tool result: the JSON as text and as
 // structured content, which must be an object, so a list is
 // {"items": [...], "next_cursor": "..."} (the cursor from X-Next-Cursor);
-// an error status makes it a tool error.
+// any status but 2xx makes it a tool error.
 func (r *recorder) result() *mcp.CallToolResult {
 	body := bytes.TrimSpace(r.body.Bytes())
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -167,6 +172,6 @@ func (r *recorder) result() *mcp.CallToolResult {
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
 		StructuredContent: obj,
-		IsError:           r.status >= 400,
+		IsError:           r.status < 200 || r.status > 299,
 	}
 }
