@@ -1,8 +1,10 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -256,6 +258,49 @@ func TestMCPServerBuildsAndInspectsAgents(t *testing.T) {
 		}
 		if r.Status != 401 || r.ErrorCode() != agentline.EUnauthorized || !strings.Contains(string(r.Body), says) {
 			t.Errorf("/mcp with %s = %s, want 401 %q", who, r, says)
+		}
+	}
+}
+
+// /mcp with a live key survives every bad body of the route sweep and
+// malformed JSON-RPC: never a 5xx; a tool call's bad arguments are a tool
+// error naming them.
+func TestMCPServerSurvivesBadInput(t *testing.T) {
+	t.Parallel()
+	s := apptest.StartFresh(t, store.SQLite, nil)
+	_, tok := s.NewUser(t, "owner@example.com")
+	var p agentline.Project
+	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Shop"}, &p)
+	key := newKey(t, s, tok, p.ID, agentline.RoleOwner).Key
+	bodies := map[string][]byte{
+		"unknown method":   []byte(`{"jsonrpc":"2.0","id":1,"method":"no/such"}`),
+		"unknown tool":     []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_everything"}}`),
+		"array arguments":  []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_agent","arguments":[1,2]}}`),
+		"string arguments": []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_agent","arguments":"x"}}`),
+		"object id":        []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_agent","arguments":{"agent_id":{"a":1}}}}`),
+		"huge id":          []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_agent","arguments":{"agent_id":1e400}}}`),
+		"no params":        []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`),
+		"batch":            []byte(`[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`),
+	}
+	for _, bb := range badBodies {
+		bodies[bb.name] = bb.body
+	}
+	for name, body := range bodies {
+		for _, accept := range []string{"", "application/json, text/event-stream"} {
+			req := s.Request(t, "POST", "/mcp", key, nil)
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			req.ContentLength = int64(len(body))
+			req.Header.Set("Content-Type", "application/json")
+			if accept != "" {
+				req.Header.Set("Accept", accept)
+			}
+			r := s.Send(t, req)
+			if r.Status >= 500 || r.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("%s (Accept %q) = %s", name, accept, r)
+			}
+			if accept != "" && strings.Contains(name, "arguments") && !strings.Contains(string(r.Body), "arguments must be a JSON object") {
+				t.Errorf("%s = %s, want a tool error about the arguments", name, r)
+			}
 		}
 	}
 }
