@@ -162,6 +162,9 @@ func TestMCPToolSchemasAreTheAPIRequests(t *testing.T) {
 		if got["type"] != "object" || got["additionalProperties"] != false {
 			t.Errorf("%s: schema %v is not a closed object", tool.Name, got)
 		}
+		if stray := strayKeywords(got, false); len(stray) > 0 {
+			t.Errorf("%s: schema keywords %q: a description with a comma unquoted in a YAML flow mapping?", tool.Name, stray)
+		}
 		gotProps := got["properties"].(map[string]any)
 		if !slices.Equal(slices.Sorted(maps.Keys(gotProps)), slices.Sorted(maps.Keys(want))) {
 			t.Errorf("%s: properties %v, %s takes %v", tool.Name, slices.Sorted(maps.Keys(gotProps)), operation, slices.Sorted(maps.Keys(want)))
@@ -241,4 +244,25 @@ func TestMCPToolPropertiesAreDecodedByTheAPI(t *testing.T) {
 		t.Fatalf("only %d properties probed", probed)
 	}
 	t.Logf("%d properties probed", probed)
+}
+
+// strayKeywords lists the keys of schema objects in v that no JSON Schema
+// keyword looks like (words with spaces), skipping the names of
+// properties.
+func strayKeywords(v any, names bool) []string {
+	var out []string
+	switch n := v.(type) {
+	case map[string]any:
+		for k, x := range n {
+			if !names && strings.ContainsAny(k, " ,()") {
+				out = append(out, k)
+			}
+			out = append(out, strayKeywords(x, !names && (k == "properties" || k == "$defs"))...)
+		}
+	case []any:
+		for _, x := range n {
+			out = append(out, strayKeywords(x, false)...)
+		}
+	}
+	return out
 }
