@@ -158,7 +158,8 @@ func TestMCPServerBuildsAndInspectsAgents(t *testing.T) {
 	}
 	// Shown once: nothing else tells the key again.
 	snippets := mustCall(t, cs, "get_channel_snippets", map[string]any{"channel_id": channelID})
-	if b, _ := json.Marshal(snippets); strings.Contains(string(b), widgetKey) || !strings.Contains(string(b), "YOUR_WIDGET_KEY") {
+	if b, _ := json.Marshal(snippets); strings.Contains(string(b), widgetKey) || !strings.Contains(string(b), "YOUR_WIDGET_KEY") ||
+		snippets["script_url"] != s.URL+"/chat-widget.js" {
 		t.Fatalf("snippets %s", b)
 	}
 	if r := s.Must(t, 200, "GET", "/api/channels/"+itoa(channelID)+"/key", tok, nil, nil); strings.Contains(string(r.Body), widgetKey) {

@@ -115,6 +115,9 @@ func apiRequest(ctx context.Context, t tool, op operation, projectID int64, raw 
 		return nil, agentline.Invalid("", "arguments make no valid request: %v", err)
 	}
 	r.Header.Set("Content-Type", "application/json")
+	if o, ok := ctx.Value(outerKey{}).(outer); ok {
+		r.Host, r.TLS, r.RemoteAddr = o.host, o.tls, o.remoteAddr
+	}
 	return r, nil
 }
 

@@ -8,6 +8,7 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -143,5 +144,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	} else if a, ok := httpx.PeerAddr(r); ok {
 		origin.ClientIP = a.String()
 	}
-	s.handler.ServeHTTP(w, r.WithContext(agentline.WithAuditOrigin(r.Context(), origin)))
+	ctx := agentline.WithAuditOrigin(r.Context(), origin)
+	ctx = context.WithValue(ctx, outerKey{}, outer{host: r.Host, tls: r.TLS, remoteAddr: r.RemoteAddr})
+	s.handler.ServeHTTP(w, r.WithContext(ctx))
 }
+
+// outer is what the tools' API requests take from the /mcp request they
+// are made in: where it came to and from, which the API's answers may use
+// (a snippet's URLs name the host the request came to).
+type outer struct {
+	host       string
+	tls        *tls.ConnectionState
+	remoteAddr string
+}
+
+type outerKey struct{}
