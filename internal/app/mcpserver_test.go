@@ -100,7 +100,12 @@ func id(v any) int64 {
 // project, and a revoked key or a session token cannot connect.
 func TestMCPServerBuildsAndInspectsAgents(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
+	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+		testMCPServer(t, apptest.Start(t, apptest.Config(t, databaseURL, map[string]string{"AGENTLINE_SANDBOX": "true"})))
+	})
+}
+
+func testMCPServer(t *testing.T, s *apptest.Server) {
 	_, tok := s.NewUser(t, "owner@example.com")
 	var shop, other agentline.Project
 	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Shop"}, &shop)
