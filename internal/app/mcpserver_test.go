@@ -211,6 +211,12 @@ func testMCPServer(t *testing.T, s *apptest.Server) {
 		t.Fatalf("list_test_runs %v", l)
 	}
 
+	// The edge counts POST /mcp; the tools' API requests are counted apart.
+	if m := s.Metrics(t); !strings.Contains(m, `agentline_mcp_tool_calls_total{status="201",tool="create_agent"} 1`) ||
+		!strings.Contains(m, `agentline_mcp_tool_calls_total{status="200",tool="get_test_run"}`) {
+		t.Errorf("metrics lack the tool calls:\n%s", m)
+	}
+
 	// A viewer key reads, and is refused what needs an editor.
 	vs, err := mcpConnect(t, s, viewer.Key)
 	if err != nil {

@@ -45,6 +45,9 @@ func (s *Server) handle(t tool, op operation) mcp.ToolHandler {
 		r.Header.Set("Authorization", req.Extra.Header.Get("Authorization"))
 		s.api.ServeHTTP(rec, r)
 		httpx.Logger(ctx).Info("mcp tool call", "tool", t.name, "status", rec.status)
+		if s.calls != nil {
+			s.calls.WithLabelValues(t.name, strconv.Itoa(rec.status)).Inc()
+		}
 		return rec.result(), nil
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/auth"
@@ -48,6 +49,10 @@ type Options struct {
 	Logger  *slog.Logger
 	// Now is the clock of audit entries; nil is time.Now.
 	Now func() time.Time
+	// Registerer gets agentline_mcp_tool_calls_total{tool,status}: tool
+	// calls pass the edge once, as POST /mcp, so the edge's metrics count
+	// none of their API requests. Nil registers nothing.
+	Registerer prometheus.Registerer
 }
 
 // Server is the MCP server.
@@ -58,6 +63,7 @@ type Server struct {
 	logger  *slog.Logger
 	now     func() time.Time
 	handler http.Handler
+	calls   *prometheus.CounterVec // nil without a Registerer
 }
 
 // New builds the tools from the API's OpenAPI document; a tool whose
@@ -74,6 +80,13 @@ func New(o Options) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if o.Registerer != nil {
+		s.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentline_mcp_tool_calls_total",
+			Help: "MCP tool calls by tool and the status of the API's answer.",
+		}, []string{"tool", "status"})
+		o.Registerer.MustRegister(s.calls)
 	}
 	if o.Version == "" {
 		o.Version = "dev"
