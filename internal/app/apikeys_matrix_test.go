@@ -118,6 +118,10 @@ func TestAPIKeyPermissionMatrix(t *testing.T) {
 		}
 		for _, r := range routes {
 			name := r.Method + " " + r.Pattern
+			if r.Auth == httpx.APIKey {
+				checkKeyOnlyRoute(t, r, ask, keys, f.Tokens, map[string]string{revoked.Key: "API key revoked", expired: "API key expired"})
+				continue
+			}
 			if r.Auth != httpx.Session {
 				// Such routes take no bearer token: a key gets what
 				// anyone gets without one.
@@ -169,4 +173,32 @@ func TestAPIKeyPermissionMatrix(t *testing.T) {
 		}
 		t.Logf("%d routes, %d requests", len(routes), checked)
 	})
+}
+
+// checkKeyOnlyRoute: a route for API keys alone (the MCP server) lets in
+// every live key, whatever its role or project (what it may do there is
+// its project's and role's, TestMCPServerBuildsAndInspectsAgents), tells a
+// dead key why it is refused, and refuses people's session tokens and
+// requests without a token.
+func checkKeyOnlyRoute(t *testing.T, r httpx.Route, ask func(httpx.Route, string) *apptest.Response, keys, tokens, dead map[string]string) {
+	t.Helper()
+	name := r.Method + " " + r.Pattern
+	for who, key := range keys {
+		if got := ask(r, key); outcome(got.Status) != "let through" {
+			t.Errorf("%s with a live %s key = %s", name, who, got)
+		}
+	}
+	for key, says := range dead {
+		if got := ask(r, key); got.Status != 401 || !strings.Contains(string(got.Body), says) {
+			t.Errorf("%s with a dead key = %s, want 401 %q", name, got, says)
+		}
+	}
+	for _, who := range []string{"owner", "viewer", "newcomer"} {
+		if got := ask(r, tokens[who]); got.Status != 401 || !strings.Contains(string(got.Body), "takes a project's API key") {
+			t.Errorf("%s with the %s's session token = %s, want 401", name, who, got)
+		}
+	}
+	if got := ask(r, ""); got.Status != 401 {
+		t.Errorf("%s without a token = %s, want 401", name, got)
+	}
 }

@@ -57,7 +57,10 @@ type App struct {
 	// handlers are every package's HTTP handlers: build makes them, mount
 	// lists their routes, and the life cycle drains phone and widget.
 	handlers
-	routes  []httpx.Route
+	routes []httpx.Route
+	// mux serves the routes without the edge: the MCP server's tool calls
+	// go through it, inside a request that passed the edge already.
+	mux     http.Handler
 	handler http.Handler
 	// closers are closed by Close, in order, before the database.
 	closers []io.Closer

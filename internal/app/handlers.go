@@ -13,6 +13,7 @@ import (
 	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/form"
 	"github.com/agentline/agentline/internal/httpx"
+	"github.com/agentline/agentline/internal/mcpserver"
 	"github.com/agentline/agentline/internal/provider"
 	"github.com/agentline/agentline/internal/provideraccount"
 	"github.com/agentline/agentline/internal/telephony"
@@ -38,6 +39,7 @@ type handlers struct {
 	campaigns     *campaign.Handler
 	providers     *provideraccount.Handler
 	tests         *testrun.Handler
+	mcp           *mcpserver.Server
 }
 
 // newHandlers makes every package's handler from the foundation and the
@@ -49,6 +51,13 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 	}
 	// The Test panel on an agent's page talks to the providers directly.
 	assets.AllowConnect(a.consoleConnect()...)
+	// Each MCP tool call is a request to the API's own routes, on the mux
+	// that serveMux makes once every handler is mounted.
+	mcp, err := mcpserver.New(mcpserver.Options{Auth: a.Auth, OpenAPI: agentline.OpenAPI(), Logger: a.logger, Registerer: a.registry,
+		API: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) })})
+	if err != nil {
+		return handlers{}, err
+	}
 	convs := conversation.New(a.Store, a.Auth)
 	if s.recordings != nil {
 		convs.WithRecordings(s.recordings)
@@ -73,6 +82,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 		campaigns:     campaign.New(a.Store, a.Auth),
 		providers:     provideraccount.NewHandler(s.providers, a.Auth),
 		tests:         testrun.NewHandler(a.Store, a.Auth),
+		mcp:           mcp,
 	}, nil
 }
 

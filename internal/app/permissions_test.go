@@ -89,6 +89,11 @@ func TestPermissionMatrix(t *testing.T) {
 			apptest.Scenario{Method: "POST", URL: "/api/projects", As: "viewer", Body: map[string]string{"name": "Mine"}, Status: 201, Contains: []string{`"role":"owner"`}},
 		)
 		add(every("GET", "/api/projects/{project_id}", nil, readers)...)
+		// The MCP server takes API keys alone: a member's session token is
+		// refused whatever the role (its keys: TestAPIKeyPermissionMatrix,
+		// its tools' roles: TestMCPServerBuildsAndInspectsAgents).
+		add(every("POST", "/mcp", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+			map[string]int{"viewer": 401, "editor": 401, "owner": 401, "outsider": 401})...)
 		add(every("PATCH", "/api/projects/{project_id}", map[string]string{"name": "Shop"}, writers)...)
 		add(every("GET", "/api/projects/{project_id}/members", nil, readers)...)
 		// Adding a member invites them (202); they join by accepting.

@@ -36,6 +36,7 @@ func (a *App) mount() []httpx.Route {
 		a.campaigns.Routes(),
 		a.providers.Routes(),
 		a.tests.Routes(),
+		a.mcp.Routes(),
 		a.assets.ConsoleRoutes(),
 	)
 }
@@ -64,6 +65,7 @@ func (a *App) serveMux() http.Handler {
 		}
 		return agentline.Errorf(agentline.ENotFound, "no route for %s %s", r.Method, r.URL.Path)
 	}))
+	a.mux = mux
 	edge := httpx.NewEdge(a.logger, a.Config.MaxBodyBytes, a.registry)
 	edge.TrustedProxies, edge.BodyReadTimeout = a.Config.TrustedProxies(), a.Config.BodyReadTimeout
 	edge.TracerProvider = a.tracing

@@ -3,11 +3,13 @@ package auth
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/httpx"
 )
 
 // APIKeyStore is what API keys need from storage.
@@ -155,4 +157,32 @@ func keyRole(k agentline.APIKey, projectID int64, makerRole agentline.Role) (age
 		return "", agentline.NotFound("project")
 	}
 	return LowerRole(makerRole, k.Role), nil
+}
+
+// errKeyOnly refuses a session token, or no token, on a route that only
+// API keys may call.
+var errKeyOnly = agentline.Errorf(agentline.EUnauthorized,
+	"this endpoint takes a project's API key: send Authorization: Bearer agl_sk_... (a key is made under the project's API keys); session tokens are not accepted")
+
+// KeyRoute is a route that only an API key may call (the MCP server):
+// fn runs with the key and its maker in the request's context, so that
+// the routes it calls on the key's behalf bind it to the key's project and
+// role as they bind any key's request. A revoked, expired or unknown key
+// hears why, as everywhere.
+func (s *Service) KeyRoute(method, pattern string, fn http.HandlerFunc) httpx.Route {
+	return httpx.Route{Method: method, Pattern: pattern, Auth: httpx.APIKey, Name: httpx.NameOf(fn),
+		Handler: httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+			token := bearer(r)
+			if !strings.HasPrefix(token, agentline.APIKeyPrefix) {
+				return errKeyOnly
+			}
+			k, u, err := s.authenticateKey(r.Context(), token, ClientIP(r))
+			if err != nil {
+				return err
+			}
+			ctx := WithUser(WithAPIKey(r.Context(), k), u)
+			ctx = httpx.WithLogger(ctx, httpx.Logger(ctx).With("api_key_id", k.ID, "user_id", u.ID))
+			fn(w, r.WithContext(ctx))
+			return nil
+		})}
 }

@@ -43,6 +43,10 @@ const (
 	// ProviderKey routes belong to the sandbox provider, which checks a
 	// provider API key or client secret as the real provider would.
 	ProviderKey Auth = "provider key (sandbox)"
+	// APIKey routes take a project's API key alone (Authorization: Bearer
+	// agl_sk_...): the MCP server, whose every tool acts in the key's
+	// project with its role; a session token is refused.
+	APIKey Auth = "API key"
 )
 
 // PublicRoute is a Public route served by fn: the one way packages
