@@ -22,7 +22,9 @@ import (
 // (BidiGenerateContent) with its instructions and its webhook tool, which
 // is run for real between the model's toolCall and its toolResponse. A
 // model that gives text is asked for TEXT; a native-audio model, which
-// refuses TEXT, answers in AUDIO and is read from its transcription.
+// refuses TEXT, answers in AUDIO and is read from its transcription. The
+// messages of both kinds of session are checked against @google/genai's
+// types.
 func TestGeminiTestRunAgainstLiveFake(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ model, modality string }{
@@ -113,5 +115,21 @@ func playGeminiRun(t *testing.T, model, modality string) {
 		if got := ss.Texts(); len(got) != 1 {
 			t.Errorf("realtimeInput texts %q, want the person's one message", got)
 		}
+	}
+	// Both ways, every message as @google/genai types it (setup,
+	// realtimeInput text, toolResponse; model turns, transcriptions,
+	// toolCall).
+	if nm := genaiModules(t); nm != "" {
+		var server, client []string
+		for _, ss := range live.Sessions() {
+			for _, m := range ss.Sent() {
+				server = append(server, string(m))
+			}
+			for _, m := range ss.Messages() {
+				client = append(client, string(m.Raw))
+			}
+		}
+		checkGenAITypes(t, nm, server, client, nil)
+		t.Logf("tsc took %d server and %d client messages of %s sessions as @google/genai types", len(server), len(client), modality)
 	}
 }

@@ -237,7 +237,10 @@ type GeminiAuthTokenRequest struct {
 type GeminiSetup = geminilive.Setup
 
 // geminiToken creates an auth token locked to the agent's setup. A text
-// session's setup answers in TEXT, without voice or audio transcription.
+// session's setup asks for no voice and no transcription of the visitor:
+// TEXT answers, or, for a native-audio model (which refuses TEXT), AUDIO
+// with outputAudioTranscription, the browser showing the transcription
+// and playing nothing.
 func (c *Client) geminiToken(ctx context.Context, creds agentline.ProviderCredentials, agent agentline.Agent, tools []agentline.ToolDefinition, text bool) (Token, error) {
 	if creds.APIKey == "" {
 		return Token{}, agentline.Errorf(agentline.ENotConfigured, "the Gemini-compatible provider is not configured: the project has no account with it and the server no GEMINI_API_KEY")
@@ -252,7 +255,9 @@ func (c *Client) geminiToken(ctx context.Context, creds agentline.ProviderCreden
 	s := &body.BidiGenerateContentSetup
 	s.Model = geminilive.ModelName(agent.Model)
 	if text {
-		s.GenerationConfig.ResponseModalities = []string{"TEXT"}
+		// The same rule as a test run's: TEXT, unless the model speaks
+		// only; then its transcription is the text the visitor reads.
+		s.ReadAsText(geminilive.SpeaksOnly(agent.Model))
 	} else {
 		s.GenerationConfig.ResponseModalities = []string{"AUDIO"}
 		s.GenerationConfig.SpeechConfig = geminilive.Voice(agent.Voice, agent.Language)

@@ -115,19 +115,25 @@ func TestGeminiAuthToken(t *testing.T) {
 }
 
 // A text session asks for text answers only: OpenAI's output_modalities
-// ["text"] with no audio settings, Gemini's responseModalities TEXT with no
-// voice and no audio transcription. Nothing is spoken or heard in it.
+// ["text"] with no audio settings; Gemini's no voice and no transcription
+// of the visitor, and TEXT answers from a model that gives text, but
+// AUDIO with outputAudioTranscription from a native-audio model, which
+// refuses TEXT (the browser shows the transcription, plays nothing).
 func TestTextSessionTokens(t *testing.T) {
 	fake, srv := setup(t)
 	c := provider.New(provider.Config{OpenAIBaseURL: srv.URL, OpenAIAPIKey: "sk-test", GeminiBaseURL: srv.URL, GeminiAPIKey: "g-test"}, nil)
 	if _, err := c.SessionToken(context.Background(), agent(agentline.ProviderOpenAI), tools, provider.Text); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.SessionToken(context.Background(), agent(agentline.ProviderGemini), tools, provider.Text); err != nil {
-		t.Fatal(err)
+	halfCascade := agent(agentline.ProviderGemini)
+	halfCascade.Model = "gemini-live-2.5-flash-preview"
+	for _, a := range []agentline.Agent{agent(agentline.ProviderGemini), halfCascade} {
+		if _, err := c.SessionToken(context.Background(), a, tools, provider.Text); err != nil {
+			t.Fatal(err)
+		}
 	}
 	reqs := fake.Requests()
-	if len(reqs) != 2 {
+	if len(reqs) != 3 {
 		t.Fatalf("%d requests", len(reqs))
 	}
 	var openai struct {
@@ -140,21 +146,27 @@ func TestTextSessionTokens(t *testing.T) {
 	if _, ok := openai.Session["audio"]; ok || len(openai.Session["tools"]) < 10 || string(openai.Session["instructions"]) != `"Be brief."` {
 		t.Errorf("text session sent = %s", reqs[0].Body)
 	}
-	var gemini struct {
-		BidiGenerateContentSetup map[string]json.RawMessage
-	}
-	json.Unmarshal(reqs[1].Body, &gemini)
-	setup := gemini.BidiGenerateContentSetup
-	var gc map[string]json.RawMessage
-	json.Unmarshal(setup["generationConfig"], &gc)
-	if m := string(gc["responseModalities"]); m != `["TEXT"]` {
-		t.Errorf("responseModalities %s, want [\"TEXT\"]: %s", m, reqs[1].Body)
-	}
-	_, speech := gc["speechConfig"]
-	_, in := setup["inputAudioTranscription"]
-	_, out := setup["outputAudioTranscription"]
-	if speech || in || out || len(setup["tools"]) < 10 || len(setup["systemInstruction"]) == 0 {
-		t.Errorf("text setup sent = %s", reqs[1].Body)
+	for i, want := range []struct {
+		modality string
+		out      bool
+	}{{`["AUDIO"]`, true}, {`["TEXT"]`, false}} {
+		body := reqs[1+i].Body
+		var gemini struct {
+			BidiGenerateContentSetup map[string]json.RawMessage
+		}
+		json.Unmarshal(body, &gemini)
+		setup := gemini.BidiGenerateContentSetup
+		var gc map[string]json.RawMessage
+		json.Unmarshal(setup["generationConfig"], &gc)
+		if m := string(gc["responseModalities"]); m != want.modality {
+			t.Errorf("responseModalities %s, want %s: %s", m, want.modality, body)
+		}
+		_, speech := gc["speechConfig"]
+		_, in := setup["inputAudioTranscription"]
+		_, out := setup["outputAudioTranscription"]
+		if speech || in || out != want.out || len(setup["tools"]) < 10 || len(setup["systemInstruction"]) == 0 {
+			t.Errorf("text setup sent = %s", body)
+		}
 	}
 }
 

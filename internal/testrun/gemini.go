@@ -40,9 +40,6 @@ type liveSession struct {
 // errTextRefused is a setup asking for TEXT that the model refused.
 var errTextRefused = errors.New("the model refused TEXT answers")
 
-// speaksOnly says whether a model answers only in AUDIO.
-func speaksOnly(model string) bool { return strings.Contains(model, "native-audio") }
-
 // dialLive opens the agent's Live session at creds' base URL, in TEXT
 // when its model gives text, else (or when the model refuses TEXT) in
 // AUDIO with its output transcribed.
@@ -57,7 +54,7 @@ func dialLive(ctx context.Context, hc *http.Client, creds agentline.ProviderCred
 		SystemInstruction: geminilive.Instructions(agentline.FillVariables(agent.Instructions, vars)),
 		Tools:             agentline.GeminiTools(defs),
 	}
-	audio := speaksOnly(agent.Model)
+	audio := geminilive.SpeaksOnly(agent.Model)
 	s, err := openLive(ctx, hc, creds, setup, audio)
 	if errors.Is(err, errTextRefused) {
 		audio = true
@@ -71,11 +68,7 @@ func dialLive(ctx context.Context, hc *http.Client, creds agentline.ProviderCred
 
 // openLive dials, sends the setup and waits for setupComplete, within 15 s.
 func openLive(ctx context.Context, hc *http.Client, creds agentline.ProviderCredentials, setup geminilive.Setup, audio bool) (*websocket.Conn, error) {
-	setup.GenerationConfig = geminilive.GenerationConfig{ResponseModalities: []string{"TEXT"}}
-	if audio {
-		setup.GenerationConfig.ResponseModalities = []string{"AUDIO"}
-		setup.OutputAudioTranscription = &struct{}{}
-	}
+	setup.ReadAsText(audio)
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	ws, _, err := websocket.Dial(dctx, geminilive.URL(creds.BaseURL), &websocket.DialOptions{HTTPClient: hc,

@@ -52,11 +52,14 @@ func TestSessionModality(t *testing.T) {
 			t.Errorf("%s: provider asked for output_modalities %s (audio settings: %v), want %s", tc.name, m, audio, tc.want)
 		}
 	}
-	// A Gemini-kind agent's text session answers in TEXT.
+	// A Gemini-kind agent's text session asks for no voice; its
+	// native-audio model, which refuses TEXT, answers in AUDIO with the
+	// transcription the browser shows.
 	var g answer
 	e.do("POST", "/widget/v1/session", "", e.secondKey, map[string]any{"agent_id": e.gemini.ID, "modality": "text"}, 201, &g)
 	reqs := e.fake.Requests()
-	if body := string(reqs[len(reqs)-1].Body); g.Modality != "text" || !strings.Contains(body, `"responseModalities":["TEXT"]`) || strings.Contains(body, "speechConfig") {
+	if body := string(reqs[len(reqs)-1].Body); g.Modality != "text" || !strings.Contains(body, `"responseModalities":["AUDIO"]`) ||
+		!strings.Contains(body, `"outputAudioTranscription":{}`) || strings.Contains(body, "speechConfig") || strings.Contains(body, "inputAudioTranscription") {
 		t.Errorf("Gemini text session: answered %q, asked %s", g.Modality, body)
 	}
 

@@ -1,8 +1,10 @@
 // The Gemini-compatible transport: the Live WebSocket with the session's
 // ephemeral token, the microphone as 16 kHz PCM from agentline's
 // AudioWorklet, the agent's voice as 24 kHz PCM played in an AudioContext.
-// A text session (the token's setup answers in TEXT) needs neither: it
-// sends clientContent and reads the model turn's text parts.
+// A text session needs neither: it sends clientContent and shows the
+// answer's text, which is the model turn's text parts when the token's
+// setup asks for TEXT, or the outputTranscription of a native-audio model
+// (asked for AUDIO, it refuses TEXT), whose audio is then not played.
 import { AgentlineError } from './errors.js';
 
 export async function connectGemini(session, info) {
@@ -73,7 +75,7 @@ function onMessage(session, c, msg, send) {
       if (p.text && !p.thought && !c.out) { session._state('speaking'); session._line(a, 'assistant', p.text, false); }
     }
     if (sc.inputTranscription && sc.inputTranscription.text) { if (!c.said) session._heard(); session._line(u, 'user', sc.inputTranscription.text, false); }
-    if (sc.outputTranscription && sc.outputTranscription.text) session._line(a, 'assistant', sc.outputTranscription.text, false);
+    if (sc.outputTranscription && sc.outputTranscription.text) { if (!c.out) session._state('speaking'); session._line(a, 'assistant', sc.outputTranscription.text, false); }
     if (sc.turnComplete) {
       c.said = false; // a transcription piece after the answer's audio began is not the turn's end
       for (const id of [u, a]) { const l = session._lines[id]; if (l) session._line(id, l.role, l.text, true); }

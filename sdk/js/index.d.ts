@@ -44,7 +44,8 @@ export interface StartOptions {
   /**
    * A text session: no microphone and no audio. The visitor types with
    * sendText and the agent answers in text (the provider's text modality:
-   * POST /widget/v1/session with modality "text").
+   * POST /widget/v1/session with modality "text"; a Gemini native-audio
+   * model speaks, and its answer is the transcription, not played).
    */
   textOnly?: boolean;
   /**

@@ -90,6 +90,27 @@ func Voice(name, language string) *SpeechConfig {
 	return sc
 }
 
+// SpeaksOnly says whether a Live model answers only in AUDIO: the
+// native-audio models (a name with "native-audio"), what the Live API
+// offers since Google shut its half-cascade models down (9 December
+// 2025). The service closes a setup asking one for TEXT with 1007,
+// "Cannot extract voices from a non-audio request".
+func SpeaksOnly(model string) bool { return strings.Contains(model, "native-audio") }
+
+// ReadAsText sets s up for a client that reads the answers as text: TEXT
+// answers, or, when spoken (a model that SpeaksOnly, or one that refused
+// TEXT), AUDIO with outputAudioTranscription, whose transcription is then
+// the answer's text and whose audio nobody needs to play. Either way no
+// voice is asked for.
+func (s *Setup) ReadAsText(spoken bool) {
+	s.GenerationConfig = GenerationConfig{ResponseModalities: []string{"TEXT"}}
+	s.OutputAudioTranscription = nil
+	if spoken {
+		s.GenerationConfig.ResponseModalities = []string{"AUDIO"}
+		s.OutputAudioTranscription = &struct{}{}
+	}
+}
+
 // ModelName is the setup's model field: models/{model}.
 func ModelName(model string) string { return "models/" + strings.TrimPrefix(model, "models/") }
 

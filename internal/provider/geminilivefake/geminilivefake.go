@@ -5,7 +5,8 @@
 // constrained one; a setup naming models/{model} first (else close 1007),
 // then setupComplete; realtimeInput audio recorded with its sample count;
 // toolResponse, clientContent and realtimeInput text recorded; session
-// resumption handles issued and checked on reconnect; a native-audio
+// resumption handles issued and checked on reconnect; an auth token's
+// setup locked over the client's (Constraints); a native-audio
 // model's setup asking for TEXT refused (1007) as the service refuses it.
 // PlayText answers a text client's turns (text.go). A test pushes
 // serverContent, toolCall, toolCallCancellation, goAway and
@@ -15,6 +16,7 @@ package geminilivefake
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -47,6 +49,11 @@ type Server struct {
 	// one for TEXT is refused with 1007 as the service refuses it. Nil:
 	// the native-audio models (a name with "native-audio").
 	SpeaksOnly func(model string) bool
+	// Constraints, when set, is the setup an auth token was minted with
+	// (providerfake's GeminiSetup), or nil: a session on the constrained
+	// method runs with every field it sets, whatever the client's setup
+	// says, as the service locks a token's setup.
+	Constraints func(token string) json.RawMessage
 	// OnSession, when set, runs in its own goroutine for every session
 	// once its setupComplete is sent: a script for the session (the
 	// widget's tests send a greeting and a tool call from it).

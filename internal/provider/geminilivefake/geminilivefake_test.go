@@ -89,3 +89,40 @@ func TestGeminiFakeSetupAudioAndResumption(t *testing.T) {
 		t.Fatalf("unknown handle: %v", err)
 	}
 }
+
+// On the constrained method a token's setup is locked over the client's:
+// a browser that sends only its model gets the token's modality, and a
+// token asking a native-audio model for TEXT is refused with 1007, as the
+// service refuses it.
+func TestGeminiFakeConstrainedSetup(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f := geminilivefake.New("g-key")
+	defer f.Close()
+	tokens := map[string]string{
+		"auth_tokens/text":  `{"model":"models/gemini-2.5-flash-native-audio-preview-12-2025","generationConfig":{"responseModalities":["TEXT"]}}`,
+		"auth_tokens/audio": `{"model":"models/gemini-2.5-flash-native-audio-preview-12-2025","generationConfig":{"responseModalities":["AUDIO"]},"outputAudioTranscription":{}}`,
+	}
+	f.Constraints = func(token string) json.RawMessage { return json.RawMessage(tokens[token]) }
+	open := func(token string) *websocket.Conn {
+		url := strings.Replace(f.URL(), "http", "ws", 1) + geminilivefake.PathConstrained + "?access_token=" + token
+		c, _, err := websocket.Dial(ctx, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.CloseNow() })
+		c.Write(ctx, websocket.MessageText, []byte(`{"setup":{"model":"models/gemini-2.5-flash-native-audio-preview-12-2025","generationConfig":{"responseModalities":["AUDIO"]}}}`))
+		return c
+	}
+	_, _, err := open("auth_tokens/text").Read(ctx)
+	if websocket.CloseStatus(err) != websocket.StatusInvalidFramePayloadData || !strings.Contains(err.Error(), "Cannot extract voices") {
+		t.Fatalf("a TEXT token for a native-audio model: %v, want close 1007", err)
+	}
+	if m := read(ctx, t, open("auth_tokens/audio")); m["setupComplete"] == nil {
+		t.Fatalf("an AUDIO token answered %v", m)
+	}
+	ss := f.Sessions()[1]
+	if s, _ := ss.Setup(); len(s.OutputAudioTranscription) == 0 || s.GenerationConfig.ResponseModalities[0] != "AUDIO" {
+		t.Fatalf("locked setup %+v", s)
+	}
+}

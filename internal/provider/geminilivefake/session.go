@@ -141,6 +141,9 @@ func (ss *Session) take(ctx context.Context, m clientMessage, raw []byte) bool {
 
 // takeSetup checks the first message as the service does and answers it.
 func (ss *Session) takeSetup(ctx context.Context, m clientMessage, raw []byte) bool {
+	if lock := ss.server.Constraints; lock != nil && ss.Token != "" && m.Setup != nil {
+		m.Setup = locked(m.Setup, lock(ss.Token))
+	}
 	var s Setup
 	if m.Setup == nil || json.Unmarshal(m.Setup, &s) != nil || !strings.HasPrefix(s.Model, "models/") {
 		ss.conn.Close(websocket.StatusInvalidFramePayloadData, "Invalid JSON payload: the first message must be a setup with models/{model}")

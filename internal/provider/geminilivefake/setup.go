@@ -2,6 +2,7 @@ package geminilivefake
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 )
 
@@ -72,4 +73,17 @@ func (s Setup) ToolNames() []string {
 		}
 	}
 	return out
+}
+
+// locked is the setup a session on the constrained method runs with: the
+// client's, with every field of the token's setup in its place (a token
+// minted with a setup locks it; the service ignores the client's values).
+func locked(client, token json.RawMessage) json.RawMessage {
+	var c, t map[string]json.RawMessage
+	if json.Unmarshal(client, &c) != nil || c == nil || json.Unmarshal(token, &t) != nil {
+		return client
+	}
+	maps.Copy(c, t)
+	b, _ := json.Marshal(c)
+	return b
 }

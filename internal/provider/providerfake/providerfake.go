@@ -31,6 +31,7 @@ type Fake struct {
 
 	mu       sync.Mutex
 	requests []Request
+	setups   map[string]json.RawMessage // auth token name -> its bidiGenerateContentSetup
 	failWith int
 	now      func() time.Time
 }
@@ -45,6 +46,15 @@ func (f *Fake) Requests() []Request {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]Request(nil), f.requests...)
+}
+
+// GeminiSetup is the bidiGenerateContentSetup the auth token named token
+// was minted with, or nil: what a fake Live socket's constrained method
+// locks a session to (geminilivefake.Server.Constraints).
+func (f *Fake) GeminiSetup(token string) json.RawMessage {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.setups[token]
 }
 
 // FailWith makes the following requests fail with status (0: succeed again),
@@ -233,7 +243,14 @@ func (f *Fake) authToken(w http.ResponseWriter, r *http.Request, body []byte) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"name": "auth_tokens/" + random(32)})
+	name := "auth_tokens/" + random(32)
+	f.mu.Lock()
+	if f.setups == nil {
+		f.setups = map[string]json.RawMessage{}
+	}
+	f.setups[name] = in["bidiGenerateContentSetup"]
+	f.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"name": name})
 }
 
 // checkSetup checks a token request's bidiGenerateContentSetup as the
