@@ -18,11 +18,12 @@ import (
 // goes at once, the one after waits until a second after that one's
 // answer; at 1 a second a held request leaves no room (the dial is
 // unavailable, nothing reserved) until it is answered late (recovery found
-// its call at the carrier), and the next waits a second past that answer.
+// its call at the carrier), and the next waits a second past that answer;
+// a request the carrier refused is answered too.
 func TestSendSlotsCountUnansweredRequests(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		numbers := []string{"+14155550101", "+14155550102", "+14155550103", "+14155550104"}
+		numbers := []string{"+14155550101", "+14155550102", "+14155550103", "+14155550104", "+14155550105"}
 		f := newEngineFixture(t, db, numbers...)
 		mustExec(t, db, `UPDATE campaigns SET max_concurrent_calls = 10, calls_per_second = 2`)
 		var dials []agentline.CampaignDial
@@ -75,11 +76,22 @@ func TestSendSlotsCountUnansweredRequests(t *testing.T) {
 			t.Fatalf("the refused reservation left %+v", got.Dials)
 		}
 		answered = answer(held)
-		if _, err := reserve(3); err != nil {
+		refused, err := reserve(3)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if gap := time.Since(answered); gap < time.Second {
 			t.Fatalf("a request went %v after a held one's late answer, at 1 a second", gap)
+		}
+		answered = time.Now()
+		if err := db.DeleteCall(ctx, f.p1.ID, refused.ID); err != nil { // the carrier refused it: an answer too
+			t.Fatal(err)
+		}
+		if _, err := reserve(4); err != nil {
+			t.Fatalf("after a refused request, at 1 a second: %v", err)
+		}
+		if gap := time.Since(answered); gap < time.Second {
+			t.Fatalf("a request went %v after a refused one, at 1 a second", gap)
 		}
 	})
 }

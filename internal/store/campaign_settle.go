@@ -252,14 +252,18 @@ func (db *DB) takeSendSlot(ctx context.Context, c conn, dialID int64, interval t
 // last to take its slot counted all the others, which were taken before
 // it and answered no earlier than their calls were created, within the
 // second before its slot. Requests without answer to the limit make the
-// dial unavailable: recovery answers them (with the carrier's list).
+// dial unavailable: recovery answers them (with the carrier's list). One
+// claimed more than requestOpenFor ago is no longer counted: recovery
+// does not look for it (its contact moved on), and it must not hold the
+// campaign's pace back for ever.
 func clearOfRequests(ctx context.Context, c conn, campaignID, dialID int64, cps float64, slot time.Time) (time.Time, error) {
 	limit := max(1, int(cps))
 	open, err := queryAll(ctx, c, func(r interface{ Scan(...any) error }) (time.Time, error) {
 		var t time.Time
 		return t, r.Scan(utc(&t))
-	}, `SELECT request_until FROM campaign_dials WHERE campaign_id = ? AND request_until > ? AND id <> ? ORDER BY request_until`,
-		campaignID, slot.Add(-time.Second), dialID)
+	}, `SELECT request_until FROM campaign_dials WHERE campaign_id = ? AND request_until > ? AND id <> ?
+		AND (request_until < ? OR dialed_at > ?) ORDER BY request_until`,
+		campaignID, slot.Add(-time.Second), dialID, requestOpen(), slot.Add(-requestOpenFor))
 	if err != nil || len(open) < limit {
 		return slot, err
 	}
@@ -270,6 +274,11 @@ func clearOfRequests(ctx context.Context, c conn, campaignID, dialID int64, cps 
 	}
 	return edge.Add(time.Second), nil
 }
+
+// requestOpenFor bounds how long after its claim a request without an
+// answer counts against its campaign's pace: well past the carrier
+// client's timeout and the engine's recovery, which answer it sooner.
+const requestOpenFor = 15 * time.Minute
 
 // requestOpen is request_until of a dial whose request has no answer yet.
 func requestOpen() time.Time { return time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC) }
