@@ -43,16 +43,12 @@ func (e *Engine) sortByWindow(c agentline.Campaign, due []agentline.CampaignCont
 }
 
 // paceMargin stretches the time between two dials beyond
-// 1 / calls_per_second. Dials are paced where it counts, at the carrier:
-// each call's reservation takes the campaign's next send slot and the
-// request goes out at that slot, or takes another when it would leave
-// more than 10 ms late (store.ReserveDialCall), so what may still vary is
-// those 10 ms and the request's way to the carrier: its writes and the
-// carrier's reading of it, which a busy machine delays by tens of
-// milliseconds for one request and not the next. Ten per cent is 100 ms
-// of such variation within any second. At three per cent, the carrier
-// fake's log of the two-instance kill test on a loaded two-core machine
-// showed 9 calls within one second at 8 per second.
+// 1 / calls_per_second. The rate at the carrier is guaranteed by the
+// send slot (store.ReserveDialCall), which also counts the campaign's
+// requests still unanswered or answered within the last second, since
+// the carrier creates a call when it gets to the request; the margin
+// keeps that count from delaying most requests, whose way to the carrier
+// a busy machine varies by tens of milliseconds.
 const paceMargin = 1.10
 
 // interval is the time between two dials of c.

@@ -318,7 +318,11 @@ func (db *DB) settleDial(ctx context.Context, c conn, out agentline.Outbox, s ag
 	if n, err := affected(res, err); err != nil || n == 0 {
 		return err
 	}
-	if _, err := c.exec(ctx, `UPDATE campaign_dials SET outcome = ? WHERE project_id = ? AND id = ?`, s.Outcome, s.ProjectID, s.DialID); err != nil {
+	// A request still unanswered is over too: its call ended, or recovery
+	// found the carrier never got it.
+	if _, err := c.exec(ctx, `UPDATE campaign_dials SET outcome = ?,
+		request_until = CASE WHEN request_until > ? THEN ? ELSE request_until END WHERE project_id = ? AND id = ?`,
+		s.Outcome, now, now, s.ProjectID, s.DialID); err != nil {
 		return err
 	}
 	if s.Final() {

@@ -303,7 +303,7 @@ func TestReserveDialCallTakesTheSendSlot(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		f := newEngineFixture(t, db, "+14155550101", "+14155550102", "+14155550103")
-		mustExec(t, db, `UPDATE campaigns SET max_concurrent_calls = 10`)
+		mustExec(t, db, `UPDATE campaigns SET max_concurrent_calls = 10, calls_per_second = 10`)
 		var dials []agentline.CampaignDial
 		for n := range 3 {
 			r, err := db.ClaimDial(ctx, agentline.DialClaim{ProjectID: f.p1.ID, CampaignID: f.c.ID, ContactID: f.contact(t, db, n).ID,

@@ -137,7 +137,10 @@ func scanStaleDial(row interface{ Scan(...any) error }) (agentline.StaleDial, er
 // slot (takeSendSlot), and ReserveDialCall returns at that slot: the
 // caller asks the carrier at once, so a campaign's requests reach the
 // carrier at least interval apart, however long each dial took from its
-// claim to here, and from any instance. A campaign that stopped running
+// claim to here, and from any instance, and never more than the
+// campaign's calls per second of them can create their calls within one
+// second there, however late the carrier gets to any (clearOfRequests).
+// The caller records the answer with AttachCallSID. A campaign that stopped running
 // is a conflict, and one whose slots are taken further ahead than
 // interval plus sendWait is unavailable: nothing is reserved. A
 // reservation that returns later than sendLate after its slot (its
@@ -190,9 +193,12 @@ const sendLate = 10 * time.Millisecond
 
 // takeSendSlot gives the dial's campaign's next send slot, at now or when
 // the last one taken ends, and moves the campaign's next_send_at interval
-// past it. The campaign's row is locked to the commit (PostgreSQL; SQLite
-// has one writer), so instances take slots one after the other. With
-// running set, a campaign that is not running is a conflict.
+// past it. The slot is also clear of the campaign's other requests
+// (clearOfRequests), and the dial's request counts as unanswered from
+// here (request_until). The campaign's row is locked to the commit
+// (PostgreSQL; SQLite has one writer), so instances take slots one after
+// the other. With running set, a campaign that is not running is a
+// conflict.
 func (db *DB) takeSendSlot(ctx context.Context, c conn, dialID int64, interval time.Duration, running bool) (time.Time, error) {
 	lock := ""
 	if db.dialect == Postgres {
@@ -201,8 +207,9 @@ func (db *DB) takeSendSlot(ctx context.Context, c conn, dialID int64, interval t
 	var id int64
 	var status string
 	var next sql.NullTime
-	err := c.queryRow(ctx, `SELECT cp.id, cp.status, cp.next_send_at FROM campaigns cp JOIN campaign_dials d ON d.campaign_id = cp.id
-		WHERE d.id = ?`+lock, dialID).Scan(&id, &status, &next)
+	var cps float64
+	err := c.queryRow(ctx, `SELECT cp.id, cp.status, cp.next_send_at, cp.calls_per_second FROM campaigns cp
+		JOIN campaign_dials d ON d.campaign_id = cp.id WHERE d.id = ?`+lock, dialID).Scan(&id, &status, &next, &cps)
 	if errors.Is(err, sql.ErrNoRows) {
 		return time.Time{}, agentline.NotFound("campaign dial")
 	}
@@ -217,12 +224,71 @@ func (db *DB) takeSendSlot(ctx context.Context, c conn, dialID int64, interval t
 	if next.Valid && next.Time.After(now) {
 		slot = next.Time.UTC()
 	}
+	if slot, err = clearOfRequests(ctx, c, id, dialID, cps, slot); err != nil {
+		return time.Time{}, err
+	}
 	if slot.Sub(now) > interval+sendWait {
 		return time.Time{}, &agentline.Error{Code: agentline.EUnavailable, RetryAfter: 1,
 			Message: fmt.Sprintf("campaign dial %d: its campaign's calls are paced further ahead than the dial can wait", dialID)}
 	}
-	_, err = c.exec(ctx, `UPDATE campaigns SET next_send_at = ? WHERE id = ?`, slot.Add(interval), id)
+	if _, err = c.exec(ctx, `UPDATE campaigns SET next_send_at = ? WHERE id = ?`, slot.Add(interval), id); err != nil {
+		return time.Time{}, err
+	}
+	_, err = c.exec(ctx, `UPDATE campaign_dials SET request_until = ? WHERE id = ?`, requestOpen(), dialID)
 	return slot, err
+}
+
+// clearOfRequests returns the earliest time from slot at which a request
+// sent would make no more than calls_per_second of the campaign's
+// requests able to create their calls within one second at the carrier.
+// The carrier counts a call when it creates it, which is some time
+// between the request's sending and its answer: late by the request's
+// whole latency when the carrier is slow (a request it holds for seconds
+// creates its call amid later ones). So a request counts against a new
+// one sent at slot while its answer has not come (request_until is the
+// far future: it may create its call at any time) or came within the
+// second before slot. Then any one second at the carrier holds at most
+// the limit: of the requests whose calls it created in that second, the
+// last to take its slot counted all the others, which were taken before
+// it and answered no earlier than their calls were created, within the
+// second before its slot. Requests without answer to the limit make the
+// dial unavailable: recovery answers them (with the carrier's list). One
+// claimed more than requestOpenFor ago is no longer counted: recovery
+// does not look for it (its contact moved on), and it must not hold the
+// campaign's pace back for ever.
+func clearOfRequests(ctx context.Context, c conn, campaignID, dialID int64, cps float64, slot time.Time) (time.Time, error) {
+	limit := max(1, int(cps))
+	open, err := queryAll(ctx, c, func(r interface{ Scan(...any) error }) (time.Time, error) {
+		var t time.Time
+		return t, r.Scan(utc(&t))
+	}, `SELECT request_until FROM campaign_dials WHERE campaign_id = ? AND request_until > ? AND id <> ?
+		AND (request_until < ? OR dialed_at > ?) ORDER BY request_until`,
+		campaignID, slot.Add(-time.Second), dialID, requestOpen(), slot.Add(-requestOpenFor))
+	if err != nil || len(open) < limit {
+		return slot, err
+	}
+	edge := open[len(open)-limit]
+	if !edge.Before(requestOpen()) {
+		return time.Time{}, &agentline.Error{Code: agentline.EUnavailable, RetryAfter: 1,
+			Message: fmt.Sprintf("campaign dial %d: %d of its campaign's requests to the carrier have no answer yet", dialID, limit)}
+	}
+	return edge.Add(time.Second), nil
+}
+
+// requestOpenFor bounds how long after its claim a request without an
+// answer counts against its campaign's pace: well past the carrier
+// client's timeout and the engine's recovery, which answer it sooner.
+const requestOpenFor = 15 * time.Minute
+
+// requestOpen is request_until of a dial whose request has no answer yet.
+func requestOpen() time.Time { return time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC) }
+
+// answeredRequest records in c that the request of the dial of call
+// callID (if any) has its answer: its call was created at the carrier by
+// now, if at all.
+func (db *DB) answeredRequest(ctx context.Context, c conn, callID int64) error {
+	_, err := c.exec(ctx, `UPDATE campaign_dials SET request_until = ? WHERE call_id = ? AND request_until IS NOT NULL`, db.now(), callID)
+	return err
 }
 
 // linkDialCall links a reserved call to its dial and contact, and gives

@@ -104,10 +104,16 @@ func insertCall(ctx context.Context, c conn, call *agentline.Call) error {
 	return err
 }
 
-// DeleteCall removes a reserved call the carrier refused to place.
+// DeleteCall removes a reserved call the carrier refused to place: the
+// refusal answers a campaign call's request, for its campaign's pace.
 func (db *DB) DeleteCall(ctx context.Context, projectID, callID int64) error {
-	res, err := db.writer().exec(ctx, `DELETE FROM calls WHERE project_id = ? AND id = ?`, projectID, callID)
-	return mustAffect(res, err, "call")
+	return db.tx(ctx, func(c conn) error {
+		if err := db.answeredRequest(ctx, c, callID); err != nil {
+			return err
+		}
+		res, err := c.exec(ctx, `DELETE FROM calls WHERE project_id = ? AND id = ?`, projectID, callID)
+		return mustAffect(res, err, "call")
+	})
 }
 
 // Call returns one call of the project by its carrier SID.
