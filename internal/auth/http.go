@@ -229,6 +229,7 @@ func (s *Service) signedIn(r *http.Request, keys bool) (*http.Request, error) {
 	}
 	ctx = WithUser(ctx, u)
 	ctx = httpx.WithLogger(ctx, httpx.Logger(ctx).With("user_id", u.ID))
+	ctx = agentline.WithAuditOrigin(ctx, auditOrigin(ctx, r, u))
 	return r.WithContext(ctx), nil
 }
 
@@ -313,4 +314,15 @@ func ClientIP(r *http.Request) string {
 		return httpx.ClientKey(a)
 	}
 	return r.RemoteAddr
+}
+
+// auditOrigin is who the request acts as in the audit log: the API key
+// when it came with one (named by its prefix), else the signed-in person.
+func auditOrigin(ctx context.Context, r *http.Request, u agentline.User) agentline.AuditOrigin {
+	o := agentline.AuditOrigin{Actor: agentline.Actor{Kind: agentline.ActorUser, ID: u.ID, Email: u.Email},
+		ClientIP: ClientIP(r), RequestID: httpx.RequestID(ctx)}
+	if k, ok := APIKeyFrom(ctx); ok {
+		o.Actor = agentline.Actor{Kind: agentline.ActorAPIKey, ID: k.ID, KeyPrefix: k.Prefix}
+	}
+	return o
 }
