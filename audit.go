@@ -170,3 +170,10 @@ func jsonFields(v any) map[string]any {
 	_ = json.Unmarshal(raw, &m)
 	return m
 }
+
+// PruneAuditLog is the daily job that deletes the audit log's entries
+// older than the retention setting: the log's only way out.
+type PruneAuditLog struct{}
+
+// Kind names PruneAuditLog's worker.
+func (PruneAuditLog) Kind() string { return "prune_audit_log" }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/api"
+	"github.com/agentline/agentline/internal/audit"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/campaign"
 	"github.com/agentline/agentline/internal/config"
@@ -38,6 +39,7 @@ type handlers struct {
 	campaigns     *campaign.Handler
 	providers     *provideraccount.Handler
 	tests         *testrun.Handler
+	audit         *audit.Handler
 }
 
 // newHandlers makes every package's handler from the foundation and the
@@ -73,6 +75,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 		campaigns:     campaign.New(a.Store, a.Auth),
 		providers:     provideraccount.NewHandler(s.providers, a.Auth),
 		tests:         testrun.NewHandler(a.Store, a.Auth),
+		audit:         audit.NewHandler(a.Store, a.Auth),
 	}, nil
 }
 

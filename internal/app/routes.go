@@ -36,6 +36,7 @@ func (a *App) mount() []httpx.Route {
 		a.campaigns.Routes(),
 		a.providers.Routes(),
 		a.tests.Routes(),
+		a.audit.Routes(),
 		a.assets.ConsoleRoutes(),
 	)
 }
