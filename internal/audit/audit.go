@@ -68,17 +68,26 @@ func (h *Handler) projectCSV(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) instanceLog(w http.ResponseWriter, r *http.Request) error {
-	if _, err := auth.RequireAdmin(r.Context()); err != nil {
+	if err := requireAdmin(r); err != nil {
 		return err
 	}
 	return h.page(w, r, 0)
 }
 
 func (h *Handler) instanceCSV(w http.ResponseWriter, r *http.Request) error {
-	if _, err := auth.RequireAdmin(r.Context()); err != nil {
+	if err := requireAdmin(r); err != nil {
 		return err
 	}
 	return h.export(w, r, 0, "audit-log-instance.csv")
+}
+
+// requireAdmin refuses whoever is no instance administrator.
+func requireAdmin(r *http.Request) error {
+	_, err := auth.RequireAdmin(r.Context())
+	if agentline.ErrorCode(err) == agentline.EForbidden {
+		return agentline.Errorf(agentline.EForbidden, "only instance administrators read the instance's audit log")
+	}
+	return err
 }
 
 // page answers one page of the log, newest first, with the cursor of the
