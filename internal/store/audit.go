@@ -40,6 +40,16 @@ func (c conn) auditAs(ctx context.Context, o agentline.AuditOrigin, a audited) e
 		ClientIP: o.ClientIP, RequestID: o.RequestID})
 }
 
+// auditRequest is audit for a change that agentline also makes on its
+// own (a campaign's dial, the carrier's report that ends a call): logged
+// only when a person or a key asked for it.
+func (c conn) auditRequest(ctx context.Context, a audited) error {
+	if agentline.AuditOriginFrom(ctx).Actor.Kind == agentline.ActorSystem {
+		return nil
+	}
+	return c.audit(ctx, a)
+}
+
 // asUser is ctx's origin with the person userID (email) as its actor.
 func asUser(ctx context.Context, userID int64, email string) agentline.AuditOrigin {
 	o := agentline.AuditOriginFrom(ctx)
