@@ -120,7 +120,7 @@ func AuditChanges(before, after any) map[string][2]any {
 	b, a := jsonFields(before), jsonFields(after)
 	out := map[string][2]any{}
 	for k, av := range a {
-		if bv, ok := b[k]; !ok || !reflect.DeepEqual(bv, av) {
+		if bv, ok := b[k]; (!ok && av != nil) || (ok && !reflect.DeepEqual(bv, av)) {
 			out[k] = [2]any{b[k], av}
 		}
 	}

@@ -68,7 +68,7 @@ func (db *DB) CreateCampaign(ctx context.Context, c agentline.Campaign) (agentli
 		if err != nil {
 			return err
 		}
-		return tx.audit(ctx, change(c.ProjectID, "campaign.create", "campaign", id, agentline.AuditChanges(nil, created)))
+		return tx.audit(ctx, change(c.ProjectID, "campaign.create", "campaign", id, campaignChanges(nil, &created)))
 	})
 	if isForeignKeyViolation(err) {
 		return c, agentline.NotFound("agent")
@@ -191,7 +191,7 @@ func (db *DB) UpdateCampaignChecked(ctx context.Context, c agentline.Campaign, c
 		if err != nil {
 			return err
 		}
-		if err := tx.audit(ctx, change(c.ProjectID, "campaign.update", "campaign", c.ID, agentline.AuditChanges(before, after))); err != nil {
+		if err := tx.audit(ctx, change(c.ProjectID, "campaign.update", "campaign", c.ID, campaignChanges(&before, &after))); err != nil {
 			return err
 		}
 		return db.redueContacts(ctx, tx, c.ProjectID, c.ID, c.RetryAfter)
@@ -307,4 +307,17 @@ func campaignAction(was, to string) string {
 		return "campaign.cancel"
 	}
 	return "campaign." + to
+}
+
+// campaignChanges is AuditChanges of a campaign's settings, without the
+// contact counts its JSON carries (which its settings do not change).
+func campaignChanges(before, after *agentline.Campaign) map[string][2]any {
+	var changes map[string][2]any
+	if before == nil {
+		changes = agentline.AuditChanges(nil, after)
+	} else {
+		changes = agentline.AuditChanges(before, after)
+	}
+	delete(changes, "counts")
+	return changes
 }

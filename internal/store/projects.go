@@ -173,7 +173,7 @@ func (db *DB) SetMemberRole(ctx context.Context, projectID, userID int64, role a
 			return err
 		}
 		return c.audit(ctx, change(projectID, "member.role_change", "member", userID,
-			map[string][2]any{"role": {old, role}, "email": {m.Email, m.Email}}))
+			map[string][2]any{"role": {old, role}}))
 	})
 	return m, err
 }

@@ -66,7 +66,8 @@ function logPage({ show }, pid, title, file, intro) {
       return res.entries.length;
     };
     if (!(await load(""))) return h("p", { class: "muted" }, "No entries match.");
-    return [h("div", { class: "table" }, h("table", { class: "audit" }, h("thead", {}, h("tr", {},
+    // A wide log scrolls sideways: its region takes the keyboard's focus.
+    return [h("div", { class: "table", tabindex: 0, role: "region", "aria-label": "Entries" }, h("table", { class: "audit" }, h("thead", {}, h("tr", {},
       ["When", "Who", "Action", "Resource", "Changes", "From"].map((x) => h("th", { scope: "col" }, x)))), rows)), more];
   }));
 }
