@@ -78,7 +78,7 @@ func TestCSVExportsNeutralizeFormulas(t *testing.T) {
 		"GET /api/projects/{project_id}/leads.csv":      neutralized(strings.TrimSpace),
 		"GET /api/campaigns/{campaign_id}/contacts.csv": neutralized(func(v string) string { return v }),
 		// Emails are kept trimmed and in lower case.
-		"GET /api/admin/audit-log.csv": neutralized(func(v string) string { return strings.ToLower(strings.TrimSpace(v)) }),
+		"GET /api/admin/audit-log.csv":                 neutralized(func(v string) string { return strings.ToLower(strings.TrimSpace(v)) }),
 		"GET /api/projects/{project_id}/audit-log.csv": {"'+14155550999", "'-request-1"},
 	}
 	ids := apptest.Fixture{IDs: map[string]int64{"project_id": w.project.ID, "campaign_id": campaign.ID}}
