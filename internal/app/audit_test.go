@@ -116,7 +116,7 @@ func auditCases() map[string]auditCase {
 			return tok
 		}},
 		"POST /api/projects":                                   {body: map[string]string{"name": "new"}, status: 201, action: "project.create"},
-		"DELETE /api/projects/{project_id}":                    {status: 204, action: "project.delete"},
+		"DELETE /api/projects/{project_id}":                    {status: 204, action: "project.delete", instance: true},
 		"PATCH /api/projects/{project_id}":                     {body: map[string]string{"name": "renamed"}, status: 200, action: "project.update"},
 		"POST /api/projects/{project_id}/agents":               {body: map[string]string{"name": "Bo"}, status: 201, action: "agent.create"},
 		"POST /api/projects/{project_id}/api-keys":             {body: map[string]string{"name": "ci2", "role": "viewer"}, status: 201, action: "api_key.create"},

@@ -109,14 +109,17 @@ func (db *DB) UpdateProject(ctx context.Context, p agentline.Project) (agentline
 func (db *DB) DeleteProject(ctx context.Context, projectID int64) error {
 	return db.tx(ctx, func(c conn) error {
 		var recorded bool
-		if err := c.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM recordings WHERE project_id = ?)`, projectID).Scan(&recorded); err != nil {
-			return fmt.Errorf("delete project: %w", err)
+		var name string
+		if err := c.queryRow(ctx, `SELECT name, EXISTS (SELECT 1 FROM recordings WHERE project_id = ?) FROM projects WHERE id = ?`,
+			projectID, projectID).Scan(&name, &recorded); err != nil {
+			return notFound(err, "project")
 		}
-		res, err := c.exec(ctx, `DELETE FROM projects WHERE id = ?`, projectID)
-		if err := mustAffect(res, err, "project"); err != nil {
+		if _, err := c.exec(ctx, `DELETE FROM projects WHERE id = ?`, projectID); err != nil {
 			return err
 		}
-		if err := c.audit(ctx, change(projectID, "project.delete", "project", projectID, nil)); err != nil || !recorded {
+		// The instance's entry: with the project gone, its owners can no
+		// longer read its log, its administrators still can this.
+		if err := c.audit(ctx, change(0, "project.delete", "project", projectID, map[string][2]any{"name": {name, nil}})); err != nil || !recorded {
 			return err
 		}
 		return db.outboxOn(c).Enqueue(ctx, agentline.PurgeProjectRecordings{ProjectID: projectID})
