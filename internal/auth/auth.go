@@ -168,6 +168,11 @@ func (s *Service) Login(ctx context.Context, email, password, clientIP string) (
 		hash = "" // compared against the dummy hash: the same work
 	}
 	if err := s.checkPassword(email, clientIP, hash, password); err != nil {
+		if agentline.ErrorCode(err) == agentline.ERateLimited {
+			// Past the throttle, guesses are refused unchecked: logging
+			// each would let a flood of them fill the log.
+			return Login{}, err
+		}
 		// The same entry whether or not the email has an account.
 		return Login{}, s.logSignIn(ctx, "auth.sign_in_failed", agentline.User{Email: email}, err)
 	}
