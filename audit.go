@@ -2,6 +2,9 @@ package agentline
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
 	"time"
 )
 
@@ -72,3 +75,105 @@ func AuditOriginFrom(ctx context.Context) AuditOrigin {
 	}
 	return AuditOrigin{Actor: Actor{Kind: ActorSystem}}
 }
+
+// AuditFilter picks entries of one project's log (ProjectID > 0) or of the
+// instance's own (ProjectID 0: actions on no project), newest first. Empty
+// fields do not filter; Before pages (entries with a smaller id).
+type AuditFilter struct {
+	ProjectID    int64
+	ActorKind    ActorKind
+	ActorID      int64
+	ActorLabel   string // an email or a key prefix
+	Action       string
+	ResourceKind string
+	ResourceID   string
+	From, To     time.Time
+	Before       int64
+	Limit        int
+}
+
+// Masked stands in the log for a secret's value, before or after: the log
+// says that it changed, never what it is.
+const Masked = "[masked]"
+
+// secretField reports whether a field's name says it holds a secret, so
+// its values are masked whatever the struct's JSON tags let through.
+func secretField(name string) bool {
+	n := strings.ToLower(name)
+	if n == "key" || strings.HasSuffix(n, "_key") {
+		return true
+	}
+	for _, s := range []string{"secret", "password", "token", "hash", "header", "credential", "sealed"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// AuditChanges is the field-by-field [before, after] of a change, read
+// from the objects' public JSON (which already leaves sealed values out),
+// with any field named like a secret masked. A nil before is a creation
+// (every field of after is new), a nil after a deletion; fields equal on
+// both sides and times of the change itself are left out.
+func AuditChanges(before, after any) map[string][2]any {
+	b, a := jsonFields(before), jsonFields(after)
+	out := map[string][2]any{}
+	for k, av := range a {
+		if bv, ok := b[k]; (!ok && av != nil) || (ok && !reflect.DeepEqual(bv, av)) {
+			out[k] = [2]any{b[k], av}
+		}
+	}
+	for k, bv := range b {
+		if _, ok := a[k]; !ok {
+			out[k] = [2]any{bv, nil}
+		}
+	}
+	for _, k := range []string{"updated_at", "created_at", "id", "project_id"} {
+		delete(out, k)
+	}
+	for k, v := range out {
+		if secretField(k) {
+			out[k] = MaskedChange(v[0] != nil, v[1] != nil)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// MaskedChange is the [before, after] of a secret: Masked where a value
+// was set, null where none was.
+func MaskedChange(had, has bool) [2]any {
+	var c [2]any
+	if had {
+		c[0] = Masked
+	}
+	if has {
+		c[1] = Masked
+	}
+	return c
+}
+
+// jsonFields is v's JSON object as a map; anything else (nil, a value that
+// is no object) is an empty map.
+func jsonFields(v any) map[string]any {
+	m := map[string]any{}
+	if v == nil {
+		return m
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return m
+	}
+	_ = json.Unmarshal(raw, &m)
+	return m
+}
+
+// PruneAuditLog is the daily job that deletes the audit log's entries
+// older than the retention setting: the log's only way out.
+type PruneAuditLog struct{}
+
+// Kind names PruneAuditLog's worker.
+func (PruneAuditLog) Kind() string { return "prune_audit_log" }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/agentline/agentline"
+	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/httpx"
 	"github.com/agentline/agentline/internal/listing"
 )
@@ -121,7 +122,7 @@ func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) error {
 		httpx.WriteJSON(w, http.StatusOK, inv)
 		return nil
 	}
-	answer, err := h.auth.AcceptInviteNewAccount(r.Context(), in.Token, in.Password)
+	answer, err := h.auth.AcceptInviteNewAccount(auth.PublicOrigin(r), in.Token, in.Password)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,8 @@ func (c console) axeCheck(source, page string) {
 // projects (with its provider accounts and API keys), agents, an agent's every tab, channels, a widget and a form
 // channel (its field builder), conversations, campaigns (with the
 // do-not-call list) and a campaign, leads, analytics (empty),
-// members, the account, the accounts page, invitation and reset pages;
+// members, the account, the accounts page, the project's and the
+// instance's audit logs, invitation and reset pages;
 // and editors open (the
 // analysis data builder in JSON mode, a tool's editor). The conversation
 // pages are checked in TestConsoleToolEditAndConversations.
@@ -140,6 +141,8 @@ func TestConsoleAccessibility(t *testing.T) {
 		{"#/channels/" + itoa(formCh.ID), "contact", `document.querySelectorAll(".builder-row").length > 0`},
 		{"#/analytics", "Analytics", `document.querySelector("main").innerText.includes("No conversations yet.")`},
 		{"#/admin", "Accounts", ""},
+		{"#/audit", "Audit log", `!!document.querySelector("table.audit tbody tr")`},
+		{"#/admin/audit", "Instance audit log", `!!document.querySelector("table.audit tbody tr")`},
 		{"#/invite/ali_unused", "Invitation", ""},
 		{"#/reset/alr_unused", "Set a new password", ""},
 		{"#/invite/" + inv.Token, "Invitation to Acme", ""},

@@ -233,6 +233,13 @@ func testSingleSignOn(t *testing.T, d store.Dialect) {
 	eval[any](t, ctx, `sessionStorage.clear()`)
 	ssoSignIn(c, alice.Email)
 	signedInTo(c, "Agents")
+
+	// The instance's audit log has the sign-ins and the refusals.
+	for action, atLeast := range map[string]int{"auth.sso_sign_in": 2, "auth.sso_sign_in_refused": len(cases)} {
+		if n := len(instanceLog(t, s, action)); n < atLeast {
+			t.Errorf("%d %s entries, want at least %d", n, action, atLeast)
+		}
+	}
 }
 
 // With AGENTLINE_OIDC_ONLY, passwords are refused to everyone but
@@ -245,6 +252,14 @@ func TestSSOOnlyRefusesPasswords(t *testing.T) {
 	r := s.Do(t, "POST", "/api/auth/login", "", map[string]string{"email": bob.Email, "password": "bob's password"})
 	if r.Status != 403 || !strings.Contains(r.String(), "Sign in with 127.0.0.1") {
 		t.Fatalf("bob's password: %d %s", r.Status, r.String())
+	}
+	// The administrator's sign-in is logged as the break-glass it is, bob's
+	// refusal as a refusal.
+	if list := instanceLog(t, s, "auth.break_glass_sign_in"); len(list) != 1 || list[0].Actor.Email != apptest.AdminEmail {
+		t.Errorf("break-glass entries: %+v", list)
+	}
+	if list := instanceLog(t, s, "auth.sign_in_refused"); len(list) != 1 || list[0].Actor.ID != bob.ID {
+		t.Errorf("refusal entries: %+v", list)
 	}
 	var m struct {
 		SSO struct {

@@ -55,6 +55,20 @@ func TestCSVExportsNeutralizeFormulas(t *testing.T) {
 			"variables": map[string]string{"name": formula(c)}})
 	}
 	s.Must(t, 200, "POST", "/api/campaigns/"+itoa(campaign.ID)+"/contacts", tok, contacts, nil)
+	// The audit log: a failed sign-in keeps the email tried, whatever it
+	// is (the instance's log); a project's entries name a do-not-call
+	// number (+) and carry the request id a client sent (-).
+	for _, c := range formulaStarts {
+		if r := s.Do(t, "POST", "/api/auth/login", "", map[string]string{"email": formula(c), "password": "wrong"}); r.Status != 401 && r.Status != 429 {
+			t.Fatalf("sign-in with a formula for an email: %s", r)
+		}
+	}
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(w.project.ID)+"/dnc", tok, map[string]string{"phone_number": "+14155550999"}, nil)
+	req := s.Request(t, "PATCH", "/api/projects/"+itoa(w.project.ID), tok, map[string]string{"name": "Renamed"})
+	req.Header.Set("X-Request-Id", "-request-1")
+	if r := s.Send(t, req); r.Status != 200 {
+		t.Fatalf("rename: %s", r)
+	}
 
 	// want lists, per CSV route, the cells the visitor's values must come
 	// out as: each value as the route's data keeps it, behind a '.
@@ -63,6 +77,9 @@ func TestCSVExportsNeutralizeFormulas(t *testing.T) {
 		// Form answers are stored trimmed: a leading tab or CR goes.
 		"GET /api/projects/{project_id}/leads.csv":      neutralized(strings.TrimSpace),
 		"GET /api/campaigns/{campaign_id}/contacts.csv": neutralized(func(v string) string { return v }),
+		// Emails are kept trimmed and in lower case.
+		"GET /api/admin/audit-log.csv":                 neutralized(func(v string) string { return strings.ToLower(strings.TrimSpace(v)) }),
+		"GET /api/projects/{project_id}/audit-log.csv": {"'+14155550999", "'-request-1"},
 	}
 	ids := apptest.Fixture{IDs: map[string]int64{"project_id": w.project.ID, "campaign_id": campaign.ID}}
 	routes := csvRoutes(t, s.App)
@@ -76,7 +93,11 @@ func TestCSVExportsNeutralizeFormulas(t *testing.T) {
 				t.Fatalf("%s answers CSV but has no case in this test: add one that puts each of %q at the start of its visitor-controlled fields", route, formulaStarts)
 			}
 			method, pattern, _ := strings.Cut(route, " ")
-			r := s.Must(t, 200, method, ids.Path(t, pattern), tok, nil, nil)
+			who := tok
+			if strings.HasPrefix(pattern, "/api/admin/") {
+				who = s.Admin(t)
+			}
+			r := s.Must(t, 200, method, ids.Path(t, pattern), who, nil, nil)
 			if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/csv") {
 				t.Errorf("Content-Type %q", ct)
 			}

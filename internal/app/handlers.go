@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/api"
+	"github.com/agentline/agentline/internal/audit"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/campaign"
 	"github.com/agentline/agentline/internal/config"
@@ -40,6 +41,7 @@ type handlers struct {
 	providers     *provideraccount.Handler
 	tests         *testrun.Handler
 	mcp           *mcpserver.Server
+	audit         *audit.Handler
 }
 
 // newHandlers makes every package's handler from the foundation and the
@@ -53,7 +55,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 	assets.AllowConnect(a.consoleConnect()...)
 	// Each MCP tool call is a request to the API's own routes, on the mux
 	// that serveMux makes once every handler is mounted.
-	mcp, err := mcpserver.New(mcpserver.Options{Auth: a.Auth, OpenAPI: agentline.OpenAPI(), Logger: a.logger, Registerer: a.registry,
+	mcp, err := mcpserver.New(mcpserver.Options{Auth: a.Auth, Audit: a.Store, OpenAPI: agentline.OpenAPI(), Logger: a.logger, Registerer: a.registry,
 		API: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) })})
 	if err != nil {
 		return handlers{}, err
@@ -83,6 +85,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 		providers:     provideraccount.NewHandler(s.providers, a.Auth),
 		tests:         testrun.NewHandler(a.Store, a.Auth),
 		mcp:           mcp,
+		audit:         audit.NewHandler(a.Store, a.Auth),
 	}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/analysis"
+	"github.com/agentline/agentline/internal/audit"
 	"github.com/agentline/agentline/internal/auth"
 	"github.com/agentline/agentline/internal/campaign"
 	"github.com/agentline/agentline/internal/conversation"
@@ -42,6 +43,8 @@ func (a *App) jobQueue(ctx context.Context, s shared, sender *mail.Sender) error
 	jobs.AddCoalescing(r, &webhooks.Dispatcher{Store: a.Store, Logger: a.logger}, 10, webhooks.DispatchInterval, agentline.DispatchWebhooks{})
 	pruner := &webhooks.Pruner{Store: a.Store, Retention: a.Config.WebhookRetention, Logger: a.logger}
 	jobs.AddPeriodic(r, pruner, pruner.Interval(), agentline.PruneWebhooks{})
+	auditPruner := &audit.Pruner{Store: a.Store, RetentionDays: int(a.Config.AuditRetentionDays), Logger: a.logger}
+	jobs.AddPeriodic(r, auditPruner, auditPruner.Interval(), agentline.PruneAuditLog{})
 	sweeper := &conversation.Sweeper{Store: a.Store, IdleTimeout: a.Config.SessionIdleTimeout,
 		ConnectTimeout: a.Config.LiveChatTimeout, Logger: a.logger}
 	jobs.AddPeriodic(r, sweeper, sweeper.Interval(), agentline.SweepConversations{})

@@ -245,5 +245,8 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 		{fmt.Sprintf("/api/agents/%d/scenarios", agent.ID), "", "id"},
 		{fmt.Sprintf("/api/agents/%d/test-runs", agent.ID), "test_runs", "id"},
 		{pp + "/api-keys", "", "id"},
+		{pp + "/audit-log", "entries", "id"},
+		{pp + "/audit-log?action=api_key.create", "entries", "id"},
+		{"/api/admin/audit-log", "entries", "id"},
 	}, tok
 }

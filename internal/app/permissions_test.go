@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/agentline/agentline"
@@ -228,6 +229,7 @@ func TestPermissionMatrix(t *testing.T) {
 		add(every("DELETE", "/api/campaigns/{campaign_id}", nil, refusedDeletes)...)
 		add(apptest.Scenario{Method: "DELETE", URL: "/api/campaigns/{campaign_id}", As: "owner", Status: 204})
 		add(testRunScenarios(t, s, f)...)
+		add(auditLogScenarios()...)
 		for _, sc := range []apptest.Scenario{
 			{Method: "GET", URL: "/api/projects/{other_project_id}/campaigns"},
 			{Method: "POST", URL: "/api/projects/{other_project_id}/campaigns", Body: map[string]any{"name": "x", "agent_id": f.IDs["other_agent_id"]}},
@@ -257,4 +259,27 @@ func TestPermissionMatrix(t *testing.T) {
 			sc.Test(t, s, f)
 		}
 	})
+}
+
+// auditLogScenarios: a project's audit log is its owners' alone (with the
+// changes of everyone, the owner's role change of a member above
+// included); the instance's is its administrators', which no project role
+// makes anyone.
+func auditLogScenarios() []apptest.Scenario {
+	owners := map[string]int{"viewer": 403, "editor": 403, "outsider": 404, "owner": 200}
+	out := slices.Concat(every("GET", "/api/projects/{project_id}/audit-log", nil, owners),
+		every("GET", "/api/projects/{project_id}/audit-log.csv", nil, owners))
+	out = append(out,
+		apptest.Scenario{Method: "GET", URL: "/api/projects/{project_id}/audit-log?action=member.role_change", As: "owner", Status: 200,
+			Contains: []string{`"action":"member.role_change"`, `"email":"owner@example.com"`, `"role":["viewer","viewer"]`}},
+		apptest.Scenario{Method: "GET", URL: "/api/projects/{project_id}/audit-log", As: "editor", Status: 403, Code: agentline.EForbidden,
+			Contains: []string{"Only owners can read the audit log", "you are an editor"}},
+		apptest.Scenario{Method: "GET", URL: "/api/projects/{other_project_id}/audit-log", As: "owner", Status: 404, Code: agentline.ENotFound,
+			NotContains: []string{"Elsewhere", "Eve"}},
+		apptest.Scenario{Method: "GET", URL: "/api/projects/{other_project_id}/audit-log.csv", As: "owner", Status: 404, Code: agentline.ENotFound})
+	for _, path := range []string{"/api/admin/audit-log", "/api/admin/audit-log.csv"} {
+		out = append(out, apptest.Scenario{Method: "GET", URL: path, As: "owner", Status: 403, Code: agentline.EForbidden,
+			Contains: []string{"only instance administrators"}})
+	}
+	return out
 }

@@ -37,6 +37,7 @@ func (a *App) mount() []httpx.Route {
 		a.providers.Routes(),
 		a.tests.Routes(),
 		a.mcp.Routes(),
+		a.audit.Routes(),
 		a.assets.ConsoleRoutes(),
 	)
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,7 +30,8 @@ type Store interface {
 	User(ctx context.Context, id int64) (agentline.User, error)
 	Users(ctx context.Context) ([]agentline.User, error)
 	UpdateUser(ctx context.Context, id int64, ch agentline.UserChange) (agentline.User, error)
-	CreateAuthSession(ctx context.Context, userID int64, tokenHash string, expiresAt time.Time) error
+	StartAuthSession(ctx context.Context, userID int64, tokenHash string, expiresAt time.Time, action string) error
+	AppendAudit(ctx context.Context, e agentline.AuditEntry) error
 	UserByTokenHash(ctx context.Context, tokenHash string) (agentline.User, error)
 	DeleteAuthSession(ctx context.Context, tokenHash string) error
 	MemberRole(ctx context.Context, projectID, userID int64) (agentline.Role, error)
@@ -166,29 +168,60 @@ func (s *Service) Login(ctx context.Context, email, password, clientIP string) (
 		hash = "" // compared against the dummy hash: the same work
 	}
 	if err := s.checkPassword(email, clientIP, hash, password); err != nil {
-		return Login{}, err
+		if agentline.ErrorCode(err) == agentline.ERateLimited {
+			// Past the throttle, guesses are refused unchecked: logging
+			// each would let a flood of them fill the log.
+			return Login{}, err
+		}
+		// The same entry whether or not the email has an account.
+		return Login{}, s.logSignIn(ctx, "auth.sign_in_failed", agentline.User{Email: email}, err)
 	}
 	if u.Disabled {
-		return Login{}, agentline.Errorf(agentline.EForbidden, "this account is disabled; ask an administrator of this agentline")
+		return Login{}, s.logSignIn(ctx, "auth.sign_in_refused", u,
+			agentline.Errorf(agentline.EForbidden, "this account is disabled; ask an administrator of this agentline"))
 	}
+	action := "auth.sign_in"
 	if s.ssoOnly != "" {
 		if !u.Admin {
-			return Login{}, agentline.Errorf(agentline.EForbidden, "this agentline signs in with %s only: use \"Sign in with %s\"", s.ssoOnly, s.ssoOnly)
+			return Login{}, s.logSignIn(ctx, "auth.sign_in_refused", u,
+				agentline.Errorf(agentline.EForbidden, "this agentline signs in with %s only: use \"Sign in with %s\"", s.ssoOnly, s.ssoOnly))
 		}
 		httpx.Logger(ctx).Warn("break-glass password sign-in of an instance administrator while single sign-on is required",
 			"user_id", u.ID, "email", u.Email, "remote", clientIP)
+		action = "auth.break_glass_sign_in"
 	}
-	return s.startSession(ctx, u)
+	return s.startSession(ctx, u, action)
 }
 
-// startSession signs u in, by password or single sign-on alike.
-func (s *Service) startSession(ctx context.Context, u agentline.User) (Login, error) {
+// logSignIn writes the instance's audit entry of a sign-in that did not
+// happen (action) by u (an email alone when it is unknown who tried),
+// and returns why, the error the caller answers.
+func (s *Service) logSignIn(ctx context.Context, action string, u agentline.User, why error) error {
+	o := agentline.AuditOriginFrom(ctx)
+	o.Actor = agentline.Actor{Kind: agentline.ActorUser, ID: u.ID, Email: strings.ToLower(strings.TrimSpace(u.Email))}
+	e := agentline.AuditEntry{Actor: o.Actor, Action: action, Resource: agentline.AuditResource{Kind: "user"},
+		ClientIP: o.ClientIP, RequestID: o.RequestID}
+	if u.ID != 0 {
+		e.Resource.ID = strconv.FormatInt(u.ID, 10)
+	}
+	if err := s.store.AppendAudit(ctx, e); err != nil {
+		return errors.Join(why, err)
+	}
+	return why
+}
+
+// startSession signs u in, by password or single sign-on alike; action
+// names the way in the audit log, whose entry u is the actor of.
+func (s *Service) startSession(ctx context.Context, u agentline.User, action string) (Login, error) {
+	o := agentline.AuditOriginFrom(ctx)
+	o.Actor = agentline.Actor{Kind: agentline.ActorUser, ID: u.ID, Email: u.Email}
+	ctx = agentline.WithAuditOrigin(ctx, o)
 	token, err := NewToken("als_")
 	if err != nil {
 		return Login{}, err
 	}
 	expires := s.now().Add(s.ttl).UTC().Truncate(time.Second)
-	if err := s.store.CreateAuthSession(ctx, u.ID, HashToken(token), expires); err != nil {
+	if err := s.store.StartAuthSession(ctx, u.ID, HashToken(token), expires, action); err != nil {
 		return Login{}, err
 	}
 	return Login{Token: token, ExpiresAt: expires, User: u}, nil

@@ -70,7 +70,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	if in.Password == "" {
 		return agentline.Invalid("password", "password is required")
 	}
-	login, err := h.svc.Login(r.Context(), in.Email, in.Password, ClientIP(r))
+	login, err := h.svc.Login(PublicOrigin(r), in.Email, in.Password, ClientIP(r))
 	if err != nil {
 		if agentline.ErrorCode(err) == agentline.EUnauthorized {
 			httpx.Logger(r.Context()).Warn("failed sign-in", "email", in.Email, "remote", ClientIP(r))
@@ -130,7 +130,7 @@ func (h *Handler) forgotPassword(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	if err := h.svc.RequestReset(r.Context(), in.Email, ClientIP(r)); err != nil {
+	if err := h.svc.RequestReset(PublicOrigin(r), in.Email, ClientIP(r)); err != nil {
 		return err
 	}
 	httpx.WriteJSON(w, http.StatusAccepted, map[string]string{
@@ -151,7 +151,7 @@ func (h *Handler) resetPassword(w http.ResponseWriter, r *http.Request) error {
 	if in.Token == "" {
 		return agentline.Invalid("token", "token is required")
 	}
-	u, err := h.svc.ResetPassword(r.Context(), in.Token, in.Password)
+	u, err := h.svc.ResetPassword(PublicOrigin(r), in.Token, in.Password)
 	if err != nil {
 		return err
 	}
@@ -229,6 +229,7 @@ func (s *Service) signedIn(r *http.Request, keys bool) (*http.Request, error) {
 	}
 	ctx = WithUser(ctx, u)
 	ctx = httpx.WithLogger(ctx, httpx.Logger(ctx).With("user_id", u.ID))
+	ctx = agentline.WithAuditOrigin(ctx, auditOrigin(ctx, r, u))
 	return r.WithContext(ctx), nil
 }
 
@@ -313,4 +314,22 @@ func ClientIP(r *http.Request) string {
 		return httpx.ClientKey(a)
 	}
 	return r.RemoteAddr
+}
+
+// PublicOrigin is the context of a request on a public route, with its
+// client and request id for the audit log; who acts is not known yet.
+func PublicOrigin(r *http.Request) context.Context {
+	return agentline.WithAuditOrigin(r.Context(), agentline.AuditOrigin{Actor: agentline.Actor{Kind: agentline.ActorSystem},
+		ClientIP: ClientIP(r), RequestID: httpx.RequestID(r.Context())})
+}
+
+// auditOrigin is who the request acts as in the audit log: the API key
+// when it came with one (named by its prefix), else the signed-in person.
+func auditOrigin(ctx context.Context, r *http.Request, u agentline.User) agentline.AuditOrigin {
+	o := agentline.AuditOrigin{Actor: agentline.Actor{Kind: agentline.ActorUser, ID: u.ID, Email: u.Email},
+		ClientIP: ClientIP(r), RequestID: httpx.RequestID(ctx)}
+	if k, ok := APIKeyFrom(ctx); ok {
+		o.Actor = agentline.Actor{Kind: agentline.ActorAPIKey, ID: k.ID, KeyPrefix: k.Prefix}
+	}
+	return o
 }

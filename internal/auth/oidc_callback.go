@@ -77,7 +77,7 @@ func (s *SSO) signIn(ctx context.Context, subject, email string) (SSOLogin, erro
 	if u.Disabled {
 		return SSOLogin{}, refuse("This account is disabled; ask an administrator of this agentline.")
 	}
-	login, err := s.svc.startSession(ctx, u)
+	login, err := s.svc.startSession(ctx, u, "auth.sso_sign_in")
 	return SSOLogin{Login: login, Subject: subject, Created: created}, err
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/httpx"
 )
 
@@ -83,11 +84,15 @@ func (h *Handler) ssoCallback(w http.ResponseWriter, r *http.Request) error {
 	if c, err := r.Cookie(flowCookie); err == nil {
 		binding = c.Value
 	}
-	login, err := h.sso.Finish(r.Context(), q.Get("code"), q.Get("state"), binding)
+	ctx := PublicOrigin(r)
+	login, err := h.sso.Finish(ctx, q.Get("code"), q.Get("state"), binding)
 	var refusal *Refusal
 	switch {
 	case errors.As(err, &refusal):
 		log.Warn("single sign-on refused", "reason", refusal.Message, "cause", refusal.Cause)
+		if err := h.svc.logSignIn(ctx, "auth.sso_sign_in_refused", agentline.User{}, nil); err != nil {
+			log.Error("audit log", "err", err)
+		}
 		writeSSOPage(w, http.StatusForbidden, "Sign-in refused", refusal.Message)
 		return nil
 	case err != nil:

@@ -65,6 +65,9 @@ func (c *Config) durationErrors() []error {
 			errs = append(errs, fmt.Errorf("%s must be positive, such as %s", d.name, d.example))
 		}
 	}
+	if c.AuditRetentionDays < 1 || c.AuditRetentionDays > 36500 {
+		errs = append(errs, fmt.Errorf("AGENTLINE_AUDIT_RETENTION_DAYS must be between 1 and 36500 (100 years), not %d", c.AuditRetentionDays))
+	}
 	if c.JobRescueAfter > 0 && c.JobRescueAfter < 15*time.Second {
 		errs = append(errs, errors.New("AGENTLINE_JOB_RESCUE_AFTER must be at least 15s: a webhook delivery alone may take 10s"))
 	}

@@ -60,6 +60,7 @@ type Config struct {
 	BodyReadTimeout      time.Duration // AGENTLINE_BODY_READ_TIMEOUT
 	WebhookRetrySpan     time.Duration // AGENTLINE_WEBHOOK_RETRY_SPAN
 	WebhookRetention     time.Duration // AGENTLINE_WEBHOOK_RETENTION
+	AuditRetentionDays   int64         // AGENTLINE_AUDIT_RETENTION_DAYS
 	JobRescueAfter       time.Duration // AGENTLINE_JOB_RESCUE_AFTER
 	SessionIdleTimeout   time.Duration // AGENTLINE_SESSION_IDLE_TIMEOUT
 	LiveChatTimeout      time.Duration // AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT
@@ -190,6 +191,7 @@ func (c *Config) settings() []setting {
 		{env: "AGENTLINE_JOB_RESCUE_AFTER", flag: "job-rescue-after", def: "5m", usage: "how long a background job may run before it counts as stuck (its instance died) and runs again; at least 15s", duration: &c.JobRescueAfter},
 		{env: "AGENTLINE_WEBHOOK_RETRY_SPAN", flag: "webhook-retry-span", def: "72h", usage: "how long an event webhook delivery is retried (the schedule scales with it) and an endpoint may fail before it is disabled", duration: &c.WebhookRetrySpan},
 		{env: "AGENTLINE_WEBHOOK_RETENTION", flag: "webhook-retention", def: "720h", usage: "how long finished event webhook deliveries, their attempts and their events are kept (pending ones are kept until they finish)", duration: &c.WebhookRetention},
+		{env: "AGENTLINE_AUDIT_RETENTION_DAYS", flag: "audit-retention-days", def: "365", usage: "days the audit log keeps an entry; older ones are pruned daily", integer: &c.AuditRetentionDays},
 		{env: "AGENTLINE_SESSION_IDLE_TIMEOUT", flag: "session-idle-timeout", def: "2m", usage: "a widget conversation with no event (heartbeats included) for this long ends as abandoned", duration: &c.SessionIdleTimeout},
 		{env: "AGENTLINE_LIVE_CHAT_CONNECT_TIMEOUT", flag: "live-chat-connect-timeout", def: "15m", usage: "a live chat started from a form that never connects within this long ends as abandoned", duration: &c.LiveChatTimeout},
 		{env: "AGENTLINE_CALL_RECONCILE_AFTER", flag: "call-reconcile-after", def: "2m", usage: "a phone call still live in the records with no news for this long is checked with the carrier, which ends it if it has ended there", duration: &c.CallReconcileAfter},

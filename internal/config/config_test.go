@@ -25,7 +25,7 @@ func TestDefaults(t *testing.T) {
 		TwilioAPIBaseURL: "https://api.twilio.com", MaxConcurrentCalls: 10, MaxCallDuration: 30 * time.Minute,
 		ModelReadyTimeout: 10 * time.Second, TwilioTimeout: 15 * time.Second,
 		FormSubmitsPerMinute: 10, MetricsAddr: "127.0.0.1:9090", BodyReadTimeout: 30 * time.Second,
-		WebhookRetrySpan: 72 * time.Hour, WebhookRetention: 720 * time.Hour, JobRescueAfter: 5 * time.Minute, SessionIdleTimeout: 2 * time.Minute, LiveChatTimeout: 15 * time.Minute, CallReconcileAfter: 2 * time.Minute,
+		WebhookRetrySpan: 72 * time.Hour, WebhookRetention: 720 * time.Hour, AuditRetentionDays: 365, JobRescueAfter: 5 * time.Minute, SessionIdleTimeout: 2 * time.Minute, LiveChatTimeout: 15 * time.Minute, CallReconcileAfter: 2 * time.Minute,
 		AnalysisModelOpenAI: "gpt-4.1-mini", AnalysisModelGemini: "gemini-2.5-flash", AnalysisMaxAttempts: 5, AnalysisRetryBackoff: 30 * time.Second,
 	}
 	if c != want {
@@ -81,6 +81,7 @@ func TestBadValues(t *testing.T) {
 		{vars: map[string]string{"AGENTLINE_BODY_READ_TIMEOUT": "0s"}, names: []string{"AGENTLINE_BODY_READ_TIMEOUT"}},
 		{vars: map[string]string{"AGENTLINE_PASSWORD_COST": "3"}, names: []string{"AGENTLINE_PASSWORD_COST"}},
 		{vars: map[string]string{"AGENTLINE_PASSWORD_COST": "32"}, names: []string{"AGENTLINE_PASSWORD_COST"}},
+		{vars: map[string]string{"AGENTLINE_AUDIT_RETENTION_DAYS": "0"}, names: []string{"AGENTLINE_AUDIT_RETENTION_DAYS"}},
 		{vars: map[string]string{"AGENTLINE_LOG_LEVEL": "loud"}, names: []string{"AGENTLINE_LOG_LEVEL"}},
 		{vars: map[string]string{"TELEPHONY_ENABLED": "yes please"}, names: []string{"TELEPHONY_ENABLED"}},
 		{vars: map[string]string{"OPENAI_BASE_URL": "ftp://x"}, names: []string{"OPENAI_BASE_URL"}},

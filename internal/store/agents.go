@@ -54,12 +54,15 @@ func (db *DB) CreateAgent(ctx context.Context, a agentline.Agent) (agentline.Age
 		if err != nil {
 			return fmt.Errorf("create agent: %w", err)
 		}
-		return db.saveVersion(ctx, c, a, true)
+		if err := db.saveVersion(ctx, c, a, true); err != nil {
+			return err
+		}
+		if a, err = agentOn(ctx, c, a.ProjectID, a.ID); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(a.ProjectID, "agent.create", "agent", a.ID, agentline.AuditChanges(nil, a)))
 	})
-	if err != nil {
-		return a, err
-	}
-	return db.Agent(ctx, a.ProjectID, a.ID)
+	return a, err
 }
 
 // Agents lists a project's agents.
@@ -88,21 +91,28 @@ func (db *DB) UpdateAgent(ctx context.Context, a agentline.Agent) (agentline.Age
 		return a, err
 	}
 	err = db.tx(ctx, func(c conn) error {
-		res, err := c.exec(ctx,
-			`UPDATE agents SET name = ?, instructions = ?, greeting = ?, model = ?, provider = ?, voice = ?, language = ?, transfer_number = ?,
-			 record_calls = ?, analysis = ?, review_before_publish = ?, updated_at = ?
-			 WHERE project_id = ? AND id = ?`,
-			a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, a.TransferNumber,
-			a.RecordCalls, analysis, a.ReviewBeforePublish, db.now(), a.ProjectID, a.ID)
-		if err := mustAffect(res, err, "agent"); err != nil {
-			return err
-		}
-		return db.saveVersion(ctx, c, a, !a.ReviewBeforePublish)
+		read := func(c conn) (agentline.Agent, error) { return agentOn(ctx, c, a.ProjectID, a.ID) }
+		var err error
+		a, err = updateAudited(ctx, c, a.ProjectID, "agent.update", "agent", a.ID, read, func(c conn) error {
+			return db.updateAgentOn(ctx, c, a, analysis)
+		})
+		return err
 	})
-	if err != nil {
-		return a, err
+	return a, err
+}
+
+// updateAgentOn is UpdateAgent's write: the row, then its new version.
+func (db *DB) updateAgentOn(ctx context.Context, c conn, a agentline.Agent, analysis string) error {
+	res, err := c.exec(ctx,
+		`UPDATE agents SET name = ?, instructions = ?, greeting = ?, model = ?, provider = ?, voice = ?, language = ?, transfer_number = ?,
+		 record_calls = ?, analysis = ?, review_before_publish = ?, updated_at = ?
+		 WHERE project_id = ? AND id = ?`,
+		a.Name, a.Instructions, a.Greeting, a.Model, a.Provider, a.Voice, a.Language, a.TransferNumber,
+		a.RecordCalls, analysis, a.ReviewBeforePublish, db.now(), a.ProjectID, a.ID)
+	if err := mustAffect(res, err, "agent"); err != nil {
+		return err
 	}
-	return db.Agent(ctx, a.ProjectID, a.ID)
+	return db.saveVersion(ctx, c, a, !a.ReviewBeforePublish)
 }
 
 // DeleteAgent deletes an agent of the project.

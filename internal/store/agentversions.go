@@ -123,13 +123,19 @@ func versionOn(ctx context.Context, c conn, projectID, agentID int64, n int) (ag
 // run; publishing an older version is a rollback. The agent's latest
 // settings (the editor's draft) stay as they are.
 func (db *DB) PublishAgentVersion(ctx context.Context, projectID, agentID int64, n int) (agentline.Agent, error) {
-	res, err := db.writer().exec(ctx, `UPDATE agents SET published_version = ?
-		WHERE project_id = ? AND id = ? AND EXISTS (SELECT 1 FROM agent_versions v WHERE v.agent_id = agents.id AND v.version = ?)`,
-		n, projectID, agentID, n)
-	if err := mustAffect(res, err, "agent version"); err != nil {
-		return agentline.Agent{}, err
-	}
-	return db.Agent(ctx, projectID, agentID)
+	var a agentline.Agent
+	err := db.tx(ctx, func(c conn) error {
+		read := func(c conn) (agentline.Agent, error) { return agentOn(ctx, c, projectID, agentID) }
+		var err error
+		a, err = updateAudited(ctx, c, projectID, "agent.publish", "agent", agentID, read, func(c conn) error {
+			res, err := c.exec(ctx, `UPDATE agents SET published_version = ?
+				WHERE project_id = ? AND id = ? AND EXISTS (SELECT 1 FROM agent_versions v WHERE v.agent_id = agents.id AND v.version = ?)`,
+				n, projectID, agentID, n)
+			return mustAffect(res, err, "agent version")
+		})
+		return err
+	})
+	return a, err
 }
 
 // PublishedAgent returns an agent of the project with the settings of its

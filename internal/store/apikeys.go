@@ -35,9 +35,14 @@ func (db *DB) CreateAPIKey(ctx context.Context, k agentline.APIKey, keyHash stri
 	if k.ExpiresAt != nil {
 		expires = k.ExpiresAt.UTC()
 	}
-	err := db.writer().queryRow(ctx, `INSERT INTO api_keys (project_id, name, role, prefix, key_hash, created_by, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		k.ProjectID, k.Name, k.Role, k.Prefix, keyHash, k.CreatedBy, k.CreatedAt, expires).Scan(&k.ID)
+	err := db.tx(ctx, func(c conn) error {
+		if err := c.queryRow(ctx, `INSERT INTO api_keys (project_id, name, role, prefix, key_hash, created_by, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			k.ProjectID, k.Name, k.Role, k.Prefix, keyHash, k.CreatedBy, k.CreatedAt, expires).Scan(&k.ID); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(k.ProjectID, "api_key.create", "api_key", k.ID, agentline.AuditChanges(nil, k)))
+	})
 	if isForeignKeyViolation(err) {
 		return k, agentline.NotFound("project")
 	}
@@ -65,9 +70,14 @@ func (db *DB) APIKeyByHash(ctx context.Context, keyHash string) (agentline.APIKe
 // RevokeAPIKey marks the project's key revoked; revoking it again keeps the
 // first time.
 func (db *DB) RevokeAPIKey(ctx context.Context, projectID, id int64) error {
-	res, err := db.writer().exec(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE project_id = ? AND id = ?`,
-		db.now(), projectID, id)
-	return mustAffect(res, err, "API key")
+	return db.tx(ctx, func(c conn) error {
+		res, err := c.exec(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE project_id = ? AND id = ?`,
+			db.now(), projectID, id)
+		if err := mustAffect(res, err, "API key"); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(projectID, "api_key.revoke", "api_key", id, nil))
+	})
 }
 
 // TouchAPIKeys records when each key was last used; a later time never

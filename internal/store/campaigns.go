@@ -56,11 +56,20 @@ func (db *DB) CreateCampaign(ctx context.Context, c agentline.Campaign) (agentli
 	}
 	now := db.now()
 	var id int64
-	err = db.writer().queryRow(ctx, `INSERT INTO campaigns (project_id, agent_id, name, status, calling_window, max_concurrent_calls,
-		calls_per_second, max_attempts, retry_after_ms, voicemail, next_dial_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		c.ProjectID, c.AgentID, c.Name, agentline.CampaignDraft, window, c.MaxConcurrentCalls, c.CallsPerSecond, c.MaxAttempts,
-		c.RetryAfter.Milliseconds(), voicemail, now, now, now).Scan(&id)
+	err = db.tx(ctx, func(tx conn) error {
+		if err := tx.queryRow(ctx, `INSERT INTO campaigns (project_id, agent_id, name, status, calling_window, max_concurrent_calls,
+			calls_per_second, max_attempts, retry_after_ms, voicemail, next_dial_at, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			c.ProjectID, c.AgentID, c.Name, agentline.CampaignDraft, window, c.MaxConcurrentCalls, c.CallsPerSecond, c.MaxAttempts,
+			c.RetryAfter.Milliseconds(), voicemail, now, now, now).Scan(&id); err != nil {
+			return err
+		}
+		created, err := campaignOn(ctx, tx, c.ProjectID, id)
+		if err != nil {
+			return err
+		}
+		return tx.audit(ctx, change(c.ProjectID, "campaign.create", "campaign", id, campaignChanges(nil, &created)))
+	})
 	if isForeignKeyViolation(err) {
 		return c, agentline.NotFound("agent")
 	}
@@ -152,6 +161,10 @@ func (db *DB) UpdateCampaignChecked(ctx context.Context, c agentline.Campaign, c
 	}
 	noAgent := false
 	err = db.tx(ctx, func(tx conn) error {
+		before, err := campaignOn(ctx, tx, c.ProjectID, c.ID)
+		if err != nil {
+			return err
+		}
 		res, err := tx.exec(ctx, `UPDATE campaigns SET name = ?, agent_id = ?, calling_window = ?, max_concurrent_calls = ?,
 			calls_per_second = ?, max_attempts = ?, retry_after_ms = ?, voicemail = ?, updated_at = ?
 			WHERE project_id = ? AND id = ? AND (status = ? OR agent_id = ?)`,
@@ -173,6 +186,13 @@ func (db *DB) UpdateCampaignChecked(ctx context.Context, c agentline.Campaign, c
 			if err := check(waiting); err != nil {
 				return err
 			}
+		}
+		after, err := campaignOn(ctx, tx, c.ProjectID, c.ID)
+		if err != nil {
+			return err
+		}
+		if err := tx.audit(ctx, change(c.ProjectID, "campaign.update", "campaign", c.ID, campaignChanges(&before, &after))); err != nil {
+			return err
 		}
 		return db.redueContacts(ctx, tx, c.ProjectID, c.ID, c.RetryAfter)
 	})
@@ -198,9 +218,15 @@ func scanContactNumber(r interface{ Scan(...any) error }) (agentline.CampaignCon
 // conflict: it has calls in flight, and pausing or cancelling it first
 // says what becomes of them.
 func (db *DB) DeleteCampaign(ctx context.Context, projectID, id int64) error {
-	res, err := db.writer().exec(ctx, `DELETE FROM campaigns WHERE project_id = ? AND id = ? AND status <> ?`,
-		projectID, id, agentline.CampaignRunning)
-	if err := mustAffect(res, err, "campaign"); err != nil {
+	err := db.tx(ctx, func(c conn) error {
+		res, err := c.exec(ctx, `DELETE FROM campaigns WHERE project_id = ? AND id = ? AND status <> ?`,
+			projectID, id, agentline.CampaignRunning)
+		if err := mustAffect(res, err, "campaign"); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(projectID, "campaign.delete", "campaign", id, nil))
+	})
+	if err != nil {
 		if _, gerr := db.Campaign(ctx, projectID, id); gerr == nil {
 			return agentline.Errorf(agentline.EConflict, "the campaign is running; pause or cancel it before deleting it")
 		}
@@ -242,8 +268,9 @@ func (db *DB) TransitionCampaign(ctx context.Context, projectID, id int64, from 
 			return err
 		}
 		moved = true
-		if to != agentline.CampaignRunning {
-			return nil
+		if err := c.audit(ctx, change(projectID, campaignAction(was, to), "campaign", id,
+			map[string][2]any{"status": {was, to}})); err != nil || to != agentline.CampaignRunning {
+			return err
 		}
 		out := db.outboxOn(c)
 		if was == agentline.CampaignDraft {
@@ -258,4 +285,39 @@ func (db *DB) TransitionCampaign(ctx context.Context, projectID, id int64, from 
 	}
 	cp, err := db.Campaign(ctx, projectID, id)
 	return cp, moved && err == nil, err
+}
+
+// campaignOn reads a campaign of the project in a transaction's conn,
+// without its contact counts.
+func campaignOn(ctx context.Context, c conn, projectID, id int64) (agentline.Campaign, error) {
+	cp, err := scanCampaign(c.queryRow(ctx, `SELECT `+campaignColumns+` FROM campaigns WHERE project_id = ? AND id = ?`, projectID, id))
+	return cp, notFound(err, "campaign")
+}
+
+// campaignAction names a campaign's move from was to to in the audit log.
+func campaignAction(was, to string) string {
+	switch {
+	case to == agentline.CampaignRunning && was == agentline.CampaignDraft:
+		return "campaign.start"
+	case to == agentline.CampaignRunning:
+		return "campaign.resume"
+	case to == agentline.CampaignPaused:
+		return "campaign.pause"
+	case to == agentline.CampaignCancelled:
+		return "campaign.cancel"
+	}
+	return "campaign." + to
+}
+
+// campaignChanges is AuditChanges of a campaign's settings, without the
+// contact counts its JSON carries (which its settings do not change).
+func campaignChanges(before, after *agentline.Campaign) map[string][2]any {
+	var changes map[string][2]any
+	if before == nil {
+		changes = agentline.AuditChanges(nil, after)
+	} else {
+		changes = agentline.AuditChanges(before, after)
+	}
+	delete(changes, "counts")
+	return changes
 }

@@ -76,6 +76,10 @@ func (db *DB) AddContactsChecked(ctx context.Context, projectID, campaignID int6
 		if total > max {
 			return agentline.Errorf(agentline.ETooLarge, "a campaign holds at most %d contacts; this upload would bring it to %d", max, total)
 		}
+		if err := c.audit(ctx, change(projectID, "campaign.contacts_add", "campaign", campaignID,
+			map[string][2]any{"contacts_added": {nil, added}, "duplicates": {nil, duplicates}})); err != nil {
+			return err
+		}
 		if status != agentline.CampaignRunning || added == onList {
 			return nil
 		}

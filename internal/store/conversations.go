@@ -293,7 +293,9 @@ func (db *DB) DeleteConversation(ctx context.Context, projectID int64, id string
 		if err := mustAffect(res, err, "conversation"); err != nil {
 			return err
 		}
-		_, err = c.exec(ctx, `DELETE FROM conversation_analyses WHERE project_id = ? AND conversation_id = ?`, projectID, id)
-		return err
+		if _, err = c.exec(ctx, `DELETE FROM conversation_analyses WHERE project_id = ? AND conversation_id = ?`, projectID, id); err != nil {
+			return err
+		}
+		return c.audit(ctx, audited{project: projectID, action: "conversation.delete", kind: "conversation", id: id})
 	})
 }

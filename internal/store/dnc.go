@@ -21,8 +21,11 @@ func (db *DB) AddDoNotCall(ctx context.Context, projectID int64, e agentline.DoN
 	var created bool
 	err := db.tx(ctx, func(c conn) error {
 		var err error
-		e, created, err = db.listDoNotCall(ctx, c, projectID, e)
-		return err
+		if e, created, err = db.listDoNotCall(ctx, c, projectID, e); err != nil || !created {
+			return err
+		}
+		return c.audit(ctx, audited{project: projectID, action: "do_not_call.add", kind: "do_not_call", id: e.PhoneNumber,
+			changes: map[string][2]any{"reason": {nil, e.Reason}}})
 	})
 	return e, created, err
 }
@@ -73,6 +76,11 @@ func (db *DB) OnDoNotCall(ctx context.Context, projectID int64, phoneNumber stri
 // contacts marked do_not_call stay so: taking a number off the list lets
 // later uploads call it, and never calls anyone by surprise.
 func (db *DB) DeleteDoNotCall(ctx context.Context, projectID int64, phoneNumber string) error {
-	res, err := db.writer().exec(ctx, `DELETE FROM do_not_call WHERE project_id = ? AND phone_number = ?`, projectID, phoneNumber)
-	return mustAffect(res, err, "do-not-call number")
+	return db.tx(ctx, func(c conn) error {
+		res, err := c.exec(ctx, `DELETE FROM do_not_call WHERE project_id = ? AND phone_number = ?`, projectID, phoneNumber)
+		if err := mustAffect(res, err, "do-not-call number"); err != nil {
+			return err
+		}
+		return c.audit(ctx, audited{project: projectID, action: "do_not_call.delete", kind: "do_not_call", id: phoneNumber})
+	})
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -85,4 +86,17 @@ func (db *DB) RawProviderAccountRow(ctx context.Context, t testing.TB, projectID
 		t.Fatal(err)
 	}
 	return kindCol + "|" + baseURL + "|" + sealed + "|" + last4
+}
+
+// AuditRows is every row of the audit log as text, whatever its project,
+// for tests that look for what must never be there.
+func (db *DB) AuditRows(ctx context.Context, t testing.TB) string {
+	t.Helper()
+	rows, err := queryAll(ctx, db.reader(), scanString, `SELECT coalesce(cast(project_id AS TEXT), '') || ' ' || actor_kind || ' ' ||
+		actor_label || ' ' || action || ' ' || resource_kind || ' ' || resource_id || ' ' || changes || ' ' || client_ip || ' ' || request_id
+		FROM audit_log ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(rows, "\n")
 }

@@ -35,7 +35,11 @@ func (db *DB) CreateInvite(ctx context.Context, i agentline.Invite, tokenHash st
 			`INSERT INTO invites (project_id, kind, email, role, token_hash, created_by, created_at, expires_at)
 			 VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			i.ProjectID, i.Kind, i.Email, i.Role, tokenHash, createdBy, i.CreatedAt, i.ExpiresAt.UTC()).Scan(&i.ID)
-		if err != nil || !mail {
+		if err != nil {
+			return err
+		}
+		if err := c.audit(ctx, change(i.ProjectID, "invite.create", "invite", i.ID,
+			map[string][2]any{"email": {nil, i.Email}, "role": {nil, i.Role}, "kind": {nil, i.Kind}})); err != nil || !mail {
 			return err
 		}
 		return db.outboxOn(c).Enqueue(ctx, agentline.SendInvitation{InviteID: i.ID})
@@ -54,8 +58,13 @@ func (db *DB) Invites(ctx context.Context, projectID int64) ([]agentline.Invite,
 
 // DeleteInvite withdraws an invitation of the project.
 func (db *DB) DeleteInvite(ctx context.Context, projectID, inviteID int64) error {
-	res, err := db.writer().exec(ctx, `DELETE FROM invites WHERE id = ? AND project_id = ?`, inviteID, projectID)
-	return mustAffect(res, err, "invite")
+	return db.tx(ctx, func(c conn) error {
+		res, err := c.exec(ctx, `DELETE FROM invites WHERE id = ? AND project_id = ?`, inviteID, projectID)
+		if err := mustAffect(res, err, "invite"); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(projectID, "invite.delete", "invite", inviteID, nil))
+	})
 }
 
 const inviteDetailColumns = `i.email, i.role, i.project_id, p.name, inviter.email, i.expires_at`
@@ -116,7 +125,7 @@ func (db *DB) AcceptInvite(ctx context.Context, tokenHash string, userID int64) 
 		if email != i.Email {
 			return agentline.Errorf(agentline.EForbidden, "this invitation is for another email address")
 		}
-		return db.join(ctx, c, i, userID)
+		return db.join(ctx, c, i, userID, email)
 	})
 	if err != nil {
 		return i, fmt.Errorf("accept invite: %w", err)
@@ -138,7 +147,10 @@ func (db *DB) AcceptInviteNewUser(ctx context.Context, tokenHash, passwordHash s
 		if err != nil {
 			return err
 		}
-		return db.join(ctx, c, i, u.ID)
+		if err := c.auditAs(ctx, asUser(ctx, u.ID, u.Email), change(0, "user.create", "user", u.ID, agentline.AuditChanges(nil, u))); err != nil {
+			return err
+		}
+		return db.join(ctx, c, i, u.ID, u.Email)
 	})
 	if err != nil {
 		return i, fmt.Errorf("accept invite: %w", err)
@@ -146,8 +158,13 @@ func (db *DB) AcceptInviteNewUser(ctx context.Context, tokenHash, passwordHash s
 	return i, nil
 }
 
-func (db *DB) join(ctx context.Context, c conn, i agentline.Invite, userID int64) error {
-	_, err := c.exec(ctx, `INSERT INTO project_members (project_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (project_id, user_id) DO NOTHING`, i.ProjectID, userID, i.Role, db.now())
-	return err
+// join makes the person who accepted the invitation i a member, logged
+// as their acceptance.
+func (db *DB) join(ctx context.Context, c conn, i agentline.Invite, userID int64, email string) error {
+	if _, err := c.exec(ctx, `INSERT INTO project_members (project_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (project_id, user_id) DO NOTHING`, i.ProjectID, userID, i.Role, db.now()); err != nil {
+		return err
+	}
+	return c.auditAs(ctx, asUser(ctx, userID, email), change(i.ProjectID, "invite.accept", "invite", i.ID,
+		map[string][2]any{"member": {nil, email}, "role": {nil, i.Role}}))
 }

@@ -71,7 +71,7 @@ func (db *DB) CreateKnowledgeDocument(ctx context.Context, doc agentline.Knowled
 				return fmt.Errorf("store knowledge chunks: %w", err)
 			}
 		}
-		return nil
+		return c.audit(ctx, change(doc.ProjectID, "document.create", "document", doc.ID, agentline.AuditChanges(nil, doc)))
 	})
 	return doc, err
 }

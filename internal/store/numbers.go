@@ -67,6 +67,9 @@ func (db *DB) CreatePhoneNumber(ctx context.Context, n agentline.PhoneNumber) (a
 		if err != nil {
 			return err
 		}
+		if err := c.audit(ctx, change(n.ProjectID, "number.create", "number", n.ID, agentline.AuditChanges(nil, n))); err != nil {
+			return err
+		}
 		return db.emitNumber(ctx, c, agentline.EventNumberProvisioned, n)
 	})
 	if errors.Is(err, errUniqueNumber) {
@@ -131,16 +134,23 @@ func (db *DB) NumberAgent(ctx context.Context, phoneNumber string) (agentline.Ag
 // UpdatePhoneNumber saves a number's agent link and status, scoped to
 // n.ProjectID. Linking an agent that already has a number is a conflict.
 func (db *DB) UpdatePhoneNumber(ctx context.Context, n agentline.PhoneNumber) (agentline.PhoneNumber, error) {
+	read := func(c conn) (agentline.PhoneNumber, error) {
+		n, err := scanNumber(c.queryRow(ctx, `SELECT `+numberColumns+` FROM phone_numbers WHERE project_id = ? AND id = ?`, n.ProjectID, n.ID))
+		return n, notFound(err, "phone number")
+	}
 	err := db.tx(ctx, func(c conn) error {
 		if err := checkNumberAgent(ctx, c, n); err != nil {
 			return err
 		}
-		res, err := c.exec(ctx, `UPDATE phone_numbers SET agent_id = ?, status = ?, updated_at = ? WHERE project_id = ? AND id = ?`,
-			n.AgentID, n.Status, db.now(), n.ProjectID, n.ID)
-		if isUniqueViolation(err) {
-			return errUniqueNumber
-		}
-		return mustAffect(res, err, "phone number")
+		_, err := updateAudited(ctx, c, n.ProjectID, "number.update", "number", n.ID, read, func(c conn) error {
+			_, err := c.exec(ctx, `UPDATE phone_numbers SET agent_id = ?, status = ?, updated_at = ? WHERE project_id = ? AND id = ?`,
+				n.AgentID, n.Status, db.now(), n.ProjectID, n.ID)
+			if isUniqueViolation(err) {
+				return errUniqueNumber
+			}
+			return err
+		})
+		return err
 	})
 	if errors.Is(err, errUniqueNumber) {
 		return n, numberConflict(ctx, db.reader(), n)
@@ -160,6 +170,9 @@ func (db *DB) DeletePhoneNumber(ctx context.Context, projectID, numberID int64) 
 		}
 		res, err := c.exec(ctx, `DELETE FROM phone_numbers WHERE project_id = ? AND id = ?`, projectID, numberID)
 		if err := mustAffect(res, err, "phone number"); err != nil {
+			return err
+		}
+		if err := c.audit(ctx, change(projectID, "number.delete", "number", numberID, map[string][2]any{"phone_number": {n.PhoneNumber, nil}})); err != nil {
 			return err
 		}
 		return db.emitNumber(ctx, c, agentline.EventNumberReleased, n)

@@ -46,6 +46,9 @@ func (db *DB) OIDCSignIn(ctx context.Context, issuer, subject, email string, cre
 			return err
 		}
 		created = true
+		if err := c.auditAs(ctx, asUser(ctx, u.ID, u.Email), change(0, "user.create", "user", u.ID, agentline.AuditChanges(nil, u))); err != nil {
+			return err
+		}
 		if _, err = c.exec(ctx, `UPDATE users SET oidc_issuer = ?, oidc_subject = ? WHERE id = ?`, issuer, subject, u.ID); err != nil {
 			return err
 		}
@@ -68,7 +71,7 @@ func (db *DB) joinInvitedEmail(ctx context.Context, c conn, u agentline.User) er
 		if _, err := c.exec(ctx, `UPDATE invites SET used_at = ? WHERE id = ?`, db.now(), i.ID); err != nil {
 			return err
 		}
-		if err := db.join(ctx, c, i, u.ID); err != nil {
+		if err := db.join(ctx, c, i, u.ID, u.Email); err != nil {
 			return err
 		}
 	}

@@ -182,10 +182,11 @@ func (db *DB) SendTestEvent(ctx context.Context, projectID, endpointID int64, e 
 			return notFound(err, "webhook endpoint")
 		}
 		ids, err := db.outboxOn(c).emitTo(ctx, e, endpointID)
-		if err == nil {
-			id = ids[0]
+		if err != nil {
+			return err
 		}
-		return err
+		id = ids[0]
+		return c.audit(ctx, change(projectID, "webhook.test", "webhook", endpointID, nil))
 	})
 	if err != nil {
 		return agentline.WebhookDelivery{}, err
@@ -209,6 +210,9 @@ func (db *DB) RetryDelivery(ctx context.Context, projectID, endpointID, delivery
 		now := db.now()
 		if _, err := c.exec(ctx, `UPDATE webhook_deliveries SET status = ?, give_up_at = ?, updated_at = ? WHERE id = ?`,
 			agentline.DeliveryPending, now.Add(db.outbox.DeliverySpan), now, deliveryID); err != nil {
+			return err
+		}
+		if err := c.audit(ctx, change(projectID, "webhook.delivery_retry", "webhook_delivery", deliveryID, nil)); err != nil {
 			return err
 		}
 		return db.outboxOn(c).Enqueue(ctx, agentline.DeliverWebhook{DeliveryID: deliveryID, EndpointID: endpointID})

@@ -24,7 +24,10 @@ func (db *DB) CreateProject(ctx context.Context, p agentline.Project, ownerID in
 		_, err := c.exec(ctx,
 			`INSERT INTO project_members (project_id, user_id, role, created_at) VALUES (?, ?, ?, ?)`,
 			p.ID, ownerID, agentline.RoleOwner, p.CreatedAt)
-		return err
+		if err != nil {
+			return err
+		}
+		return c.audit(ctx, change(p.ID, "project.create", "project", p.ID, agentline.AuditChanges(nil, p)))
 	})
 	if err != nil {
 		return p, fmt.Errorf("create project: %w", err)
@@ -82,12 +85,22 @@ func (db *DB) UpdateProject(ctx context.Context, p agentline.Project) (agentline
 		return p, err
 	}
 	p.UpdatedAt = db.now()
-	res, err := db.writer().exec(ctx, `UPDATE projects SET name = ?, branding = ?, recording_retention_days = ?, updated_at = ? WHERE id = ?`,
-		p.Name, string(branding), p.RecordingRetentionDays, p.UpdatedAt, p.ID)
-	if err := mustAffect(res, err, "project"); err != nil {
-		return p, err
-	}
-	return db.Project(ctx, p.ID)
+	var after agentline.Project
+	err = db.tx(ctx, func(c conn) error {
+		before, err := scanProject(c.queryRow(ctx, `SELECT `+projectColumns+` FROM projects p WHERE p.id = ?`, p.ID))
+		if err != nil {
+			return notFound(err, "project")
+		}
+		if _, err := c.exec(ctx, `UPDATE projects SET name = ?, branding = ?, recording_retention_days = ?, updated_at = ? WHERE id = ?`,
+			p.Name, string(branding), p.RecordingRetentionDays, p.UpdatedAt, p.ID); err != nil {
+			return err
+		}
+		if after, err = scanProject(c.queryRow(ctx, `SELECT `+projectColumns+` FROM projects p WHERE p.id = ?`, p.ID)); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(p.ID, "project.update", "project", p.ID, agentline.AuditChanges(before, after)))
+	})
+	return after, err
 }
 
 // DeleteProject deletes a project and everything in it. The objects of its
@@ -96,11 +109,17 @@ func (db *DB) UpdateProject(ctx context.Context, p agentline.Project) (agentline
 func (db *DB) DeleteProject(ctx context.Context, projectID int64) error {
 	return db.tx(ctx, func(c conn) error {
 		var recorded bool
-		if err := c.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM recordings WHERE project_id = ?)`, projectID).Scan(&recorded); err != nil {
-			return fmt.Errorf("delete project: %w", err)
+		var name string
+		if err := c.queryRow(ctx, `SELECT name, EXISTS (SELECT 1 FROM recordings WHERE project_id = ?) FROM projects WHERE id = ?`,
+			projectID, projectID).Scan(&name, &recorded); err != nil {
+			return notFound(err, "project")
 		}
-		res, err := c.exec(ctx, `DELETE FROM projects WHERE id = ?`, projectID)
-		if err := mustAffect(res, err, "project"); err != nil || !recorded {
+		if _, err := c.exec(ctx, `DELETE FROM projects WHERE id = ?`, projectID); err != nil {
+			return err
+		}
+		// The instance's entry: with the project gone, its owners can no
+		// longer read its log, its administrators still can this.
+		if err := c.audit(ctx, change(0, "project.delete", "project", projectID, map[string][2]any{"name": {name, nil}})); err != nil || !recorded {
 			return err
 		}
 		return db.outboxOn(c).Enqueue(ctx, agentline.PurgeProjectRecordings{ProjectID: projectID})
@@ -153,8 +172,11 @@ func (db *DB) SetMemberRole(ctx context.Context, projectID, userID int64, role a
 				return err
 			}
 		}
-		_, err = c.exec(ctx, `UPDATE project_members SET role = ? WHERE project_id = ? AND user_id = ?`, role, projectID, userID)
-		return err
+		if _, err = c.exec(ctx, `UPDATE project_members SET role = ? WHERE project_id = ? AND user_id = ?`, role, projectID, userID); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(projectID, "member.role_change", "member", userID,
+			map[string][2]any{"role": {old, role}}))
 	})
 	return m, err
 }
@@ -210,8 +232,10 @@ func (db *DB) RemoveMember(ctx context.Context, projectID, userID int64) error {
 				return err
 			}
 		}
-		_, err = c.exec(ctx, `DELETE FROM project_members WHERE project_id = ? AND user_id = ?`, projectID, userID)
-		return err
+		if _, err = c.exec(ctx, `DELETE FROM project_members WHERE project_id = ? AND user_id = ?`, projectID, userID); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(projectID, "member.remove", "member", userID, map[string][2]any{"role": {role, nil}}))
 	})
 }
 
@@ -247,8 +271,13 @@ func (db *DB) deleteOwned(ctx context.Context, kind agentline.Kind, projectID, i
 	if !ok {
 		return fmt.Errorf("delete: unknown kind %q", kind)
 	}
-	res, err := db.writer().exec(ctx, `DELETE FROM `+table+` WHERE project_id = ? AND id = ?`, projectID, id)
-	return mustAffect(res, err, what)
+	return db.tx(ctx, func(c conn) error {
+		res, err := c.exec(ctx, `DELETE FROM `+table+` WHERE project_id = ? AND id = ?`, projectID, id)
+		if err := mustAffect(res, err, what); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(projectID, string(kind)+".delete", string(kind), id, nil))
+	})
 }
 
 // kindTables maps each kind to the table of its rows (each has id and

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/agentline/agentline"
@@ -19,11 +21,32 @@ func scanProviderAccount(row interface{ Scan(...any) error }) (agentline.Provide
 // clear.
 func (db *DB) SaveProviderAccount(ctx context.Context, a agentline.ProviderAccount) (agentline.ProviderAccount, error) {
 	a.UpdatedAt = db.now()
-	_, err := db.writer().exec(ctx, `INSERT INTO provider_accounts (project_id, kind, base_url, sealed_key, key_last4, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (project_id, kind) DO UPDATE SET base_url = excluded.base_url, sealed_key = excluded.sealed_key,
-			key_last4 = excluded.key_last4, updated_at = excluded.updated_at`,
-		a.ProjectID, a.Kind, a.BaseURL, a.SealedKey, a.KeyLast4, a.UpdatedAt)
+	err := db.tx(ctx, func(c conn) error {
+		before, err := scanProviderAccount(c.queryRow(ctx, `SELECT `+providerAccountColumns+` FROM provider_accounts
+			WHERE project_id = ? AND kind = ?`, a.ProjectID, a.Kind))
+		existed := err == nil
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if _, err := c.exec(ctx, `INSERT INTO provider_accounts (project_id, kind, base_url, sealed_key, key_last4, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (project_id, kind) DO UPDATE SET base_url = excluded.base_url, sealed_key = excluded.sealed_key,
+				key_last4 = excluded.key_last4, updated_at = excluded.updated_at`,
+			a.ProjectID, a.Kind, a.BaseURL, a.SealedKey, a.KeyLast4, a.UpdatedAt); err != nil {
+			return err
+		}
+		var changes map[string][2]any
+		if existed {
+			changes = agentline.AuditChanges(before, a)
+		} else {
+			changes = agentline.AuditChanges(nil, a)
+		}
+		if changes == nil {
+			changes = map[string][2]any{}
+		}
+		changes["key"] = agentline.MaskedChange(existed, true)
+		return c.audit(ctx, audited{project: a.ProjectID, action: "provider_account.save", kind: "provider_account", id: string(a.Kind), changes: changes})
+	})
 	if isForeignKeyViolation(err) {
 		return a, agentline.NotFound("project")
 	}
@@ -50,8 +73,13 @@ func (db *DB) ProviderAccount(ctx context.Context, projectID int64, kind agentli
 
 // DeleteProviderAccount removes the project's account with kind.
 func (db *DB) DeleteProviderAccount(ctx context.Context, projectID int64, kind agentline.Provider) error {
-	res, err := db.writer().exec(ctx, `DELETE FROM provider_accounts WHERE project_id = ? AND kind = ?`, projectID, kind)
-	return mustAffect(res, err, "provider account")
+	return db.tx(ctx, func(c conn) error {
+		res, err := c.exec(ctx, `DELETE FROM provider_accounts WHERE project_id = ? AND kind = ?`, projectID, kind)
+		if err := mustAffect(res, err, "provider account"); err != nil {
+			return err
+		}
+		return c.audit(ctx, audited{project: projectID, action: "provider_account.delete", kind: "provider_account", id: string(kind)})
+	})
 }
 
 // Reseal is what rotation does to one sealed value: context is the

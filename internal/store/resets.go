@@ -15,9 +15,13 @@ func (db *DB) CreatePasswordReset(ctx context.Context, userID int64, tokenHash s
 	if createdBy != 0 {
 		by = createdBy
 	}
-	_, err := db.writer().exec(ctx,
-		`INSERT INTO password_resets (user_id, token_hash, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
-		userID, tokenHash, by, db.now(), expiresAt.UTC())
+	err := db.tx(ctx, func(c conn) error {
+		if _, err := c.exec(ctx, `INSERT INTO password_resets (user_id, token_hash, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
+			userID, tokenHash, by, db.now(), expiresAt.UTC()); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(0, "user.password_reset_link", "user", userID, nil))
+	})
 	if err != nil {
 		return fmt.Errorf("create password reset: %w", err)
 	}
@@ -40,7 +44,11 @@ func (db *DB) ResetPassword(ctx context.Context, tokenHash, passwordHash string)
 		if _, err := c.exec(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, passwordHash, u.ID); err != nil {
 			return err
 		}
-		return endAccess(ctx, c, db.now(), u.ID, "")
+		if err := endAccess(ctx, c, db.now(), u.ID, ""); err != nil {
+			return err
+		}
+		return c.auditAs(ctx, asUser(ctx, u.ID, u.Email), change(0, "user.password_reset", "user", u.ID,
+			map[string][2]any{"password": agentline.MaskedChange(true, true)}))
 	})
 	return u, err
 }

@@ -80,7 +80,11 @@ func (db *DB) reserveCall(ctx context.Context, c agentline.Call, max int, then f
 			return &agentline.Error{Code: agentline.ERateLimited, RetryAfter: 30,
 				Message: fmt.Sprintf("this project already has %d calls in progress, the most allowed (AGENTLINE_MAX_CONCURRENT_CALLS); try again when one ends", live)}
 		}
-		if err := insertCall(ctx, tx, &c); err != nil || then == nil {
+		if err := insertCall(ctx, tx, &c); err != nil {
+			return err
+		}
+		if err := tx.auditRequest(ctx, change(c.ProjectID, "call.place", "call", c.ID,
+			map[string][2]any{"to": {nil, c.To}, "agent_id": {nil, c.AgentID}})); err != nil || then == nil {
 			return err
 		}
 		return then(tx, c)
@@ -253,6 +257,10 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent,
 	}
 	if previous == call.Status {
 		return call, nil
+	}
+	if err := c.auditRequest(ctx, change(call.ProjectID, "call.end", "call", call.ID,
+		map[string][2]any{"status": {previous, call.Status}})); err != nil {
+		return call, err
 	}
 	return call, db.followCall(ctx, c, changed, previous, call)
 }

@@ -81,6 +81,10 @@ func (db *DB) CreateTestRun(ctx context.Context, projectID, agentID int64, versi
 			}
 			jobs = append(jobs, agentline.PlayTestScenario{ProjectID: projectID, RunID: runID, ResultID: id})
 		}
+		if err := c.audit(ctx, change(projectID, "test_run.create", "test_run", runID,
+			map[string][2]any{"agent_id": {nil, agentID}, "version": {nil, version}, "scenarios": {nil, len(scenarios)}})); err != nil {
+			return err
+		}
 		return db.outboxOn(c).Enqueue(ctx, jobs...)
 	})
 	if err != nil {

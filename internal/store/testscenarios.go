@@ -43,12 +43,21 @@ func variablesJSON(v map[string]string) string {
 func (db *DB) CreateTestScenario(ctx context.Context, s agentline.TestScenario) (agentline.TestScenario, error) {
 	now := db.now()
 	var id int64
-	err := db.writer().queryRow(ctx,
-		`INSERT INTO test_scenarios (project_id, agent_id, name, persona, goal, success_criteria, max_turns, variables, created_at, updated_at)
-		 SELECT project_id, id, ?, ?, ?, ?, ?, ?, ?, ? FROM agents WHERE project_id = ? AND id = ?
-		 RETURNING id`,
-		s.Name, s.Persona, s.Goal, s.SuccessCriteria, s.MaxTurns, variablesJSON(s.Variables), now, now,
-		s.ProjectID, s.AgentID).Scan(&id)
+	err := db.tx(ctx, func(c conn) error {
+		if err := c.queryRow(ctx,
+			`INSERT INTO test_scenarios (project_id, agent_id, name, persona, goal, success_criteria, max_turns, variables, created_at, updated_at)
+			 SELECT project_id, id, ?, ?, ?, ?, ?, ?, ?, ? FROM agents WHERE project_id = ? AND id = ?
+			 RETURNING id`,
+			s.Name, s.Persona, s.Goal, s.SuccessCriteria, s.MaxTurns, variablesJSON(s.Variables), now, now,
+			s.ProjectID, s.AgentID).Scan(&id); err != nil {
+			return err
+		}
+		created, err := scenarioOn(ctx, s.ProjectID, id)(c)
+		if err != nil {
+			return err
+		}
+		return c.audit(ctx, change(s.ProjectID, "scenario.create", "scenario", id, agentline.AuditChanges(nil, created)))
+	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return s, agentline.NotFound("agent")
@@ -77,17 +86,30 @@ func (db *DB) TestScenario(ctx context.Context, projectID, id int64) (agentline.
 // UpdateTestScenario saves every editable field of s, scoped to
 // s.ProjectID.
 func (db *DB) UpdateTestScenario(ctx context.Context, s agentline.TestScenario) (agentline.TestScenario, error) {
-	res, err := db.writer().exec(ctx,
-		`UPDATE test_scenarios SET name = ?, persona = ?, goal = ?, success_criteria = ?, max_turns = ?, variables = ?, updated_at = ?
-		 WHERE project_id = ? AND id = ?`,
-		s.Name, s.Persona, s.Goal, s.SuccessCriteria, s.MaxTurns, variablesJSON(s.Variables), db.now(), s.ProjectID, s.ID)
+	var after agentline.TestScenario
+	err := db.tx(ctx, func(c conn) error {
+		var err error
+		after, err = updateAudited(ctx, c, s.ProjectID, "scenario.update", "scenario", s.ID, scenarioOn(ctx, s.ProjectID, s.ID), func(c conn) error {
+			_, err := c.exec(ctx,
+				`UPDATE test_scenarios SET name = ?, persona = ?, goal = ?, success_criteria = ?, max_turns = ?, variables = ?, updated_at = ?
+				 WHERE project_id = ? AND id = ?`,
+				s.Name, s.Persona, s.Goal, s.SuccessCriteria, s.MaxTurns, variablesJSON(s.Variables), db.now(), s.ProjectID, s.ID)
+			return err
+		})
+		return err
+	})
 	if isUniqueViolation(err) {
 		return s, agentline.Errorf(agentline.EConflict, "the agent already has a scenario named %q", s.Name)
 	}
-	if err := mustAffect(res, err, "test scenario"); err != nil {
-		return s, err
+	return after, err
+}
+
+// scenarioOn reads a scenario of the project in a transaction's conn.
+func scenarioOn(ctx context.Context, projectID, id int64) func(conn) (agentline.TestScenario, error) {
+	return func(c conn) (agentline.TestScenario, error) {
+		s, err := scanScenario(c.queryRow(ctx, `SELECT `+scenarioColumns+` FROM test_scenarios WHERE project_id = ? AND id = ?`, projectID, id))
+		return s, notFound(err, "test scenario")
 	}
-	return db.TestScenario(ctx, s.ProjectID, s.ID)
 }
 
 // DeleteTestScenario deletes a scenario of the project; the results of

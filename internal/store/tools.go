@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/agentline/agentline"
 )
@@ -68,13 +69,18 @@ func (db *DB) CreateTool(ctx context.Context, t agentline.WebhookTool) (agentlin
 	t.CreatedAt, t.UpdatedAt = db.now(), db.now()
 	// INSERT ... SELECT from agents: the row is written only when the agent
 	// belongs to the project.
-	err = db.writer().queryRow(ctx,
-		`INSERT INTO agent_tools (project_id, agent_id, name, description, parameters, url, method, headers, timeout_ms, created_at, updated_at,
+	err = db.tx(ctx, func(c conn) error {
+		if err := c.queryRow(ctx,
+			`INSERT INTO agent_tools (project_id, agent_id, name, description, parameters, url, method, headers, timeout_ms, created_at, updated_at,
 			type, allowed_tools, sealed_headers)
 		 SELECT project_id, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM agents WHERE project_id = ? AND id = ?
 		 RETURNING id`,
-		t.Name, t.Description, string(t.Parameters), t.URL, t.Method, headers, t.TimeoutMS, t.CreatedAt, t.UpdatedAt,
-		t.Type, allowed, t.SealedHeaders, t.ProjectID, t.AgentID).Scan(&t.ID)
+			t.Name, t.Description, string(t.Parameters), t.URL, t.Method, headers, t.TimeoutMS, t.CreatedAt, t.UpdatedAt,
+			t.Type, allowed, t.SealedHeaders, t.ProjectID, t.AgentID).Scan(&t.ID); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(t.ProjectID, "tool.create", "tool", t.ID, toolChanges(agentline.WebhookTool{}, t, true)))
+	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return t, agentline.NotFound("agent")
@@ -113,19 +119,54 @@ func (db *DB) UpdateTool(ctx context.Context, t agentline.WebhookTool) (agentlin
 	if err != nil {
 		return t, err
 	}
-	res, err := db.writer().exec(ctx,
-		`UPDATE agent_tools SET name = ?, description = ?, parameters = ?, url = ?, method = ?, headers = ?, timeout_ms = ?, updated_at = ?,
-			allowed_tools = ?, sealed_headers = ?
-		 WHERE project_id = ? AND id = ?`,
-		t.Name, t.Description, string(t.Parameters), t.URL, t.Method, headers, t.TimeoutMS, db.now(),
-		allowed, t.SealedHeaders, t.ProjectID, t.ID)
-	if isUniqueViolation(err) {
-		return t, agentline.Errorf(agentline.EConflict, "the agent already has a tool named %q", t.Name)
+	read := func(c conn) (agentline.WebhookTool, error) {
+		t, err := scanTool(c.queryRow(ctx, `SELECT `+toolColumns+` FROM agent_tools WHERE project_id = ? AND id = ?`, t.ProjectID, t.ID))
+		return t, notFound(err, "tool")
 	}
-	if err := mustAffect(res, err, "tool"); err != nil {
-		return t, err
+	var after agentline.WebhookTool
+	err = db.tx(ctx, func(c conn) error {
+		before, err := read(c)
+		if err != nil {
+			return err
+		}
+		_, err = c.exec(ctx,
+			`UPDATE agent_tools SET name = ?, description = ?, parameters = ?, url = ?, method = ?, headers = ?, timeout_ms = ?, updated_at = ?,
+				allowed_tools = ?, sealed_headers = ?
+			 WHERE project_id = ? AND id = ?`,
+			t.Name, t.Description, string(t.Parameters), t.URL, t.Method, headers, t.TimeoutMS, db.now(),
+			allowed, t.SealedHeaders, t.ProjectID, t.ID)
+		if isUniqueViolation(err) {
+			return agentline.Errorf(agentline.EConflict, "the agent already has a tool named %q", t.Name)
+		}
+		if err != nil {
+			return err
+		}
+		if after, err = read(c); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(t.ProjectID, "tool.update", "tool", t.ID, toolChanges(before, after, false)))
+	})
+	return after, err
+}
+
+// toolChanges is the audit log's changes of a tool: its public fields,
+// and its headers (tokens, often) masked when they changed.
+func toolChanges(before, after agentline.WebhookTool, created bool) map[string][2]any {
+	var changes map[string][2]any
+	if created {
+		changes = agentline.AuditChanges(nil, after)
+	} else {
+		changes = agentline.AuditChanges(before, after)
 	}
-	return db.Tool(ctx, t.ProjectID, t.ID)
+	had := len(before.Headers) > 0 || before.SealedHeaders != ""
+	has := len(after.Headers) > 0 || after.SealedHeaders != ""
+	if (had || has) && (!reflect.DeepEqual(before.Headers, after.Headers) || before.SealedHeaders != after.SealedHeaders) {
+		if changes == nil {
+			changes = map[string][2]any{}
+		}
+		changes["headers"] = agentline.MaskedChange(had, has)
+	}
+	return changes
 }
 
 // DeleteTool deletes a webhook tool of the project.

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -26,7 +28,15 @@ func scanUser(row interface{ Scan(...any) error }, extra ...any) (agentline.User
 // made, decided in the insert itself so that two racing first accounts
 // cannot both be.
 func (db *DB) CreateUser(ctx context.Context, email, passwordHash string) (agentline.User, error) {
-	return createUser(ctx, db.writer(), db.now(), email, passwordHash)
+	var u agentline.User
+	err := db.tx(ctx, func(c conn) error {
+		var err error
+		if u, err = createUser(ctx, c, db.now(), email, passwordHash); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(0, "user.create", "user", u.ID, agentline.AuditChanges(nil, u)))
+	})
+	return u, err
 }
 
 func createUser(ctx context.Context, c conn, now time.Time, email, passwordHash string) (agentline.User, error) {
@@ -81,6 +91,7 @@ func (db *DB) UpdateUser(ctx context.Context, id int64, ch agentline.UserChange)
 		if u, err = scanUser(c.queryRow(ctx, `SELECT `+userColumns+` FROM users u WHERE u.id = ?`, id)); err != nil {
 			return notFound(err, "user")
 		}
+		before := u
 		losesAdmin := u.Admin && !u.Disabled &&
 			((ch.Admin != nil && !*ch.Admin) || (ch.Disabled != nil && *ch.Disabled))
 		if losesAdmin {
@@ -104,7 +115,10 @@ func (db *DB) UpdateUser(ctx context.Context, id int64, ch agentline.UserChange)
 		} else {
 			_, err = c.exec(ctx, `UPDATE users SET is_admin = ?, disabled_at = NULL WHERE id = ?`, u.Admin, id)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return c.audit(ctx, change(0, "user.update", "user", id, agentline.AuditChanges(before, u)))
 	})
 	return u, err
 }
@@ -139,15 +153,31 @@ func (db *DB) SetPassword(ctx context.Context, userID int64, passwordHash, keep 
 		if err := mustAffect(res, err, "user"); err != nil {
 			return err
 		}
-		return endAccess(ctx, c, db.now(), userID, keep)
+		if err := endAccess(ctx, c, db.now(), userID, keep); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(0, "user.password_set", "user", userID,
+			map[string][2]any{"password": agentline.MaskedChange(true, true)}))
 	})
 }
 
-// CreateAuthSession stores a sign-in under the hash of its token.
+// CreateAuthSession stores a sign-in under the hash of its token, logged
+// as a sign-in by password.
 func (db *DB) CreateAuthSession(ctx context.Context, userID int64, tokenHash string, expiresAt time.Time) error {
-	_, err := db.writer().exec(ctx,
-		`INSERT INTO auth_sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)`,
-		tokenHash, userID, db.now(), expiresAt.UTC())
+	return db.StartAuthSession(ctx, userID, tokenHash, expiresAt, "auth.sign_in")
+}
+
+// StartAuthSession stores a sign-in under the hash of its token and logs it
+// as action (a sign-in by password, by single sign-on, an administrator's
+// break-glass sign-in) in the same transaction.
+func (db *DB) StartAuthSession(ctx context.Context, userID int64, tokenHash string, expiresAt time.Time, action string) error {
+	err := db.tx(ctx, func(c conn) error {
+		if _, err := c.exec(ctx, `INSERT INTO auth_sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)`,
+			tokenHash, userID, db.now(), expiresAt.UTC()); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(0, action, "user", userID, nil))
+	})
 	if err != nil {
 		return fmt.Errorf("create auth session: %w", err)
 	}
@@ -165,8 +195,17 @@ func (db *DB) UserByTokenHash(ctx context.Context, tokenHash string) (agentline.
 
 // DeleteAuthSession ends a sign-in; ending one that is gone is no error.
 func (db *DB) DeleteAuthSession(ctx context.Context, tokenHash string) error {
-	_, err := db.writer().exec(ctx, `DELETE FROM auth_sessions WHERE token_hash = ?`, tokenHash)
-	return err
+	return db.tx(ctx, func(c conn) error {
+		var userID int64
+		err := c.queryRow(ctx, `DELETE FROM auth_sessions WHERE token_hash = ? RETURNING user_id`, tokenHash).Scan(&userID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return c.audit(ctx, change(0, "auth.sign_out", "user", userID, nil))
+	})
 }
 
 // DeleteExpiredAuthSessions removes sign-ins past their expiry.

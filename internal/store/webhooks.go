@@ -45,9 +45,16 @@ func (db *DB) CreateWebhook(ctx context.Context, e agentline.WebhookEndpoint) (a
 	}
 	e.CreatedAt = db.now()
 	e.UpdatedAt = e.CreatedAt
-	err = db.writer().queryRow(ctx, `INSERT INTO webhook_endpoints (project_id, url, description, events, enabled, secret, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, e.ProjectID, e.URL, e.Description, string(events), e.Enabled, e.Secret,
-		e.CreatedAt, e.UpdatedAt).Scan(&e.ID)
+	err = db.tx(ctx, func(c conn) error {
+		if err := c.queryRow(ctx, `INSERT INTO webhook_endpoints (project_id, url, description, events, enabled, secret, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, e.ProjectID, e.URL, e.Description, string(events), e.Enabled, e.Secret,
+			e.CreatedAt, e.UpdatedAt).Scan(&e.ID); err != nil {
+			return err
+		}
+		changes := agentline.AuditChanges(nil, e)
+		changes["secret"] = agentline.MaskedChange(false, true)
+		return c.audit(ctx, change(e.ProjectID, "webhook.create", "webhook", e.ID, changes))
+	})
 	if isForeignKeyViolation(err) {
 		return e, agentline.NotFound("project")
 	}
@@ -75,14 +82,17 @@ func (db *DB) UpdateWebhook(ctx context.Context, e agentline.WebhookEndpoint) (a
 	if err != nil {
 		return e, err
 	}
-	res, err := db.writer().exec(ctx, `UPDATE webhook_endpoints SET url = ?, description = ?, events = ?, enabled = ?,
-		disabled_reason = CASE WHEN ? THEN '' ELSE disabled_reason END,
-		failing_since = CASE WHEN ? AND NOT enabled THEN NULL ELSE failing_since END, updated_at = ?
-		WHERE project_id = ? AND id = ?`, e.URL, e.Description, string(events), e.Enabled, e.Enabled, e.Enabled, db.now(), e.ProjectID, e.ID)
-	if err := mustAffect(res, err, "webhook endpoint"); err != nil {
-		return e, err
-	}
-	return db.Webhook(ctx, e.ProjectID, e.ID)
+	err = db.tx(ctx, func(c conn) error {
+		e, err = updateAudited(ctx, c, e.ProjectID, "webhook.update", "webhook", e.ID, webhookOn(ctx, e.ProjectID, e.ID), func(c conn) error {
+			_, err := c.exec(ctx, `UPDATE webhook_endpoints SET url = ?, description = ?, events = ?, enabled = ?,
+				disabled_reason = CASE WHEN ? THEN '' ELSE disabled_reason END,
+				failing_since = CASE WHEN ? AND NOT enabled THEN NULL ELSE failing_since END, updated_at = ?
+				WHERE project_id = ? AND id = ?`, e.URL, e.Description, string(events), e.Enabled, e.Enabled, e.Enabled, db.now(), e.ProjectID, e.ID)
+			return err
+		})
+		return err
+	})
+	return e, err
 }
 
 // DeleteWebhook deletes an endpoint of the project with its deliveries.
@@ -93,12 +103,25 @@ func (db *DB) DeleteWebhook(ctx context.Context, projectID, id int64) error {
 // RotateWebhookSecret makes secret the endpoint's signing secret; the one
 // it replaces keeps signing until until.
 func (db *DB) RotateWebhookSecret(ctx context.Context, projectID, id int64, secret string, until time.Time) (agentline.WebhookEndpoint, error) {
-	res, err := db.writer().exec(ctx, `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ?, secret = ?, updated_at = ?
-		WHERE project_id = ? AND id = ?`, until.UTC(), secret, db.now(), projectID, id)
-	if err := mustAffect(res, err, "webhook endpoint"); err != nil {
-		return agentline.WebhookEndpoint{}, err
+	var e agentline.WebhookEndpoint
+	err := db.tx(ctx, func(c conn) error {
+		var err error
+		e, err = updateAudited(ctx, c, projectID, "webhook.rotate_secret", "webhook", id, webhookOn(ctx, projectID, id), func(c conn) error {
+			_, err := c.exec(ctx, `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ?, secret = ?, updated_at = ?
+				WHERE project_id = ? AND id = ?`, until.UTC(), secret, db.now(), projectID, id)
+			return err
+		})
+		return err
+	})
+	return e, err
+}
+
+// webhookOn reads an endpoint of the project in a transaction's conn.
+func webhookOn(ctx context.Context, projectID, id int64) func(conn) (agentline.WebhookEndpoint, error) {
+	return func(c conn) (agentline.WebhookEndpoint, error) {
+		e, err := scanWebhook(c.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhook_endpoints WHERE project_id = ? AND id = ?`, projectID, id))
+		return e, notFound(err, "webhook endpoint")
 	}
-	return db.Webhook(ctx, projectID, id)
 }
 
 // DisableWebhook disables an endpoint (by its id alone: the delivery worker

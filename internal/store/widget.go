@@ -35,10 +35,15 @@ func (db *DB) CreateChannel(ctx context.Context, c agentline.Channel) (agentline
 		return c, err
 	}
 	c.CreatedAt, c.UpdatedAt = db.now(), db.now()
-	err = db.writer().queryRow(ctx,
-		`INSERT INTO channels (project_id, agent_id, type, name, settings, created_at, updated_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		c.ProjectID, c.AgentID, c.Type, c.Name, string(settings), c.CreatedAt, c.UpdatedAt).Scan(&c.ID)
+	err = db.tx(ctx, func(tx conn) error {
+		if err := tx.queryRow(ctx,
+			`INSERT INTO channels (project_id, agent_id, type, name, settings, created_at, updated_at)
+			 VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			c.ProjectID, c.AgentID, c.Type, c.Name, string(settings), c.CreatedAt, c.UpdatedAt).Scan(&c.ID); err != nil {
+			return err
+		}
+		return tx.audit(ctx, change(c.ProjectID, "channel.create", "channel", c.ID, agentline.AuditChanges(nil, c)))
+	})
 	if isForeignKeyViolation(err) {
 		return c, agentline.NotFound("project or agent")
 	}
@@ -66,16 +71,22 @@ func (db *DB) UpdateChannel(ctx context.Context, c agentline.Channel) (agentline
 	if err != nil {
 		return c, err
 	}
-	res, err := db.writer().exec(ctx,
-		`UPDATE channels SET agent_id = ?, name = ?, settings = ?, updated_at = ? WHERE project_id = ? AND id = ?`,
-		c.AgentID, c.Name, string(settings), db.now(), c.ProjectID, c.ID)
+	read := func(tx conn) (agentline.Channel, error) {
+		ch, err := scanChannel(tx.queryRow(ctx, `SELECT `+channelColumns+` FROM channels WHERE project_id = ? AND id = ?`, c.ProjectID, c.ID))
+		return ch, notFound(err, "channel")
+	}
+	err = db.tx(ctx, func(tx conn) error {
+		c, err = updateAudited(ctx, tx, c.ProjectID, "channel.update", "channel", c.ID, read, func(tx conn) error {
+			_, err := tx.exec(ctx, `UPDATE channels SET agent_id = ?, name = ?, settings = ?, updated_at = ? WHERE project_id = ? AND id = ?`,
+				c.AgentID, c.Name, string(settings), db.now(), c.ProjectID, c.ID)
+			return err
+		})
+		return err
+	})
 	if isForeignKeyViolation(err) {
 		return c, agentline.NotFound("agent")
 	}
-	if err := mustAffect(res, err, "channel"); err != nil {
-		return c, err
-	}
-	return db.Channel(ctx, c.ProjectID, c.ID)
+	return c, err
 }
 
 // DeleteChannel deletes a channel of the project and its key.
@@ -112,7 +123,7 @@ func scanKey(row interface{ Scan(...any) error }) (agentline.WidgetKey, error) {
 // new hash, so the old key stops working while origins and limits stay.
 // change, when not nil, then edits the key's origins and limits; all of it
 // is one transaction, so a failure leaves the old key as it was.
-func (db *DB) SetWidgetKey(ctx context.Context, projectID, channelID int64, hash, prefix string, change func(*agentline.WidgetKey) error) (agentline.WidgetKey, error) {
+func (db *DB) SetWidgetKey(ctx context.Context, projectID, channelID int64, hash, prefix string, edit func(*agentline.WidgetKey) error) (agentline.WidgetKey, error) {
 	now := db.now()
 	err := db.tx(ctx, func(c conn) error {
 		var exists int
@@ -132,21 +143,27 @@ func (db *DB) SetWidgetKey(ctx context.Context, projectID, channelID int64, hash
 		if err != nil {
 			return err
 		}
+		action := "widget_key.rotate"
 		if n == 0 {
+			action = "widget_key.create"
 			_, err = c.exec(ctx, `INSERT INTO widget_keys (channel_id, project_id, key_hash, prefix, allowed_origins, rate_limit_per_minute, created_at)
 				VALUES (?, ?, ?, ?, '[]', ?, ?)`, channelID, projectID, hash, prefix, agentline.DefaultRateLimitPerMinute, now)
 			if err != nil {
 				return err
 			}
 		}
-		if change == nil {
+		if err := c.audit(ctx, change(projectID, action, "widget_key", channelID,
+			map[string][2]any{"key": agentline.MaskedChange(action != "widget_key.create", true), "prefix": {nil, prefix}})); err != nil {
+			return err
+		}
+		if edit == nil {
 			return nil
 		}
 		k, err := scanKey(c.queryRow(ctx, `SELECT `+keyColumns+` FROM widget_keys WHERE project_id = ? AND channel_id = ?`, projectID, channelID))
 		if err != nil {
 			return err
 		}
-		if err := change(&k); err != nil {
+		if err := edit(&k); err != nil {
 			return err
 		}
 		return updateKeySettings(ctx, c, k)
@@ -176,10 +193,19 @@ func (db *DB) WidgetKeyByHash(ctx context.Context, hash string) (agentline.Widge
 
 // UpdateWidgetKey saves a key's origins and limits.
 func (db *DB) UpdateWidgetKey(ctx context.Context, k agentline.WidgetKey) (agentline.WidgetKey, error) {
-	if err := updateKeySettings(ctx, db.writer(), k); err != nil {
-		return k, err
+	read := func(c conn) (agentline.WidgetKey, error) {
+		k, err := scanKey(c.queryRow(ctx, `SELECT `+keyColumns+` FROM widget_keys WHERE project_id = ? AND channel_id = ?`, k.ProjectID, k.ChannelID))
+		return k, notFound(err, "key")
 	}
-	return db.WidgetKey(ctx, k.ProjectID, k.ChannelID)
+	var after agentline.WidgetKey
+	err := db.tx(ctx, func(c conn) error {
+		var err error
+		after, err = updateAudited(ctx, c, k.ProjectID, "widget_key.update", "widget_key", k.ChannelID, read, func(c conn) error {
+			return updateKeySettings(ctx, c, k)
+		})
+		return err
+	})
+	return after, err
 }
 
 // updateKeySettings writes a key's origins and limits.
@@ -196,8 +222,13 @@ func updateKeySettings(ctx context.Context, c conn, k agentline.WidgetKey) error
 
 // DeleteWidgetKey revokes a channel's key.
 func (db *DB) DeleteWidgetKey(ctx context.Context, projectID, channelID int64) error {
-	res, err := db.writer().exec(ctx, `DELETE FROM widget_keys WHERE project_id = ? AND channel_id = ?`, projectID, channelID)
-	return mustAffect(res, err, "key")
+	return db.tx(ctx, func(c conn) error {
+		res, err := c.exec(ctx, `DELETE FROM widget_keys WHERE project_id = ? AND channel_id = ?`, projectID, channelID)
+		if err := mustAffect(res, err, "key"); err != nil {
+			return err
+		}
+		return c.audit(ctx, change(projectID, "widget_key.revoke", "widget_key", channelID, nil))
+	})
 }
 
 // TouchWidgetKey records when a key was last used. Callers batch it.

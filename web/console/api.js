@@ -15,7 +15,7 @@
  *   KnowledgeDocument, KnowledgeSearch, Channel, WidgetKey, CreatedWidgetKey, Snippets, Lead, LeadDetail, LeadPage,
  *   FormSubmitAnswer, Conversation, ConversationPage, Analytics, Delivery, NotifyAttempt, WebhookEndpoint,
  *   WebhookEndpointWithSecret, PhoneNumber, AvailableNumber, OutboundCall, Call, TestCall, Campaign, CampaignPage, ContactPage,
- *   ContactUpload, DoNotCall, DoNotCallPage, ProviderAccount, TestScenario, TestRun, TestRunPage, APIKey} from "./types.js"
+ *   ContactUpload, DoNotCall, DoNotCallPage, ProviderAccount, TestScenario, TestRun, TestRunPage, APIKey, AuditPage} from "./types.js"
  */
 
 const TOKEN = "agentline.token";
@@ -313,3 +313,13 @@ export const deleteProviderAccount = (pid, kind) => request("DELETE", `/api/proj
 /** @param {number} pid @param {{name: string, role: string, expires_at?: string}} b @returns {Promise<APIKey>} */
 export const createAPIKey = (pid, b) => request("POST", `/api/projects/${pid}/api-keys`, b);
 /** @param {number} id */ export const revokeAPIKey = (id) => request("DELETE", `/api/api-keys/${id}`);
+
+// ---- the audit log ----------------------------------------------------------
+// A project's (owners) or, without a project, the instance's (administrators).
+
+/** auditPath is the project's log, or the instance's for pid 0. @param {number} pid */
+const auditPath = (pid) => (pid ? `/api/projects/${pid}/audit-log` : "/api/admin/audit-log");
+/** @param {number} pid @param {Filters} f @returns {Promise<AuditPage>} */
+export const listAuditLog = (pid, f) => request("GET", auditPath(pid) + query(f));
+/** @param {number} pid @param {Filters} f @param {string} name */
+export const downloadAuditCSV = (pid, f, name) => download(auditPath(pid) + ".csv" + query(f), name);

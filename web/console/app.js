@@ -25,6 +25,7 @@ import { render, start } from "./router.js";
 import { forget } from "./secrets.js";
 import { agentPage, agentsPage } from "./pages/agents.js";
 import { analyticsPage } from "./pages/analytics.js";
+import { auditPage, instanceAuditPage } from "./pages/audit.js";
 import { invitePage, resetPage, signedInPage, signInPage } from "./pages/auth.js";
 import { campaignPage } from "./pages/campaign.js";
 import { campaignsPage } from "./pages/campaigns.js";
@@ -44,6 +45,8 @@ const routes = [
   [/^#\/account$/, "account", accountPage],
   [/^#\/members$/, "members", membersPage],
   [/^#\/admin$/, "admin", adminPage],
+  [/^#\/admin\/audit$/, "admin", instanceAuditPage],
+  [/^#\/audit$/, "audit", auditPage],
   [/^#\/agents$/, "agents", agentsPage],
   [/^#\/agents\/(\d+)(?:\/(settings|versions|test|tools|knowledge|tests|phone))?$/, "agents", agentPage],
   [/^#\/channels$/, "channels", channelsPage],

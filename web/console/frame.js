@@ -10,7 +10,7 @@ import { me, maybeProject, projects, render, setProject, signOut } from "./route
 /** @type {[string, string][]} the navigation's sections: hash and text */
 const sections = [
   ["agents", "Agents"], ["channels", "Channels"], ["campaigns", "Campaigns"], ["conversations", "Conversations"],
-  ["leads", "Leads"], ["analytics", "Analytics"], ["webhooks", "Webhooks"], ["members", "Members"], ["projects", "Projects"],
+  ["leads", "Leads"], ["analytics", "Analytics"], ["webhooks", "Webhooks"], ["members", "Members"], ["audit", "Audit log"], ["projects", "Projects"],
 ];
 
 /** header draws the page's header, section marked current. @param {string} section */
@@ -28,7 +28,9 @@ export function header(section) {
     render();
   });
   const nav = h("nav", { "aria-label": "Console" },
-    sections.map(([id, text]) => h("a", { href: "#/" + id, "aria-current": section === id ? "page" : null }, text)));
+    // The audit log is its owners' alone.
+    sections.filter(([id]) => id !== "audit" || current?.role === "owner")
+      .map(([id, text]) => h("a", { href: "#/" + id, "aria-current": section === id ? "page" : null }, text)));
   const out = h("button", { type: "button", onclick: signOut }, "Sign out");
   const account = h("a", { href: "#/account", "aria-current": section === "account" ? "page" : null, title: "Your account" }, m.user.email);
   const admin = m.user.admin ? h("a", { href: "#/admin", "aria-current": section === "admin" ? "page" : null }, "Accounts") : null;

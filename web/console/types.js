@@ -504,3 +504,6 @@
 
 export {};
 /** @typedef {{id: number, project_id: number, name: string, role: string, prefix: string, created_at: string, expires_at: string | null, revoked_at: string | null, last_used_at: string | null, key?: string}} APIKey a project's key for automation; key only in its creation's answer */
+/** @typedef {{kind: "user" | "api_key" | "system", id?: number, email?: string, key_prefix?: string}} AuditActor who made a change: a person, a key (by its prefix) or agentline itself */
+/** @typedef {{id: number, at: string, actor: AuditActor, action: string, resource: {kind: string, id?: string}, project_id?: number, changes?: Record<string, [unknown, unknown]>, client_ip?: string, request_id?: string}} AuditEntry one line of the audit log; secrets show as "[masked]" */
+/** @typedef {{entries: AuditEntry[], next_cursor: string | null}} AuditPage */

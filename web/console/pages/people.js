@@ -135,7 +135,8 @@ export async function adminPage({ show }) {
   const mail = features().mail_enabled;
   show("Accounts",
     h("p", { class: "muted" }, "Instance administrators manage accounts; they need no role in a project to do it, and get none. ",
-      mail ? "Reset links are emailed to the account's own address." : "This agentline sends no email: a reset link is shown here once, to hand over."),
+      mail ? "Reset links are emailed to the account's own address." : "This agentline sends no email: a reset link is shown here once, to hand over.",
+      " Sign-ins and these changes are in the ", h("a", { href: "#/admin/audit" }, "instance audit log"), "."),
     shownBox("reset-link"),
     table(["Email", "Kind", "Status", "Created", ""], users.map(userRow), "No accounts."));
 }
