@@ -217,6 +217,28 @@ func testMCPServer(t *testing.T, s *apptest.Server) {
 		t.Errorf("metrics lack the tool calls:\n%s", m)
 	}
 
+	// Every tool call is in the project's audit log with the key as its
+	// actor, and so is the change the call made through the API.
+	var logged struct {
+		Entries []agentline.AuditEntry `json:"entries"`
+	}
+	s.Must(t, 200, "GET", "/api/projects/"+itoa(shop.ID)+"/audit-log?actor_kind=api_key&limit=200", tok, nil, &logged)
+	calls, creates := 0, 0
+	for _, e := range logged.Entries {
+		if e.Actor.KeyPrefix != editor.Prefix {
+			continue
+		}
+		switch {
+		case e.Action == "mcp.call":
+			calls++
+		case e.Action == "agent.create" && e.Resource.ID == itoa(agentID):
+			creates++
+		}
+	}
+	if calls < 15 || creates != 1 {
+		t.Errorf("audit log has %d mcp.call and %d agent.create entries by %s: %+v", calls, creates, editor.Prefix, logged.Entries)
+	}
+
 	// A viewer key reads, and is refused what needs an editor.
 	vs, err := mcpConnect(t, s, viewer.Key)
 	if err != nil {
