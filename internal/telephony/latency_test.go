@@ -11,10 +11,13 @@ import (
 
 // A whole call: the caller speaks (frames paced as a phone line carries
 // them), the fake model waits a known delay after speech_stopped before its
-// answer's first audio, and the call's record holds that turn's latency:
-// never less than that delay (less the line clock's 20 ms frame), and not
-// wildly more. How close it comes on a quiet machine is a benchmark's
-// question, not a test's: a loaded one adds its scheduling delay.
+// answer's first audio, and the call's record holds that turn's latency.
+// The record is held between two bounds that need no timing assumption:
+// at least the model's delay (the fake starts waiting only once the relay
+// has read every frame), and at most what the caller itself saw from its
+// speech's end on the line's clock (start + 300 ms, which no frame beat) to
+// the answer's arrival. On a quiet machine the two are a few ms apart; a
+// loaded one widens the second, and the record must follow it.
 func TestCallRecordsTurnLatency(t *testing.T) {
 	t.Parallel()
 	e := newPhoneEnv(t, nil)
@@ -43,6 +46,7 @@ func TestCallRecordsTurnLatency(t *testing.T) {
 	if _, err := c.WaitFor(ctx, func(m callsim.Message) bool { return m.Payload == answer }); err != nil {
 		t.Fatal(err)
 	}
+	seen := time.Since(start) - frames*20*time.Millisecond
 	if err := c.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +64,9 @@ func TestCallRecordsTurnLatency(t *testing.T) {
 			got = append(got, d.LatencyMS)
 		}
 	}
-	t.Logf("model delay %v, recorded %v ms", delay, got)
-	if len(got) != 1 || time.Duration(got[0])*time.Millisecond < delay-20*time.Millisecond ||
-		time.Duration(got[0])*time.Millisecond > delay+10*time.Second {
-		t.Fatalf("recorded turn latencies %v ms, want one of at least %v (events %v)", got, delay, events)
+	t.Logf("model delay %v, caller saw %v, recorded %v ms", delay, seen, got)
+	if len(got) != 1 || time.Duration(got[0])*time.Millisecond < delay-time.Millisecond ||
+		time.Duration(got[0])*time.Millisecond > seen+time.Millisecond {
+		t.Fatalf("recorded turn latencies %v ms, want one between %v and %v (events %v)", got, delay, seen, events)
 	}
 }
