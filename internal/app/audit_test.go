@@ -209,7 +209,7 @@ func lastAuditID(t *testing.T, s *apptest.Server, projects ...int64) int64 {
 }
 
 // Every mutating route of the management API, found in the route table,
-// writes an entry when it succeeds: its action, the project it changed
+// writes exactly one entry when it succeeds, naming its resource: its action, the project it changed
 // (none for the instance's), the person who asked, from their client and
 // under the request's id. A new route without a case here fails.
 func TestEveryChangeIsAudited(t *testing.T) {
@@ -305,4 +305,54 @@ func checkAudited(t *testing.T, s *apptest.Server, base tenants, r httpx.Route, 
 	if raw, _ := json.Marshal(e); strings.Contains(string(raw), "sk-test") || strings.Contains(string(raw), "whsec_") {
 		t.Errorf("a secret in the entry: %s", raw)
 	}
+	checkAuditResource(t, s, r, own, *e)
+	if n := entriesOfRequest(t, s, before, e.RequestID, project, f.ownProject); n != 1 {
+		t.Errorf("%s %s wrote %d entries, want exactly one", r.Method, path, n)
+	}
+}
+
+// checkAuditResource: an entry names a resource, and a request to one
+// object (its id the path's last segment) names that object; a call, which
+// a path names by its carrier SID, by its id like every other call entry.
+func checkAuditResource(t *testing.T, s *apptest.Server, r httpx.Route, own map[string]string, e agentline.AuditEntry) {
+	t.Helper()
+	if e.Resource.Kind == "" {
+		t.Errorf("entry %s names no resource kind", e.Action)
+	}
+	last := r.Pattern[strings.LastIndex(r.Pattern, "/")+1:]
+	if r.Method == "POST" || !strings.HasPrefix(last, "{") {
+		return
+	}
+	want := own[last[1:len(last)-1]]
+	if last == "{call_sid}" {
+		c, err := s.App.Store.CallBySID(context.Background(), want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = itoa(c.ID)
+	}
+	if e.Resource.ID != want {
+		t.Errorf("entry %s names %s %q, want the path's %s, %q", e.Action, e.Resource.Kind, e.Resource.ID, last, want)
+	}
+}
+
+// entriesOfRequest counts the entries after before, in the projects' logs
+// and the instance's, that the request requestID wrote.
+func entriesOfRequest(t *testing.T, s *apptest.Server, before int64, requestID string, projects ...int64) int {
+	t.Helper()
+	n := 0
+	projects = append(projects, 0)
+	slices.Sort(projects)
+	for _, p := range slices.Compact(projects) {
+		list, err := s.App.Store.AuditLog(context.Background(), agentline.AuditFilter{ProjectID: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range list {
+			if e.ID > before && e.RequestID == requestID {
+				n++
+			}
+		}
+	}
+	return n
 }
