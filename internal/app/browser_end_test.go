@@ -91,7 +91,7 @@ func TestWidgetEndsWhenTheVisitorLeaves(t *testing.T) {
 // reported) is abandoned by the idle sweep after the idle timeout (20 s
 // here), at the last event seen, with the duration up to it.
 func TestWidgetAbandonedWhenTheBrowserDies(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := newOwnBrowser(t)
 	f := newEndFixture(t, map[string]string{"AGENTLINE_SESSION_IDLE_TIMEOUT": "20s"})
 	id := f.talk(t, ctx)
 	proc := chromedp.FromContext(ctx).Browser.Process()

@@ -192,7 +192,7 @@ func TestConsoleWidgetJourney(t *testing.T) {
 	for _, name := range []string{"clipboard-read", "clipboard-write"} {
 		if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			_, err := cdp.Call(ctx, tg, browser.SetPermission, browser.SetPermissionParams{
-				Permission: &browser.PermissionDescriptor{Name: name}, Setting: browser.PermissionSettingGranted, Origin: s.URL})
+				Permission: &browser.PermissionDescriptor{Name: name}, Setting: browser.PermissionSettingGranted, Origin: s.URL, BrowserContextID: browserContextID(ctx)})
 			return err
 		})); err != nil {
 			t.Fatal(err)

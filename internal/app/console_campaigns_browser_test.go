@@ -60,7 +60,7 @@ func TestConsoleCampaigns(t *testing.T) {
 	ctx := newBrowser(t)
 	downloads := t.TempDir()
 	if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := cdp.Call(ctx, tg, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads})
+		_, err := cdp.Call(ctx, tg, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads, BrowserContextID: browserContextID(ctx)})
 		return err
 	})); err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ import (
 	"github.com/agentline/agentline/internal/store/storetest"
 )
 
-func TestMain(m *testing.M) { storetest.Main(m) }
+func TestMain(m *testing.M) { storetest.Main(m, sharedBrowser.stop) }
 
 // forEachDatabase runs fn once on a fresh SQLite file and once on a fresh
 // PostgreSQL database.
