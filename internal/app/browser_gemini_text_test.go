@@ -76,6 +76,7 @@ func (g *geminiTextLive) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // page's Permissions-Policy forbids it), sends clientContent, and shows
 // the model turn's text, not its thoughts.
 func TestGeminiTextChatInTheBrowser(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	countMicrophone(t, ctx)
 	live := &geminiTextLive{}

@@ -213,6 +213,7 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 // call reaches a webhook tool through /widget/v1/tools/execute, and the
 // analytics events end up in the session's transcript.
 func TestWidgetInTheBrowser(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	webhookURL, hooked := webhookTool(t, `{"status":"shipped on March 3"}`, 4)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true", "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true"})

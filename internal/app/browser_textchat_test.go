@@ -48,6 +48,7 @@ func pollFor(t *testing.T, ctx context.Context, d time.Duration, what, expr stri
 // continues the same conversation: the lines stay, the earlier messages
 // reach the provider, and the microphone is asked for once.
 func TestWidgetTypingStartsTextChat(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	countMicrophone(t, ctx)
 	site := newSDKSite(t, true, map[string]any{"color": "#0f766e", "show_text_chat": true})

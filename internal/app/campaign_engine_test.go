@@ -37,6 +37,7 @@ import (
 // plays the agent's greeting and the callee's line in real time);
 // AGENTLINE_CAMPAIGN_CONTACTS=1000 runs a thousand (about 3.5 minutes).
 func TestSandboxCampaign(t *testing.T) {
+	t.Parallel()
 	n := 200
 	if v, err := strconv.Atoi(os.Getenv("AGENTLINE_CAMPAIGN_CONTACTS")); err == nil && v > 0 {
 		n = v

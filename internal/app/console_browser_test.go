@@ -174,6 +174,7 @@ func (c console) signIn(email, password string) {
 // to the sandbox provider there, then read the session's transcript and
 // the analytics in the console.
 func TestConsoleWidgetJourney(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
 	s.NewUser(t, "owner@example.com")
@@ -551,6 +552,7 @@ func TestConsoleWidgetJourney(t *testing.T) {
 // call against a fake realtime model, hang up from the console, and read
 // the call's transcript on its page.
 func TestConsolePhoneJourney(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	carrier := twiliofake.New(twiliofake.Options{})
 	defer carrier.Close()

@@ -52,6 +52,7 @@ func closedDays() (api []string, labels []string) {
 // left), Pause, settings changed, the do-not-call list, what a viewer
 // sees, Cancel and Delete.
 func TestConsoleCampaigns(t *testing.T) {
+	t.Parallel()
 	source, err := os.ReadFile(filepath.Join(nodeModules(t, "axe-core"), "axe-core", "axe.min.js"))
 	if err != nil {
 		t.Fatal(err)

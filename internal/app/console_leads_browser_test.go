@@ -25,6 +25,7 @@ import (
 // submit endpoint, then the Leads page: filters, a lead opened, the CSV
 // export downloaded, a delete after the question.
 func TestConsoleFormLeads(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
 	_, tok := s.NewUser(t, "owner@example.com")

@@ -17,6 +17,7 @@ import (
 // rang): the pretend carrier rings, a pretend callee answers and talks,
 // and the status the tab shows goes on to in-progress and completed.
 func TestConsoleSandboxTestCallRings(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{
 		"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": "localhost",
