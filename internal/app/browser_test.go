@@ -189,10 +189,25 @@ func screenshot(t *testing.T, ctx context.Context, dir, name string) {
 	}
 }
 
+// pollExpr waits (at most timeout) until the JavaScript expression is
+// truthy in the tab's page. A navigation between the poll's lookup of the
+// page's execution context and its evaluation fails the poll with "Cannot
+// find context with specified id"; the page is then polled again, within
+// the same timeout, as a person would look again at the new page.
+func pollExpr(ctx context.Context, expr string, timeout, interval time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(time.Until(deadline)), chromedp.WithPollingInterval(interval)))
+		if err == nil || !strings.Contains(err.Error(), "Cannot find context with specified id") || time.Until(deadline) <= interval {
+			return err
+		}
+	}
+}
+
 // poll waits until the JavaScript expression is truthy.
 func poll(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(45*time.Second), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
+	if err := pollExpr(ctx, expr, 45*time.Second, 100*time.Millisecond); err != nil {
 		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(function(){try{var r=`+shadow+`;return document.location.href+" state="+document.querySelector("svc-chat").dataset.state+" error="+r.querySelector(".error").textContent+" transcript="+r.querySelector("ol").innerText+" events="+JSON.stringify(window.widgetEvents||[])}catch(e){return String(e)}})()`))
 		t.Fatalf("waiting for %s: %v\npage: %s", what, err, state)
 	}

@@ -33,7 +33,7 @@ if (navigator.mediaDevices) {
 // pollFor is poll with a deadline of d: for what must happen "at once".
 func pollFor(t *testing.T, ctx context.Context, d time.Duration, what, expr string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(d), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+	if err := pollExpr(ctx, expr, d, 50*time.Millisecond); err != nil {
 		t.Fatalf("waiting %v for %s: %v", d, what, err)
 	}
 }

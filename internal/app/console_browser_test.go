@@ -82,7 +82,7 @@ func (c console) heading(title string) {
 
 func (c console) poll(what, expr string) {
 	c.t.Helper()
-	if _, err := chromedp.Run(c.ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+	if err := pollExpr(c.ctx, expr, 30*time.Second, 50*time.Millisecond); err != nil {
 		main := eval[string](c.t, c.ctx, `location.hash + "\n" + document.querySelector("main").innerText`)
 		c.t.Fatalf("waiting for %s: %v\npage: %s", what, err, main)
 	}
