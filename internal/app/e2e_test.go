@@ -47,6 +47,18 @@ func forEachDatabase(t *testing.T, fn func(t *testing.T, databaseURL string)) {
 	}
 }
 
+// forEachDatabaseInParallel is forEachDatabase with the two databases'
+// runs side by side: for a long test whose runs share nothing (the
+// package's longest, run one after the other, was the last to finish).
+func forEachDatabaseInParallel(t *testing.T, fn func(t *testing.T, databaseURL string)) {
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			fn(t, storetest.URL(t, d))
+		})
+	}
+}
+
 // The first start prints a generated owner account once; it signs in, makes
 // a project and an agent; after a graceful stop and a new start on the same
 // database the data is there and nothing new is printed.

@@ -202,7 +202,7 @@ var paramPattern = regexp.MustCompile(`\{([a-z_]+)\}`)
 // shape: never a 5xx, never a panic.
 func TestEveryRouteSurvivesBadInput(t *testing.T) {
 	t.Parallel()
-	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+	forEachDatabaseInParallel(t, func(t *testing.T, databaseURL string) {
 		// Telephony on, against the fake carrier, so that its routes are
 		// reached past the feature switch.
 		carrier := twiliofake.New(twiliofake.Options{})
