@@ -17,6 +17,7 @@ import (
 // last one), and make reset links that work once and end the account's
 // sessions.
 func TestInstanceAdmins(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			s := apptest.StartFresh(t, d, nil)
@@ -102,6 +103,7 @@ func TestInstanceAdmins(t *testing.T) {
 // invitation and reset routes differs between an existing and an unknown
 // email.
 func TestPasswordSprayingAndNoAccountOracle(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartFresh(t, "sqlite", nil)
 	var tokens []string
 	for i := range 30 {
@@ -176,6 +178,7 @@ var (
 // The password change alone, sprayed from one client over 30 stolen
 // sessions with one guess each, is refused from the per-client limit on.
 func TestPasswordChangeSprayingIsLimitedPerClient(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartFresh(t, "sqlite", nil)
 	var tokens []string
 	for i := range 30 {

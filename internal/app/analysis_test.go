@@ -24,6 +24,7 @@ import (
 // One OPENAI_BASE_URL serves both: the realtime WebSocket (proxied to the
 // realtime fake) and /v1/responses.
 func TestPhoneCallIsAnalysed(t *testing.T) {
+	t.Parallel()
 	model := realtimefake.New("sk-test")
 	defer model.Close()
 	text := analysisfake.New("sk-test", "")

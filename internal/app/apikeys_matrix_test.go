@@ -71,6 +71,7 @@ func matrixPath(f apptest.Fixture, pattern string) string {
 // project, never does what only people do, and a dead key hears why. The
 // routes come from the route table, so a new route cannot escape.
 func TestAPIKeyPermissionMatrix(t *testing.T) {
+	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		s := apptest.Start(t, apptest.Config(t, databaseURL, nil))
 		f := permissionFixture(t, s)

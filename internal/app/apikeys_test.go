@@ -26,6 +26,7 @@ func newKey(t *testing.T, s *apptest.Server, tok string, projectID int64, role a
 // A key is shown once; lists show its prefix and last use, never the key;
 // revoked, expired and unknown keys each hear why they are refused.
 func TestAPIKeys(t *testing.T) {
+	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		s := apptest.Start(t, apptest.Config(t, databaseURL, nil))
 		f := permissionFixture(t, s)

@@ -73,6 +73,7 @@ func (f endFixture) until(t *testing.T, id string, d time.Duration, cond func(ag
 // and within 5 s the conversation is ended (reason pagehide) with a
 // duration.
 func TestWidgetEndsWhenTheVisitorLeaves(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	f := newEndFixture(t, map[string]string{})
 	id := f.talk(t, ctx)
@@ -91,7 +92,8 @@ func TestWidgetEndsWhenTheVisitorLeaves(t *testing.T) {
 // reported) is abandoned by the idle sweep after the idle timeout (20 s
 // here), at the last event seen, with the duration up to it.
 func TestWidgetAbandonedWhenTheBrowserDies(t *testing.T) {
-	ctx := newBrowser(t)
+	t.Parallel()
+	ctx := newOwnBrowser(t)
 	f := newEndFixture(t, map[string]string{"AGENTLINE_SESSION_IDLE_TIMEOUT": "20s"})
 	id := f.talk(t, ctx)
 	proc := chromedp.FromContext(ctx).Browser.Process()
@@ -114,6 +116,7 @@ func TestWidgetAbandonedWhenTheBrowserDies(t *testing.T) {
 // is hidden at once (what is queued, with a heartbeat, keepalive): the
 // server's last event time moves on each time, and the session stays live.
 func TestWidgetHeartbeats(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	f := newEndFixture(t, map[string]string{})
 	id := f.talk(t, ctx)

@@ -69,6 +69,7 @@ func attr(t *testing.T, ctx context.Context, sel, name string) string {
 // page; the lead is stored. With JavaScript on, the same happens without
 // leaving the page.
 func TestFormPageInTheBrowser(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	f := newFormFixture(t, nil)
 	var c agentline.Channel
@@ -187,6 +188,7 @@ func TestFormPageInTheBrowser(t *testing.T) {
 // the lead's answers in its instructions. The same gate runs in the
 // embed-widget iframe page.
 func TestFormGateInTheBrowser(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	f := newFormFixture(t, map[string]string{"AGENTLINE_SANDBOX": "true"})
 	var c agentline.Channel

@@ -136,6 +136,7 @@ func geminiProvider(live *geminiLive, tokens http.Handler) http.Handler {
 // ephemeral token, the microphone as 16 kHz PCM from the AudioWorklet,
 // 24 kHz PCM played back, and a tool call answered with toolResponse.
 func TestGeminiWidgetInTheBrowser(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	live := newGeminiLive(t)
 	tokens := providerfake.New("sk-unused", "g-test")

@@ -46,6 +46,7 @@ if (window.AudioContext) {
 // Every message both ways, and the token's setup, are checked against
 // @google/genai's types.
 func TestGeminiTextChatInTheBrowser(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	countMicrophone(t, ctx)
 	countAudioContexts(t, ctx)

@@ -58,6 +58,7 @@ func (pe *pageErrors) list() []string {
 // runs through /widget/v1/tools/execute and answers with
 // session.sendToolResponse.
 func TestOfficialGoogleGenAISDK(t *testing.T) {
+	t.Parallel()
 	nm := nodeModules(t, "@google/genai")
 	ctx := newBrowser(t)
 	pe := listenPageErrors(ctx)

@@ -72,6 +72,7 @@ func lastError(t *testing.T, ctx context.Context) (sdkError, []string) {
 // microphone_denied when the page may not use the microphone, and
 // provider_unavailable when the provider fails to start the call.
 func TestSDKSessionControlsAndErrors(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	site := newSDKSite(t, false, map[string]any{})
 	site.openSDKPage(t, ctx)
@@ -151,6 +152,7 @@ func TestSDKSessionControlsAndErrors(t *testing.T) {
 // the session's client secret (a 500 from OPENAI_BASE_URL), so
 // /widget/v1/session answers 502 provider_error.
 func TestSDKProviderUnavailable(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusInternalServerError)

@@ -90,6 +90,7 @@ const warnings = `<script>window.warnings = []; (w => { console.warn = function 
 // the same key replaces it (one widget), unmount removes it; on an origin
 // the key does not allow, one console.warn names the page's origin.
 func TestOneTagWidget(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	site := newSDKSite(t, true, map[string]any{"color": "#0f766e", "show_transcript": true})
 	tag := fmt.Sprintf(`<script async src="%s/chat-widget.js" data-public-key="%s" data-position="bottom-left" data-color="#7c3aed" data-open></script>`, site.s.URL, site.key)
@@ -166,6 +167,7 @@ func docsExample(t *testing.T, base, key string) string {
 // The docs' custom client, loaded as a module from another origin, gets the
 // sandbox's transcript and runs its tool call through /widget/v1/tools/execute.
 func TestSDKExamplePage(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	site := newSDKSite(t, true, map[string]any{})
 	site.pages["/"] = docsExample(t, site.s.URL, site.key)
@@ -260,6 +262,7 @@ func nodeModules(t *testing.T, pkg string) string {
 // ephemeral token, the transcript, and the tool call answered with
 // toolResponse after /widget/v1/tools/execute.
 func TestSDKGemini(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	live := newGeminiLive(t)
 	mux := http.NewServeMux()
@@ -314,6 +317,7 @@ window.session = session;
 // sandbox with the client secret of /widget/v1/session and hears the
 // sandbox's greeting: agentline's token is an ordinary provider token.
 func TestOfficialOpenAISDK(t *testing.T) {
+	t.Parallel()
 	nm := nodeModules(t, "@openai/agents-realtime")
 	ctx := newBrowser(t)
 	site := newSDKSite(t, false, map[string]any{})

@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentline/agentline"
@@ -22,10 +24,46 @@ import (
 
 const chromiumPath = "/usr/bin/chromium"
 
-// newBrowser starts a headless Chromium with a fake microphone that grants
-// itself. Without the binary the test is skipped, unless
-// AGENTLINE_REQUIRE_CHROMIUM=1 (as in CI) makes that a failure.
+// newBrowser gives the test a tab of its own in the package's one headless
+// Chromium (with a fake microphone that grants itself), in a browser context
+// of its own: cookies, storage, permissions and downloads are the test's
+// alone, and the context is disposed of when the test ends. Starting a
+// browser per test cost a second or more of every browser test. Without the
+// binary the test is skipped, unless AGENTLINE_REQUIRE_CHROMIUM=1 (as in CI)
+// makes that a failure.
 func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	requireChromium(t)
+	bctx, err := sharedBrowser.get()
+	if err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	ctx, cancelCtx := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancelCtx)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open a tab: %v", err)
+	}
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(cancelTimeout)
+	return ctx
+}
+
+// newOwnBrowser starts a Chromium for the test alone: for a test that kills
+// its browser.
+func newOwnBrowser(t *testing.T) context.Context {
+	t.Helper()
+	requireChromium(t)
+	ctx, cancel, err := startBrowser(t.TempDir())
+	if err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	t.Cleanup(cancel)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(cancelTimeout)
+	return ctx
+}
+
+func requireChromium(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		if os.Getenv("AGENTLINE_REQUIRE_CHROMIUM") == "1" {
@@ -33,9 +71,14 @@ func newBrowser(t *testing.T) context.Context {
 		}
 		t.Skipf("no %s (apt-get install chromium); AGENTLINE_REQUIRE_CHROMIUM=1 makes this a failure", chromiumPath)
 	}
+}
+
+// startBrowser starts a headless Chromium on the profile directory dir and
+// returns its first tab, which lives until cancel.
+func startBrowser(dir string) (context.Context, context.CancelFunc, error) {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(dir),
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("use-fake-ui-for-media-stream", true),
 		chromedp.Flag("use-fake-device-for-media-stream", true), chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
@@ -48,15 +91,52 @@ func newBrowser(t *testing.T) context.Context {
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
-	// The first run starts the browser, for as long as ctx lives; the
-	// timeout goes on a context derived after it.
+	cancel := func() { cancelCtx(); cancelAlloc() }
+	// The first run starts the browser, for as long as ctx lives; timeouts
+	// go on contexts derived after it.
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
+		cancel()
+		return nil, nil, err
 	}
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(cancelTimeout)
-	return ctx
+	return ctx, cancel, nil
+}
+
+// sharedBrowser is the package's Chromium, started by the first browser test
+// and stopped by TestMain.
+var sharedBrowser lazyBrowser
+
+type lazyBrowser struct {
+	once   sync.Once
+	ctx    context.Context
+	cancel context.CancelFunc
+	dir    string
+	err    error
+}
+
+func (b *lazyBrowser) get() (context.Context, error) {
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "agentline-chromium-"); b.err != nil {
+			return
+		}
+		b.ctx, b.cancel, b.err = startBrowser(b.dir)
+	})
+	return b.ctx, b.err
+}
+
+func (b *lazyBrowser) stop() {
+	if b.cancel != nil {
+		b.cancel()
+	}
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+	}
+}
+
+// withBrowserContext is the browser context of the test's tab, for
+// browser-wide commands (permissions, downloads) that take one: without it
+// they would apply to the default context instead of the test's.
+func browserContextID(ctx context.Context) cdp.BrowserContextID {
+	return chromedp.FromContext(ctx).BrowserContextID
 }
 
 // shadow is JavaScript for the widget's shadow root.
@@ -109,10 +189,25 @@ func screenshot(t *testing.T, ctx context.Context, dir, name string) {
 	}
 }
 
+// pollExpr waits (at most timeout) until the JavaScript expression is
+// truthy in the tab's page. A navigation between the poll's lookup of the
+// page's execution context and its evaluation fails the poll with "Cannot
+// find context with specified id"; the page is then polled again, within
+// the same timeout, as a person would look again at the new page.
+func pollExpr(ctx context.Context, expr string, timeout, interval time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(time.Until(deadline)), chromedp.WithPollingInterval(interval)))
+		if err == nil || !strings.Contains(err.Error(), "Cannot find context with specified id") || time.Until(deadline) <= interval {
+			return err
+		}
+	}
+}
+
 // poll waits until the JavaScript expression is truthy.
 func poll(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(45*time.Second), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
+	if err := pollExpr(ctx, expr, 45*time.Second, 100*time.Millisecond); err != nil {
 		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(function(){try{var r=`+shadow+`;return document.location.href+" state="+document.querySelector("svc-chat").dataset.state+" error="+r.querySelector(".error").textContent+" transcript="+r.querySelector("ol").innerText+" events="+JSON.stringify(window.widgetEvents||[])}catch(e){return String(e)}})()`))
 		t.Fatalf("waiting for %s: %v\npage: %s", what, err, state)
 	}
@@ -133,6 +228,7 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 // call reaches a webhook tool through /widget/v1/tools/execute, and the
 // analytics events end up in the session's transcript.
 func TestWidgetInTheBrowser(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	webhookURL, hooked := webhookTool(t, `{"status":"shipped on March 3"}`, 4)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true", "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true"})

@@ -33,7 +33,7 @@ if (navigator.mediaDevices) {
 // pollFor is poll with a deadline of d: for what must happen "at once".
 func pollFor(t *testing.T, ctx context.Context, d time.Duration, what, expr string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(d), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+	if err := pollExpr(ctx, expr, d, 50*time.Millisecond); err != nil {
 		t.Fatalf("waiting %v for %s: %v", d, what, err)
 	}
 }
@@ -48,6 +48,7 @@ func pollFor(t *testing.T, ctx context.Context, d time.Duration, what, expr stri
 // continues the same conversation: the lines stay, the earlier messages
 // reach the provider, and the microphone is asked for once.
 func TestWidgetTypingStartsTextChat(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	countMicrophone(t, ctx)
 	site := newSDKSite(t, true, map[string]any{"color": "#0f766e", "show_text_chat": true})

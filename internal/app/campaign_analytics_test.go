@@ -18,6 +18,7 @@ import (
 // the analysis judged a success, one who opted out on the call, a
 // voicemail, a busy line). Another project's campaign is not in it.
 func TestAnalyticsPerCampaign(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartFresh(t, store.SQLite, nil)
 	ctx := context.Background()
 	db := s.App.Store

@@ -52,6 +52,7 @@ func (c campaignSetup) create(t *testing.T, body map[string]any) campaignJSON {
 // value, the status transitions with their 409s, and another project's
 // campaign answering 404.
 func TestCampaignsOverHTTP(t *testing.T) {
+	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		s := apptest.Start(t, apptest.Config(t, databaseURL, nil))
 		c := newCampaignSetup(t, s)
@@ -208,6 +209,7 @@ func testCampaignTransitions(t *testing.T, c campaignSetup, camp campaignJSON) {
 // on the do-not-call list gives exact counts; the list pages and filters;
 // contacts.csv neutralizes formulas; the do-not-call list's CRUD.
 func TestCampaignContactsOverHTTP(t *testing.T) {
+	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		s := apptest.Start(t, apptest.Config(t, databaseURL, nil))
 		c := newCampaignSetup(t, s)

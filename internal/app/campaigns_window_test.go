@@ -17,6 +17,7 @@ import (
 // its window. A window that opens for them, or any window once they are
 // no longer to be called, is taken. Nobody is left waiting forever.
 func TestNarrowedWindowCannotStrandContacts(t *testing.T) {
+	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		s := apptest.Start(t, apptest.Config(t, databaseURL, nil))
 		c := newCampaignSetup(t, s)

@@ -18,6 +18,7 @@ import (
 // on its page; the instance administrator's Accounts page makes a reset
 // link (emailed) and disables an account.
 func TestConsoleAccountsWithMail(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	srv := mailtest.Start(t, mailtest.Options{})
 	s := apptest.StartFresh(t, store.SQLite, mailEnv(srv))

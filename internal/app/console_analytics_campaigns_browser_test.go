@@ -19,6 +19,7 @@ import (
 // the campaign's name, its dials, who answered, opt-outs, the success
 // rate and the minutes.
 func TestConsoleAnalyticsCampaigns(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, nil)
 	_, tok := s.NewUser(t, "owner@example.com")

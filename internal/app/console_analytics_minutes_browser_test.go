@@ -18,6 +18,7 @@ import (
 // The analytics' minutes chart and the minutes total read alike (m:ss):
 // a 1:06 total is not beside an axis reading 1.10.
 func TestConsoleAnalyticsMinutesAgree(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, nil)
 	_, tok := s.NewUser(t, "owner@example.com")

@@ -59,6 +59,7 @@ func (c console) axeCheck(source, page string) {
 // Any serious or critical violation
 // fails.
 func TestConsoleAccessibility(t *testing.T) {
+	t.Parallel()
 	nm := nodeModules(t, "axe-core")
 	source, err := os.ReadFile(filepath.Join(nm, "axe-core", "axe.min.js"))
 	if err != nil {

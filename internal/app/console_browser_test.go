@@ -82,7 +82,7 @@ func (c console) heading(title string) {
 
 func (c console) poll(what, expr string) {
 	c.t.Helper()
-	if _, err := chromedp.Run(c.ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+	if err := pollExpr(c.ctx, expr, 30*time.Second, 50*time.Millisecond); err != nil {
 		main := eval[string](c.t, c.ctx, `location.hash + "\n" + document.querySelector("main").innerText`)
 		c.t.Fatalf("waiting for %s: %v\npage: %s", what, err, main)
 	}
@@ -174,6 +174,7 @@ func (c console) signIn(email, password string) {
 // to the sandbox provider there, then read the session's transcript and
 // the analytics in the console.
 func TestConsoleWidgetJourney(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
 	s.NewUser(t, "owner@example.com")
@@ -192,7 +193,7 @@ func TestConsoleWidgetJourney(t *testing.T) {
 	for _, name := range []string{"clipboard-read", "clipboard-write"} {
 		if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			_, err := cdp.Call(ctx, tg, browser.SetPermission, browser.SetPermissionParams{
-				Permission: &browser.PermissionDescriptor{Name: name}, Setting: browser.PermissionSettingGranted, Origin: s.URL})
+				Permission: &browser.PermissionDescriptor{Name: name}, Setting: browser.PermissionSettingGranted, Origin: s.URL, BrowserContextID: browserContextID(ctx)})
 			return err
 		})); err != nil {
 			t.Fatal(err)
@@ -551,6 +552,7 @@ func TestConsoleWidgetJourney(t *testing.T) {
 // call against a fake realtime model, hang up from the console, and read
 // the call's transcript on its page.
 func TestConsolePhoneJourney(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	carrier := twiliofake.New(twiliofake.Options{})
 	defer carrier.Close()

@@ -51,6 +51,7 @@ func rms(mulaw []byte) float64 {
 // show while the call runs; the ended call is a phone conversation of
 // direction test. axe-core checks the tab with the call's panel live.
 func TestConsoleBrowserCall(t *testing.T) {
+	t.Parallel()
 	nm := nodeModules(t, "axe-core")
 	axeSource, err := os.ReadFile(filepath.Join(nm, "axe-core", "axe.min.js"))
 	if err != nil {

@@ -52,6 +52,7 @@ func closedDays() (api []string, labels []string) {
 // left), Pause, settings changed, the do-not-call list, what a viewer
 // sees, Cancel and Delete.
 func TestConsoleCampaigns(t *testing.T) {
+	t.Parallel()
 	source, err := os.ReadFile(filepath.Join(nodeModules(t, "axe-core"), "axe-core", "axe.min.js"))
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func TestConsoleCampaigns(t *testing.T) {
 	ctx := newBrowser(t)
 	downloads := t.TempDir()
 	if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := cdp.Call(ctx, tg, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads})
+		_, err := cdp.Call(ctx, tg, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads, BrowserContextID: browserContextID(ctx)})
 		return err
 	})); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // Mute, no "Live: listening", and the sandbox's answer comes at once,
 // without a line about audio packets.
 func TestConsoleChatByTextIsText(t *testing.T) {
+	t.Parallel()
 	nm := nodeModules(t, "axe-core")
 	axe, err := os.ReadFile(filepath.Join(nm, "axe-core", "axe.min.js"))
 	if err != nil {

@@ -32,6 +32,7 @@ import (
 // deletion with confirmation, and the analytics' empty state. axe-core
 // checks every state on the way.
 func TestConsoleToolEditAndConversations(t *testing.T) {
+	t.Parallel()
 	nm := nodeModules(t, "axe-core")
 	axe, err := os.ReadFile(filepath.Join(nm, "axe-core", "axe.min.js"))
 	if err != nil {

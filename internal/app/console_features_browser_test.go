@@ -20,6 +20,7 @@ import (
 // server runs with telephony off; the server restarts, same database and
 // address, with telephony on; the Phone tab appears without a reload.
 func TestConsoleRereadsFeaturesAfterRestart(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	db := storetest.URL(t, store.SQLite)
 	s := apptest.Start(t, apptest.Config(t, db, nil))

@@ -13,6 +13,7 @@ import (
 // table keeps its shape when a lead is opened (no word broken inside), and
 // a live chat lead links to its conversation.
 func TestConsoleLeadAnswersByLabel(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
 	_, tok := s.NewUser(t, "owner@example.com")

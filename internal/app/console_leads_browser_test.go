@@ -25,6 +25,7 @@ import (
 // submit endpoint, then the Leads page: filters, a lead opened, the CSV
 // export downloaded, a delete after the question.
 func TestConsoleFormLeads(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
 	_, tok := s.NewUser(t, "owner@example.com")
@@ -36,7 +37,7 @@ func TestConsoleFormLeads(t *testing.T) {
 	shots := screenshotDir(t)
 	downloads := t.TempDir()
 	if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := cdp.Call(ctx, tg, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads})
+		_, err := cdp.Call(ctx, tg, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads, BrowserContextID: browserContextID(ctx)})
 		return err
 	})); err != nil {
 		t.Fatal(err)

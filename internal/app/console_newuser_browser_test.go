@@ -32,6 +32,7 @@ func shotDir(t *testing.T) string {
 // the project editor after the project was made, and cleared; the API
 // reads back what was saved.
 func TestConsoleEditsDisplayName(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, nil)
 	_, tok := s.NewUser(t, "owner@example.com")
@@ -119,6 +120,7 @@ func (nf *notFounds) list() []string {
 // logging a 404: neither its page nor the agents page's checklist asks
 // for a key that does not exist as an error. Its page offers to make one.
 func TestConsoleChannelWithoutKeyLogsNo404(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
 	_, tok := s.NewUser(t, "owner@example.com")
@@ -160,6 +162,7 @@ func searchNumbers(t *testing.T, c console, agentID int64) string {
 // Buying a number from a real carrier charges its account: the console
 // asks first, and Cancel buys nothing.
 func TestConsoleBuyAsksFirst(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	carrier := twiliofake.New(twiliofake.Options{})
 	defer carrier.Close()
@@ -202,6 +205,7 @@ func TestConsoleBuyAsksFirst(t *testing.T) {
 // are pretend (nothing is charged, no phone reaches them) before and after
 // buying one.
 func TestConsoleSandboxNumbersArePretend(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": "localhost"})
 	_, tok := s.NewUser(t, "owner@example.com")

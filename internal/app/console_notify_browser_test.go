@@ -17,6 +17,7 @@ import (
 // state, the answer's status, and each attempt when opened; one receiver
 // that fails every attempt shows "failed". axe-core finds nothing serious.
 func TestConsoleNotifyDeliveries(t *testing.T) {
+	t.Parallel()
 	source, err := os.ReadFile(filepath.Join(nodeModules(t, "axe-core"), "axe-core", "axe.min.js"))
 	if err != nil {
 		t.Fatal(err)

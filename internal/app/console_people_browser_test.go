@@ -18,6 +18,7 @@ import (
 // signs in as a viewer, who sees no owner's controls; the owner renames
 // the project, and deletes another one (cancelled first).
 func TestConsolePeople(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, nil)
 	s.NewUser(t, "owner@example.com")

@@ -14,6 +14,7 @@ import (
 // refuses another with its answer shown), sees it by base URL and last
 // four characters only, and removes it; the page never shows the key.
 func TestConsoleProviderAccounts(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
 	_, tok := s.NewUser(t, "owner@example.com")

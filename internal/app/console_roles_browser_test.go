@@ -27,6 +27,7 @@ var (
 // save or test control, and the forms a viewer reads are disabled. The
 // owner sees them all.
 func TestConsoleShowsOnlyWhatTheRoleCan(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	hooks := httptest.NewServer(&hookReceiver{status: 204})
 	defer hooks.Close()

@@ -17,6 +17,7 @@ import (
 // rang): the pretend carrier rings, a pretend callee answers and talks,
 // and the status the tab shows goes on to in-progress and completed.
 func TestConsoleSandboxTestCallRings(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{
 		"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": "localhost",
@@ -32,12 +33,14 @@ func TestConsoleSandboxTestCallRings(t *testing.T) {
 	c.signIn("owner@example.com", apptest.Password)
 	c.heading("Ada")
 	c.fill("Place test call", "Number to call", "+14155550123")
+	// Every status the tab shows, in order, from the first: watched from
+	// before the press, since a status read after it may already be past
+	// queued on a loaded machine.
+	eval[any](t, ctx, `window.shown = [];
+		new MutationObserver(() => { const e = document.getElementById("call-status"), s = e && e.textContent; if (s && shown.at(-1) !== s) shown.push(s); })
+			.observe(document.body, {childList: true, characterData: true, subtree: true}); 0`)
 	c.press("Place test call")
 	c.poll("the call's status", `!!document.getElementById("call-status")`)
-	// Every status the tab shows, in order.
-	eval[any](t, ctx, `window.shown = [document.getElementById("call-status").textContent];
-		new MutationObserver(() => { const s = document.getElementById("call-status").textContent; if (shown.at(-1) !== s) shown.push(s); })
-			.observe(document.getElementById("call-status"), {childList: true, characterData: true, subtree: true}); 0`)
 	if _, err := chromedp.Run(ctx, chromedp.Poll[any](`document.getElementById("call-status").textContent.startsWith("completed")`,
 		chromedp.WithPollingTimeout(40*time.Second), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
 		t.Fatalf("the test call did not complete: shown %v, %v", eval[[]string](t, ctx, `shown`), err)

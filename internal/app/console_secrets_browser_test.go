@@ -24,6 +24,7 @@ func (c console) redrawn(what string, act func()) {
 // the page anew; a channel's new key survives leaving the page and coming
 // back; an invitation link survives the same. Dismiss removes each.
 func TestConsoleSecretsStayUntilDismissed(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	recv := &hookReceiver{status: 204}
 	srv := httptest.NewServer(recv)

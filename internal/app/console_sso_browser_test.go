@@ -109,6 +109,7 @@ func refused(c console) string {
 // pending invitation; a changed email still reaches the same account;
 // each bad answer is refused with a page that says why.
 func TestConsoleSingleSignOn(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) { testSingleSignOn(t, d) })
 	}
@@ -245,6 +246,7 @@ func testSingleSignOn(t *testing.T, d store.Dialect) {
 // With AGENTLINE_OIDC_ONLY, passwords are refused to everyone but
 // instance administrators, whose password sign-in is the break-glass.
 func TestSSOOnlyRefusesPasswords(t *testing.T) {
+	t.Parallel()
 	s, _ := startSSO(t, store.SQLite, map[string]string{"AGENTLINE_OIDC_ONLY": "true"})
 	admin := s.Admin(t) // the administrator still signs in with a password
 	s.Must(t, 200, "GET", "/api/me", admin, nil, nil)

@@ -11,6 +11,7 @@ import (
 // The console's page answers at / only: every other unknown path, under
 // /api and /widget too, keeps the JSON 404.
 func TestConsoleServedAtRoot(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartFresh(t, store.SQLite, nil)
 	tests := []struct {
 		path   string

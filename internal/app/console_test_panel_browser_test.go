@@ -16,6 +16,7 @@ import (
 // page's Test panel talks to the sandbox by text and by voice (the fake
 // microphone) with no channel and no key, the transcript showing live.
 func TestConsoleFirstRunTestPanel(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
 	s.NewUser(t, "owner@example.com")

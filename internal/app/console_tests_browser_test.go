@@ -15,6 +15,7 @@ import (
 // transcript; a second run shows the comparison with the first. Every
 // control is labelled.
 func TestConsoleTestsTab(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
 	_, tok := s.NewUser(t, "owner@example.com")

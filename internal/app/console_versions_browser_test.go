@@ -15,6 +15,7 @@ import (
 // The agent's Versions tab lists every save, shows what a version changed
 // and rolls back to an older one; axe-core finds nothing serious.
 func TestConsoleVersions(t *testing.T) {
+	t.Parallel()
 	source, err := os.ReadFile(filepath.Join(nodeModules(t, "axe-core"), "axe-core", "axe.min.js"))
 	if err != nil {
 		t.Fatal(err)

@@ -63,6 +63,7 @@ type deliveryList struct {
 // agentline, with why, in the list and on its page. axe-core finds nothing
 // serious on either page.
 func TestConsoleWebhooks(t *testing.T) {
+	t.Parallel()
 	source, err := os.ReadFile(filepath.Join(nodeModules(t, "axe-core"), "axe-core", "axe.min.js"))
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // tenant gets 404. And the catalog the console's pickers and webhooks page
 // read.
 func TestConversationDeliveriesAndCatalog(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartFresh(t, store.SQLite, nil)
 	ctx := context.Background()
 	_, tok := s.NewUser(t, "owner@example.com")

@@ -21,6 +21,7 @@ import (
 // the list, one conversation, another tenant's 404, and analytics whose
 // numbers match the records.
 func TestConversationsThroughTheApp(t *testing.T) {
+	t.Parallel()
 	fake := providerfake.New("sk-test", "g-test")
 	providerSrv := httptest.NewServer(fake)
 	defer providerSrv.Close()

@@ -28,6 +28,7 @@ func formula(start string) string {
 // begins with one. Each export has a case below that puts such values
 // into its visitor-controlled fields; a CSV route without one fails.
 func TestCSVExportsNeutralizeFormulas(t *testing.T) {
+	t.Parallel()
 	w := startWidgetSite(t, store.SQLite, map[string]string{"AGENTLINE_FORM_SUBMITS_PER_MINUTE": "100"})
 	s, tok := w.s, w.token
 	var form agentline.Channel

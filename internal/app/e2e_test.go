@@ -2,12 +2,15 @@ package app_test
 
 import (
 	"context"
+	"flag"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +23,21 @@ import (
 	"github.com/agentline/agentline/internal/store/storetest"
 )
 
-func TestMain(m *testing.M) { storetest.Main(m) }
+// testParallel is how many of the package's parallel tests run at once
+// unless -test.parallel says otherwise. Its tests mostly wait (on a
+// browser, on calls played in real time, on timers), so go test's default,
+// one per CPU, left a two-core machine half idle for most of the run.
+const testParallel = 4
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(max(testParallel, runtime.GOMAXPROCS(0))))
+	}
+	storetest.Main(m, sharedBrowser.stop)
+}
 
 // forEachDatabase runs fn once on a fresh SQLite file and once on a fresh
 // PostgreSQL database.
@@ -30,10 +47,23 @@ func forEachDatabase(t *testing.T, fn func(t *testing.T, databaseURL string)) {
 	}
 }
 
+// forEachDatabaseInParallel is forEachDatabase with the two databases'
+// runs side by side: for a long test whose runs share nothing (the
+// package's longest, run one after the other, was the last to finish).
+func forEachDatabaseInParallel(t *testing.T, fn func(t *testing.T, databaseURL string)) {
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			fn(t, storetest.URL(t, d))
+		})
+	}
+}
+
 // The first start prints a generated owner account once; it signs in, makes
 // a project and an agent; after a graceful stop and a new start on the same
 // database the data is there and nothing new is printed.
 func TestFirstStartThenRestartKeepsData(t *testing.T) {
+	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		cfg := apptest.Config(t, databaseURL, nil)
 		s := apptest.Start(t, cfg)
@@ -102,6 +132,7 @@ func TestFirstStartThenRestartKeepsData(t *testing.T) {
 // AGENTLINE_ADMIN_EMAIL and AGENTLINE_ADMIN_PASSWORD make that account on
 // first start, and nothing is printed.
 func TestAdminAccountFromSettings(t *testing.T) {
+	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		s := apptest.Start(t, apptest.Config(t, databaseURL, map[string]string{
 			"AGENTLINE_ADMIN_EMAIL":    "Boss@Example.com",
@@ -123,6 +154,7 @@ func TestAdminAccountFromSettings(t *testing.T) {
 
 // Only the email given: the password is generated and printed for it.
 func TestAdminEmailWithoutPassword(t *testing.T) {
+	t.Parallel()
 	s := apptest.Start(t, apptest.Config(t, storetest.URL(t, store.SQLite), map[string]string{"AGENTLINE_ADMIN_EMAIL": "ops@example.com"}))
 	email, password, ok := apptest.FirstCredentials(s.Stdout.String())
 	if !ok || email != "ops@example.com" {
@@ -143,6 +175,7 @@ func TestAdminPasswordTooShortFailsStart(t *testing.T) {
 // A request in flight when shutdown starts still completes: the server
 // stops accepting connections, waits for the handler, then Run returns nil.
 func TestShutdownLetsRequestsInFlightFinish(t *testing.T) {
+	t.Parallel()
 	s := apptest.Start(t, apptest.Config(t, storetest.URL(t, store.SQLite), nil))
 	_, token := s.NewUser(t, "ann@example.com")
 
@@ -198,6 +231,7 @@ func TestShutdownLetsRequestsInFlightFinish(t *testing.T) {
 // Instances starting together on one empty PostgreSQL database: all start,
 // one account is made and printed once, and they share one secret.
 func TestInstancesStartingTogether(t *testing.T) {
+	t.Parallel()
 	cfg := apptest.Config(t, storetest.EmptyURL(t, store.Postgres), nil)
 	apps := make([]*app.App, 3)
 	errs := make([]error, 3)

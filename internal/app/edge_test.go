@@ -17,6 +17,7 @@ func startSQLite(t *testing.T) *apptest.Server {
 }
 
 func TestHealthAndReadiness(t *testing.T) {
+	t.Parallel()
 	s := startSQLite(t)
 	s.Must(t, 200, "GET", "/healthz", "", nil, nil)
 	r := s.Must(t, 200, "GET", "/readyz", "", nil, nil)
@@ -36,6 +37,7 @@ func TestHealthAndReadiness(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	s := startSQLite(t)
 	s.Must(t, 200, "GET", "/healthz", "", nil, nil)
 	s.Must(t, 401, "GET", "/api/agents/7", "", nil, nil)
@@ -66,6 +68,7 @@ func TestMetrics(t *testing.T) {
 // it is a path like any unknown one; with AGENTLINE_METRICS_ADDR=off there
 // is no metrics listener at all.
 func TestMetricsAreNotPublic(t *testing.T) {
+	t.Parallel()
 	s := startSQLite(t)
 	if r := s.Do(t, "GET", "/metrics", "", nil); r.Status != 404 || r.ErrorCode() != agentline.ENotFound || strings.Contains(string(r.Body), "go_goroutines") {
 		t.Fatalf("GET /metrics on the public address = %s, want 404", r)
@@ -88,6 +91,7 @@ func TestMetricsAreNotPublic(t *testing.T) {
 }
 
 func TestRequestID(t *testing.T) {
+	t.Parallel()
 	s := startSQLite(t)
 	generated := regexp.MustCompile(`^[0-9a-f]{16}$`)
 	for _, tc := range []struct{ sent, want string }{
@@ -112,6 +116,7 @@ func TestRequestID(t *testing.T) {
 }
 
 func TestUnknownPathIsJSON404(t *testing.T) {
+	t.Parallel()
 	s := startSQLite(t)
 	for _, path := range []string{"/nope", "/api/nope", "/api/projects/1/nope", "/api/agents"} {
 		r := s.Do(t, "GET", path, "", nil)
@@ -124,6 +129,7 @@ func TestUnknownPathIsJSON404(t *testing.T) {
 // Over a real connection, a body over the limit is refused with a JSON 413
 // while the client is still sending it.
 func TestTooLargeBodyOverTheNetwork(t *testing.T) {
+	t.Parallel()
 	s := startSQLite(t)
 	_, token := s.NewUser(t, "ann@example.com")
 	r := s.Do(t, "POST", "/api/projects", token, tooLarge)
@@ -137,6 +143,7 @@ func TestTooLargeBodyOverTheNetwork(t *testing.T) {
 // A known path asked with a method it has no route for answers 405 with the
 // methods it does have; a path nobody serves stays 404.
 func TestWrongMethodAndUnknownPath(t *testing.T) {
+	t.Parallel()
 	s := startSQLite(t)
 	tests := []struct {
 		method, path string
@@ -162,6 +169,7 @@ func TestWrongMethodAndUnknownPath(t *testing.T) {
 // before it is read, malformed or not, signed in or not; a smaller malformed
 // body is still a 400 that names the problem.
 func TestDeclaredLengthOverTheLimit(t *testing.T) {
+	t.Parallel()
 	s := startSQLite(t)
 	_, token := s.NewUser(t, "ann@example.com")
 	malformed := append([]byte(`{"name": `), bytes.Repeat([]byte("!"), 3<<20)...)

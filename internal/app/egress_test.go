@@ -59,6 +59,7 @@ func (e egressSite) save(t *testing.T, host string, n int) map[string]*apptest.R
 // localhost) is a 400 that names the field and the setting that would
 // allow it; IPv4 shorthands are refused too, public addresses saved.
 func TestSavedURLsFollowTheAddressPolicy(t *testing.T) {
+	t.Parallel()
 	e := newEgressSite(t)
 	var hosts []string
 	for _, c := range egresstest.Refused() {
@@ -105,6 +106,7 @@ func TestSavedURLsFollowTheAddressPolicy(t *testing.T) {
 // Every range is shown per sender in the tools, form and webhooks
 // packages; this shows the app hands each sender the guarded client.
 func TestOutgoingRequestsGuardedAtConnectTime(t *testing.T) {
+	t.Parallel()
 	url, hooked := webhookTool(t, `{"ok":true}`, 10)
 	port := netip.MustParseAddrPort(strings.TrimPrefix(url, "http://")).Port()
 	e := newEgressSite(t)

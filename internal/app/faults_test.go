@@ -119,6 +119,7 @@ func scrapeMetric(t testing.TB, s *apptest.Server, name string) float64 {
 // (the shared count starts over, as the new Redis is empty). Every session
 // started before, during and after is stored.
 func TestWidgetAPIWithRedisDown(t *testing.T) {
+	t.Parallel()
 	rds := redistest.StartServer(t)
 	w := startWidgetSite(t, store.SQLite, map[string]string{"AGENTLINE_REDIS_URL": rds.URL})
 	w.s.Must(t, 200, "PATCH", "/api/channels/"+itoa(w.channel.ID)+"/key", w.token,

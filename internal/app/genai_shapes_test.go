@@ -32,6 +32,7 @@ import (
 // wrong shape a type error. Enums are compared as strings (the wire
 // carries their names; the SDK's string enums would refuse a literal).
 func TestGenAITypesOfTheGeminiPhoneMessages(t *testing.T) {
+	t.Parallel()
 	nm := nodeModules(t, "@google/genai")
 	nodeModules(t, "typescript")
 	live := geminilivefake.New("g-test")

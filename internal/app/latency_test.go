@@ -14,6 +14,7 @@ import (
 // The SDK's turn_latency reports land on the widget conversation; reports
 // that are not a bounded whole number of ms are refused, whole batch.
 func TestWidgetTurnLatencyReports(t *testing.T) {
+	t.Parallel()
 	fake := providerfake.New("sk-test", "g-test")
 	providerSrv := httptest.NewServer(fake)
 	defer providerSrv.Close()

@@ -21,6 +21,7 @@ import (
 // code and a generic sentence: never the network error's text, which names
 // addresses, ports and resolvers (it goes to the log).
 func TestPublicAnswersNameNoNetworkError(t *testing.T) {
+	t.Parallel()
 	fake := providerfake.New("sk-test", "g-test")
 	providerSrv := httptest.NewServer(fake)
 	defer providerSrv.Close()

@@ -58,6 +58,7 @@ func jobsSettled(t *testing.T, s *apptest.Server, kind string) {
 // existing account and none for an unknown email, with the same answer;
 // every link works once, expires, and dies when the password changes.
 func TestAccountMailFlows(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			srv := mailtest.Start(t, mailtest.Options{})
@@ -167,6 +168,7 @@ func TestAccountMailFlows(t *testing.T) {
 // An invitation made while the mail server is down is mailed after a
 // restart: the job that sends it is durable.
 func TestInvitationMailSurvivesARestart(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -200,6 +202,7 @@ func TestInvitationMailSurvivesARestart(t *testing.T) {
 // "Forgot password?" is limited per email (3 in 15 minutes) and per client
 // (10), counting every request whatever the answer, with Retry-After.
 func TestResetRequestsAreLimited(t *testing.T) {
+	t.Parallel()
 	srv := mailtest.Start(t, mailtest.Options{})
 	s := apptest.StartFresh(t, "sqlite", mailEnv(srv))
 	ask := func(email string) *apptest.Response {

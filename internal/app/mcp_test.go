@@ -20,6 +20,7 @@ import (
 // server dropping the connection mid-call and an unreachable one give tool
 // errors, and the session goes on.
 func TestWidgetSessionUsesMCPTools(t *testing.T) {
+	t.Parallel()
 	everything := mcptest.StartEverything(t)
 	shop := mcptest.New(t, "widget-mcp-token-5512")
 	fake := providerfake.New("sk-test", "g-test")

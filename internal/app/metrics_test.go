@@ -17,6 +17,7 @@ import (
 // A metrics address that is taken stops Run with an error naming the
 // setting, instead of serving without metrics.
 func TestMetricsAddrTaken(t *testing.T) {
+	t.Parallel()
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -43,6 +43,7 @@ func documented(t *testing.T, doc map[string]any) []string {
 // docs/openapi.yaml and the registered routes list the same operations,
 // with the same {param} names as the ServeMux patterns.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
+	t.Parallel()
 	var doc map[string]any
 	if err := yaml.Unmarshal(agentline.OpenAPI(), &doc); err != nil {
 		t.Fatalf("docs/openapi.yaml is not YAML: %v", err)
@@ -108,6 +109,7 @@ func resolves(root any, ref string) bool {
 }
 
 func TestOpenAPIIsServed(t *testing.T) {
+	t.Parallel()
 	s := startSQLite(t)
 	r := s.Must(t, 200, "GET", "/api/openapi.yaml", "", nil, nil)
 	if !bytes.Equal(r.Body, agentline.OpenAPI()) || r.Header.Get("Content-Type") != "application/yaml" {

@@ -27,6 +27,7 @@ type pagedList struct {
 // items than limit, two at a time, gives every item once, in the order of
 // the whole list; a malformed cursor is 400 naming cursor.
 func TestEveryListPagesByCursor(t *testing.T) {
+	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		s := apptest.Start(t, apptest.Config(t, databaseURL, map[string]string{"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test"}))
 		admin := s.Admin(t)
@@ -219,6 +220,7 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 	hooks := s.Must(t, 200, "GET", pp+"/webhooks", tok, nil, nil)
 	var eps struct{ Webhooks []agentline.WebhookEndpoint }
 	hooks.JSON(t, &eps)
+	settleTestRunDeliveries(t, s, tok, eps.Webhooks[0].ID, 3)
 	return []pagedList{
 		{"/api/projects", "", "id"},
 		{"/api/admin/users", "", "id"},
@@ -249,4 +251,28 @@ func seedLists(t *testing.T, s *apptest.Server, admin string) ([]pagedList, stri
 		{pp + "/audit-log?action=api_key.create", "entries", "id"},
 		{"/api/admin/audit-log", "entries", "id"},
 	}, tok
+}
+
+// settleTestRunDeliveries waits (at most 30 s) until the webhook holds the
+// test_run.completed deliveries of the seeded test runs, which the app
+// plays in the background: a delivery made during a walk of the list would
+// fail the walk although the paging is right.
+func settleTestRunDeliveries(t *testing.T, s *apptest.Server, tok string, webhookID int64, runs int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var page struct{ Deliveries []agentline.WebhookDelivery }
+		s.Must(t, 200, "GET", fmt.Sprintf("/api/webhooks/%d/deliveries?limit=100", webhookID), tok, nil, &page)
+		n := 0
+		for _, d := range page.Deliveries {
+			if d.EventType == agentline.EventTestRunCompleted {
+				n++
+			}
+		}
+		if n >= runs {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the %d test runs' deliveries after 30 s: %+v", n, runs, page.Deliveries)
+		}
+	}
 }

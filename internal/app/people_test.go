@@ -16,6 +16,7 @@ import (
 // the old one no longer does, and the user's other sessions end while the
 // one that changed it stays.
 func TestChangePassword(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			s := apptest.StartFresh(t, d, nil)
@@ -54,6 +55,7 @@ func TestChangePassword(t *testing.T) {
 // account joins only signed in, and a signed-out accept for it changes
 // nothing and answers exactly as for a new email.
 func TestInvites(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			s := apptest.StartFresh(t, d, nil)
@@ -179,6 +181,7 @@ func TestInvites(t *testing.T) {
 // An invitation dies when its inviter loses the right to invite: demoted
 // from owner, removed from the project, or disabled.
 func TestInviteDiesWithTheInvitersRight(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartFresh(t, store.SQLite, nil)
 	admin := s.Admin(t)
 	_, owner := s.NewUser(t, "owner@example.com")
@@ -229,6 +232,7 @@ func passwordHash(t *testing.T, s *apptest.Server, email string) string {
 // An invite accepted by several requests at once is used by exactly one:
 // one account, one membership.
 func TestInviteIsUsedOnceUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			s := apptest.StartFresh(t, d, nil)

@@ -77,6 +77,7 @@ var (
 )
 
 func TestPermissionMatrix(t *testing.T) {
+	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		s := apptest.Start(t, apptest.Config(t, databaseURL, nil))
 		f := permissionFixture(t, s)

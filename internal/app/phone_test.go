@@ -19,6 +19,7 @@ import (
 // connections, so Run ends the live calls itself, and their records are
 // written before it returns.
 func TestShutdownEndsCalls(t *testing.T) {
+	t.Parallel()
 	model := realtimefake.New("sk-test")
 	defer model.Close()
 	url := storetest.URL(t, store.SQLite)
@@ -62,6 +63,7 @@ const carrierToken = "0123456789abcdef0123456789abcdef"
 // AGENTLINE_BODY_READ_TIMEOUT: audio still flows both ways after several
 // times that timeout.
 func TestCallOutlivesBodyReadTimeout(t *testing.T) {
+	t.Parallel()
 	model := realtimefake.New("sk-test")
 	defer model.Close()
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{

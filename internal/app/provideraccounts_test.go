@@ -58,6 +58,7 @@ const (
 // provider's answer but never the key; the keys are in no API answer, log
 // line or CSV, and the SQLite file holds them only sealed.
 func TestProjectsReachTheirOwnProviders(t *testing.T) {
+	t.Parallel()
 	a, b, d := newFakeProvider(t, keyA), newFakeProvider(t, keyB), newFakeProvider(t, keyDeploy)
 	var logs apptest.Buffer
 	dbURL := storetest.URL(t, store.SQLite)
@@ -284,6 +285,7 @@ func phoneCall(t *testing.T, s *apptest.Server, projectID int64, number string, 
 // project with its own account gets one, its stream reaching its own
 // provider; a project without gets 503 not_configured.
 func TestTestCallUsesTheProjectsAccount(t *testing.T) {
+	t.Parallel()
 	own := newFakeProvider(t, keyA)
 	s := apptest.Start(t, apptest.Config(t, storetest.URL(t, store.SQLite), map[string]string{
 		"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "TWILIO_AUTH_TOKEN": carrierToken,

@@ -12,6 +12,7 @@ import (
 // loopback), two visitors behind it have their own sign-in throttles; with
 // the setting unset the header counts for nothing.
 func TestTrustedProxiesSettingReachesTheEdge(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		trusted     string
 		otherStatus int
@@ -44,6 +45,7 @@ func TestTrustedProxiesSettingReachesTheEdge(t *testing.T) {
 // The form's per-client submit limit counts each visitor behind a trusted
 // proxy on its own, and everyone behind an untrusted one as the proxy.
 func TestFormSubmitsBehindTrustedProxy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		trusted     string
 		otherStatus int

@@ -24,6 +24,7 @@ import (
 // started_at to ended_at) within 20 ms, and holds the agent's answer about
 // where it was played.
 func TestRecordingCoversTheWholeCall(t *testing.T) {
+	t.Parallel()
 	model := realtimefake.New("sk-test")
 	defer model.Close()
 	s := apptest.StartFresh(t, store.SQLite, phoneEnv(model.URL(), nil))

@@ -38,6 +38,7 @@ import (
 // record_calls off leaves no recording; retention (the recurring job, run
 // at the next start) deletes an expired one.
 func TestPhoneCallRecording(t *testing.T) {
+	t.Parallel()
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		for _, bucket := range []bool{false, true} {
 			name := string(d) + "/dir"
@@ -365,6 +366,7 @@ func startS3(t *testing.T, withBucket bool) (string, *s3mem.Backend) {
 // the caller talked over the agent for 200 ms, so 200 ms of the agent's
 // 500 ms are in the recording and the rest, never played, is not.
 func TestRecordingShowsBargeIn(t *testing.T) {
+	t.Parallel()
 	model := realtimefake.New("sk-test")
 	defer model.Close()
 	s := apptest.StartFresh(t, store.SQLite, phoneEnv(model.URL(), nil))
@@ -383,6 +385,7 @@ func TestRecordingShowsBargeIn(t *testing.T) {
 // A recording the store refuses at the call's end waits, pending, in the
 // spool; its durable upload job retries until the store takes it.
 func TestRecordingUploadRetries(t *testing.T) {
+	t.Parallel()
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		t.Run(string(d), func(t *testing.T) {
 			model := realtimefake.New("sk-test")

@@ -14,6 +14,7 @@ import (
 // Creating and changing agents over HTTP: defaults, the provider derived
 // from the model, and a 400 naming the field for every bad value.
 func TestAgentsOverHTTP(t *testing.T) {
+	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		s := apptest.Start(t, apptest.Config(t, databaseURL, nil))
 		_, tok := s.NewUser(t, "ann@example.com")
@@ -121,6 +122,7 @@ func TestAgentsOverHTTP(t *testing.T) {
 }
 
 func TestProjectsAndMembersOverHTTP(t *testing.T) {
+	t.Parallel()
 	s := startSQLite(t)
 	_, tok := s.NewUser(t, "ann@example.com")
 	_, bobTok := s.NewUser(t, "bob@example.com")

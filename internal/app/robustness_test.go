@@ -201,7 +201,8 @@ var paramPattern = regexp.MustCompile(`\{([a-z_]+)\}`)
 // token and every kind of bad body, answers a 4xx (or 2xx) in the JSON error
 // shape: never a 5xx, never a panic.
 func TestEveryRouteSurvivesBadInput(t *testing.T) {
-	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+	t.Parallel()
+	forEachDatabaseInParallel(t, func(t *testing.T, databaseURL string) {
 		// Telephony on, against the fake carrier, so that its routes are
 		// reached past the feature switch.
 		carrier := twiliofake.New(twiliofake.Options{})

@@ -18,6 +18,7 @@ const routesDoc = "../../docs/routes.md"
 // registers them; AGENTLINE_UPDATE_ROUTES=1 rewrites it. Every route says
 // what it demands of its caller and names its handler.
 func TestRouteTableIsCurrent(t *testing.T) {
+	t.Parallel()
 	a, err := newApp(t, apptest.Config(t, storetest.URL(t, store.SQLite), map[string]string{
 		"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": "localhost",
 	}))

@@ -23,6 +23,7 @@ type callRecord struct {
 // completed with a duration. A call hung up before it is answered ends
 // canceled, never completed, and as a conversation that never connected.
 func TestSandboxOutboundCallIsPlayed(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{
 		"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": "localhost",
 	})

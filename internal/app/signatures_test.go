@@ -18,6 +18,7 @@ import (
 // server left that way is noticed in its log; with the carrier token set
 // and nothing skipped, nothing is said.
 func TestSkipCarrierSignaturesWarnsAtStart(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		skip string
 		warn bool
@@ -45,6 +46,7 @@ func TestSkipCarrierSignaturesWarnsAtStart(t *testing.T) {
 // is on: with telephony off no number can be bought, so saying so would
 // mislead (`make run` has telephony off).
 func TestSandboxCarrierSaidOnlyWithTelephony(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		env  map[string]string
 		said bool

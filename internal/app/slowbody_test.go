@@ -18,6 +18,7 @@ import (
 // once AGENTLINE_BODY_READ_TIMEOUT has passed, long before the body would
 // be complete; the answer names no address.
 func TestSlowBodyIsCutOffOverTheNetwork(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_BODY_READ_TIMEOUT": "1s"})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
 	if err != nil {

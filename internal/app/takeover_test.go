@@ -43,6 +43,7 @@ func stateOf(t *testing.T, s *apptest.Server, email, token string) accountState 
 // account as a member, makes a reset link for it and accepts it. It fails
 // at every step now, for the instance's first account (an admin) too.
 func TestTakeoverChainFails(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			s := apptest.StartFresh(t, d, nil)
@@ -80,6 +81,7 @@ func TestTakeoverChainFails(t *testing.T) {
 // wants the current one, and there is no other way for a session to set
 // its own password.
 func TestStolenSessionCannotSetAPassword(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartFresh(t, "sqlite", nil)
 	victim, stolen := s.NewUser(t, "victim@example.com")
 	var p agentline.Project
@@ -111,6 +113,7 @@ var linkToken = regexp.MustCompile(`al[ir]_[A-Za-z0-9_-]{43}`)
 // memberships stay as they were. Targets: the instance's first account
 // (an administrator) and a plain account.
 func TestNoRouteLetsOneAccountChangeAnother(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartFresh(t, "sqlite", nil)
 	adminTok := s.Admin(t)
 	plain, plainTok := s.NewUser(t, "plain@example.com")

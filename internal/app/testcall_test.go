@@ -40,6 +40,7 @@ func openTestCall(ctx context.Context, s *apptest.Server, tc testCallStarted) (*
 // the tokens that do not open a stream: a replay, a carrier's token
 // without a signature.
 func TestTestCall(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) { testTestCall(t, d) })
 	}
@@ -173,6 +174,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // reaches the sandbox's realtime WebSocket through the same relay: its
 // scripted voice comes back as mu-law and its lines are kept.
 func TestTestCallOnTheSandbox(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{
 		"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test",
 	})

@@ -14,6 +14,7 @@ import (
 // fields that changed; review_before_publish keeps saves as drafts until
 // one is published; unknown versions are 404, a bad diff or n 400.
 func TestAgentVersionsAPI(t *testing.T) {
+	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		s := apptest.Start(t, apptest.Config(t, databaseURL, nil))
 		_, tok := s.NewUser(t, "owner@example.com")

@@ -19,6 +19,7 @@ import (
 // the tool call through the real tool facility to the webhook. Rate limits
 // are counted in Redis, as AGENTLINE_REDIS_URL asks.
 func TestWidgetThroughTheApp(t *testing.T) {
+	t.Parallel()
 	fake := providerfake.New("sk-test", "g-test")
 	providerSrv := httptest.NewServer(fake)
 	defer providerSrv.Close()
