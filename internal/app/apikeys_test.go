@@ -98,6 +98,7 @@ func storeKey(t *testing.T, s *apptest.Server, projectID, userID int64, role age
 // Two instances on one PostgreSQL: a key revoked on one is refused by the
 // other on its very next request.
 func TestAPIKeyRevocationAcrossInstances(t *testing.T) {
+	t.Parallel()
 	cfg := apptest.Config(t, storetest.URL(t, store.Postgres), nil)
 	a, b := apptest.Start(t, cfg), apptest.Start(t, cfg)
 	owner := a.Admin(t)

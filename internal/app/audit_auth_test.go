@@ -26,6 +26,7 @@ func instanceLog(t *testing.T, s *apptest.Server, action string) []agentline.Aud
 // account has it; a password set by a reset link and an invitation
 // accepted by a new account name that person as the actor.
 func TestAuditSignIns(t *testing.T) {
+	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		s := apptest.Start(t, apptest.Config(t, databaseURL, nil))
 		ada, tok := s.NewUser(t, "ada@example.com")
@@ -93,6 +94,7 @@ func TestAuditSignIns(t *testing.T) {
 // actor; a change that fails (its input refused, or its transaction
 // rolled back on a conflict) writes nothing.
 func TestAuditAPIKeyAndFailedChanges(t *testing.T) {
+	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		s := apptest.Start(t, apptest.Config(t, databaseURL, nil))
 		o, tok := s.NewUser(t, "owner@example.com")

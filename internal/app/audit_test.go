@@ -213,6 +213,7 @@ func lastAuditID(t *testing.T, s *apptest.Server, projects ...int64) int64 {
 // (none for the instance's), the person who asked, from their client and
 // under the request's id. A new route without a case here fails.
 func TestEveryChangeIsAudited(t *testing.T) {
+	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		s := auditServer(t, databaseURL)
 		base := auditBase(t, s)

@@ -29,6 +29,7 @@ func apiKeysShots(t *testing.T) string {
 // after confirming, and the key is refused at once with its reason. An
 // editor sees the list without the form or the Revoke buttons.
 func TestConsoleAPIKeys(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	shots := apiKeysShots(t)
 	axe := axeSource(t)

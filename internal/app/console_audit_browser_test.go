@@ -13,6 +13,7 @@ import (
 // filters by action narrow it; a page of older entries follows; an editor
 // has no Audit log in the navigation.
 func TestConsoleAuditLog(t *testing.T) {
+	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, nil)
 	_, tok := s.NewUser(t, "owner@example.com")

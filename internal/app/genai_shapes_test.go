@@ -123,6 +123,7 @@ func TestGenAITypesOfTheGeminiPhoneMessages(t *testing.T) {
 // native-audio agent (text: AUDIO with outputAudioTranscription) and of a
 // half-cascade one (text: TEXT), with the agent's tools.
 func TestGenAITypesOfTheWidgetGeminiSetups(t *testing.T) {
+	t.Parallel()
 	nm := nodeModules(t, "@google/genai")
 	nodeModules(t, "typescript")
 	fake := providerfake.New("", "g-test")

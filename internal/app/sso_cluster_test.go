@@ -134,6 +134,7 @@ func (br ssoBrowser) toProvider(lb *balancer, op *oidctest.Provider, subject str
 // database. Its callback works once, and not after it expired, each
 // refusal a page that says which.
 func TestSSOAcrossInstances(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) { testSSOAcrossInstances(t, d) })
 	}
