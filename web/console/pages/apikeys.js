@@ -83,8 +83,9 @@ function revokeButton(k, said, reload) {
     if (!(await confirmAction(`Revoke the key "${k.name}"? Whatever uses it is refused from its next request on.`, "Revoke key"))) return;
     try {
       await revokeAPIKey(k.id);
-      said.textContent = `The key "${k.name}" is revoked.`;
+      // Said once the list shows it, so that what is announced is on screen.
       await reload();
+      said.textContent = `The key "${k.name}" is revoked.`;
     } catch (err) {
       said.textContent = errorText(err);
     }
