@@ -38,21 +38,7 @@ func TestTestRunAgainstProviderFakes(t *testing.T) {
 	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
 	providers := httptest.NewServer(mux)
 	defer providers.Close()
-	// The person says its goal, then ends; the judge fails what mentions
-	// a refund.
-	text.Say(func(instructions, input string) string {
-		if !strings.Contains(input, "has not started") {
-			return analysis.EndMarker
-		}
-		goal := instructions[strings.Index(instructions, "What you want:\n<<<\n")+len("What you want:\n<<<\n"):]
-		return goal[:strings.Index(goal, "\n>>>")]
-	})
-	text.Answer(func(schema map[string]any, input string) any {
-		if strings.Contains(input, "refund") {
-			return map[string]any{"success": false, "success_reason": "The agent promised a refund it may not give."}
-		}
-		return map[string]any{"success": true, "success_reason": "The agent answered the question."}
-	})
+	scriptPersonAndJudge(text)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var sessions atomic.Int32
@@ -101,4 +87,22 @@ func TestTestRunAgainstProviderFakes(t *testing.T) {
 	if hits.Load() != 1 || sessions.Load() != 3 {
 		t.Fatalf("webhook hits %d, realtime sessions %d; want 1 and 3", hits.Load(), sessions.Load())
 	}
+}
+
+// scriptPersonAndJudge makes the text fake's simulated person say its
+// scenario's goal, then end, and its judge fail what mentions a refund.
+func scriptPersonAndJudge(text *analysisfake.Fake) {
+	text.Say(func(instructions, input string) string {
+		if !strings.Contains(input, "has not started") {
+			return analysis.EndMarker
+		}
+		goal := instructions[strings.Index(instructions, "What you want:\n<<<\n")+len("What you want:\n<<<\n"):]
+		return goal[:strings.Index(goal, "\n>>>")]
+	})
+	text.Answer(func(schema map[string]any, input string) any {
+		if strings.Contains(input, "refund") {
+			return map[string]any{"success": false, "success_reason": "The agent promised a refund it may not give."}
+		}
+		return map[string]any{"success": true, "success_reason": "The agent answered the question."}
+	})
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/agentline/agentline"
-	"github.com/agentline/agentline/internal/analysis"
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/provider/analysisfake"
 	"github.com/agentline/agentline/internal/provider/geminilivefake"
@@ -47,19 +46,7 @@ func playGeminiRun(t *testing.T, model, modality string) {
 	mux.Handle("/ws/", live)
 	providers := httptest.NewServer(mux)
 	defer providers.Close()
-	text.Say(func(instructions, input string) string {
-		if !strings.Contains(input, "has not started") {
-			return analysis.EndMarker
-		}
-		goal := instructions[strings.Index(instructions, "What you want:\n<<<\n")+len("What you want:\n<<<\n"):]
-		return goal[:strings.Index(goal, "\n>>>")]
-	})
-	text.Answer(func(schema map[string]any, input string) any {
-		if strings.Contains(input, "refund") {
-			return map[string]any{"success": false, "success_reason": "The agent promised a refund it may not give."}
-		}
-		return map[string]any{"success": true, "success_reason": "The agent answered the question."}
-	})
+	scriptPersonAndJudge(text)
 	var sessions atomic.Int32
 	live.OnSession = func(ctx context.Context, ss *geminilivefake.Session) {
 		sessions.Add(1)
