@@ -13,30 +13,41 @@ import (
 	"github.com/agentline/agentline/internal/store/storetest"
 )
 
-// createHeld holds inserts, creates the sessions concurrently, releases
-// the hold once queued of them wait behind the one whose insert is held,
-// and returns each create's error and the statements they took.
-func createHeld(t *testing.T, db *store.DB, sessions []agentline.WidgetSession, queued int) ([]error, int64) {
+// createHeld holds inserts, creates the first session and waits until its
+// insert is in flight (counted, held), then creates the others
+// concurrently, releases the hold once they all wait behind it, and
+// returns each create's error and the statements they took. Starting the
+// first alone keeps the scheduler from letting it take the others into
+// its own flush before it reaches the database.
+func createHeld(t *testing.T, db *store.DB, sessions []agentline.WidgetSession) ([]error, int64) {
 	t.Helper()
 	release := db.HoldSessionInserts(t)
 	before := db.Statements()
 	errs := make([]error, len(sessions))
 	var wg sync.WaitGroup
-	for i, s := range sessions {
+	create := func(i int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = db.CreateWidgetSession(context.Background(), s, started)
+			_, errs[i] = db.CreateWidgetSession(context.Background(), sessions[i], started)
 		}()
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for db.QueuedSessions() < queued {
-		if time.Now().After(deadline) {
-			release()
-			t.Fatalf("%d of %d sessions queued", db.QueuedSessions(), queued)
+	wait := func(what string, done func() bool) {
+		for !done() {
+			if time.Now().After(deadline) {
+				release()
+				t.Fatalf("%s: %d statements, %d sessions queued", what, db.Statements()-before, db.QueuedSessions())
+			}
+			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(time.Millisecond)
 	}
+	create(0)
+	wait("first insert in flight", func() bool { return db.Statements() > before })
+	for i := 1; i < len(sessions); i++ {
+		create(i)
+	}
+	wait("the others queued", func() bool { return db.QueuedSessions() == len(sessions)-1 })
 	release()
 	wg.Wait()
 	return errs, db.Statements() - before
@@ -55,7 +66,7 @@ func TestSessionBatchGroupsWaitingSessions(t *testing.T) {
 		for i := range 71 {
 			quiet = append(quiet, agentline.WidgetSession{ID: fmt.Sprintf("ses_q%02d", i), ProjectID: f.p1.ID, ChannelID: f.c1.ID, AgentID: f.a1.ID})
 		}
-		errs, n := createHeld(t, db, quiet, len(quiet)-1)
+		errs, n := createHeld(t, db, quiet)
 		if err := errors.Join(errs...); err != nil || n != 3 {
 			t.Fatalf("71 sessions: %d statements, %v; want 3, nil", n, err)
 		}
@@ -70,11 +81,7 @@ func TestSessionBatchGroupsWaitingSessions(t *testing.T) {
 			{ID: "ses_m2", ProjectID: f.p1.ID, ChannelID: f.c1.ID, AgentID: f.a1.ID},
 			{ID: "ses_h2", ProjectID: f.p2.ID, ChannelID: f.c2.ID, AgentID: f.a2.ID},
 		}
-		// Which session reaches the batch first is up to the scheduler: when
-		// one of the project with an endpoint does, it leaves the batch at
-		// once, and fewer than three ever wait behind the held insert. One
-		// always does: the second of ses_m1 and ses_m2.
-		if errs, _ := createHeld(t, db, mixed, 1); errors.Join(errs...) != nil {
+		if errs, _ := createHeld(t, db, mixed); errors.Join(errs...) != nil {
 			t.Fatalf("mixed batch: %v", errs)
 		}
 		for _, s := range mixed {
@@ -109,7 +116,7 @@ func TestSessionBatchKeepsErrorsPerRequest(t *testing.T) {
 			{ID: "ses_lost", ProjectID: 987654, ChannelID: f.c1.ID, AgentID: f.a1.ID},
 			{ID: "ses_b", ProjectID: f.p2.ID, ChannelID: f.c2.ID, AgentID: f.a2.ID},
 		}
-		errs, _ := createHeld(t, db, sessions, len(sessions)-1)
+		errs, _ := createHeld(t, db, sessions)
 		if errs[0] != nil || errs[3] != nil {
 			t.Errorf("good sessions: %v, %v; want nil", errs[0], errs[3])
 		}
