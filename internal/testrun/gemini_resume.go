@@ -128,16 +128,24 @@ func (s *liveSession) take(msg []byte) (geminilive.ServerMessage, bool) {
 func (r *resumeState) turnComplete() { r.fresh = false }
 
 // beforeTurn moves the session to a new connection when the current one
-// is going away or has ended.
+// is going away or has ended. A switch that fails while the old
+// connection is still open leaves the session on it, as a call stays on
+// its old connection, for the time it has left.
 func (s *liveSession) beforeTurn(ctx context.Context) error {
 	ended := s.drain()
 	if !ended && !s.resume.goingAway {
 		return nil
 	}
 	if !ended && !s.resume.fresh {
-		s.awaitHandle(ctx)
+		ended = s.awaitHandle(ctx)
 	}
-	return s.reconnect(ctx)
+	err := s.reconnect(ctx)
+	if err != nil && !ended && ctx.Err() == nil {
+		s.log.Warn("could not resume the agent's Live session on a new connection; the scenario goes on on the old one", "err", err)
+		s.resume.goingAway = false
+		return nil
+	}
+	return err
 }
 
 // drain takes the messages that came between turns; true when the
@@ -157,23 +165,24 @@ func (s *liveSession) drain() bool {
 }
 
 // awaitHandle reads until a handle covering the last turn comes, the
-// connection ends, or handleWait passes.
-func (s *liveSession) awaitHandle(ctx context.Context) {
+// connection ends (true), or handleWait passes.
+func (s *liveSession) awaitHandle(ctx context.Context) bool {
 	t := time.NewTimer(handleWait)
 	defer t.Stop()
 	for !s.resume.fresh {
 		select {
 		case msg, ok := <-s.conn.msgs:
 			if !ok {
-				return
+				return true
 			}
 			s.take(msg)
 		case <-t.C:
-			return
+			return false
 		case <-ctx.Done():
-			return
+			return false
 		}
 	}
+	return false
 }
 
 // reconnect opens a new connection resuming the session from the last

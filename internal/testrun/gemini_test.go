@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,4 +145,40 @@ func lastHandle(ss *geminilivefake.Session) string {
 		}
 	}
 	return h
+}
+
+// A switch after goAway that the service refuses leaves the session on
+// the old connection for the time it has left, as a call stays on its.
+func TestLiveSessionStaysOnAfterARefusedResumption(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	live := geminilivefake.New("g-key")
+	defer live.Close()
+	var refuse atomic.Bool // a setup asking for TEXT is refused from then on
+	live.SpeaksOnly = func(string) bool { return refuse.Load() }
+	live.OnSession = func(ctx context.Context, ss *geminilivefake.Session) {
+		ss.PlayText(ctx, func(in geminilivefake.TextInput) geminilivefake.TextReply {
+			if in.User == "one" {
+				refuse.Store(true)
+				ss.SendGoAway(ctx, time.Minute)
+			}
+			return geminilivefake.TextReply{Text: "Heard " + in.User}
+		})
+	}
+	agent := agentline.Agent{Model: "gemini-live-2.5-flash-preview"}
+	creds := agentline.ProviderCredentials{BaseURL: live.URL(), APIKey: "g-key"}
+	s, err := dialLive(ctx, nil, creds, agent, nil, &hoursTool{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, msg := range []string{"one", "two"} {
+		if answer, _, err := s.Turn(ctx, msg); err != nil || answer != "Heard "+msg {
+			t.Fatalf("turn %q: %q, %v", msg, answer, err)
+		}
+	}
+	sessions := live.Sessions()
+	if len(sessions) != 2 || s.resume.resumed != 0 || !slices.Equal(sessions[0].Texts(), []string{"one", "two"}) {
+		t.Fatalf("%d connections, %d resumed, first took %q", len(sessions), s.resume.resumed, sessions[0].Texts())
+	}
 }
