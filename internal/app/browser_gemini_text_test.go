@@ -41,8 +41,9 @@ if (window.AudioContext) {
 // such a setup with 1007, as the service does, and locks the token's setup
 // over the browser's): the token asks for AUDIO with
 // outputAudioTranscription, the browser asks for no microphone (the page's
-// Permissions-Policy forbids it) and plays nothing, sends clientContent,
-// and shows the transcription of the spoken answer as the agent's text.
+// Permissions-Policy forbids it) and plays nothing, sends the typed
+// message as realtimeInput text (a native-audio model refuses clientContent
+// turns once the conversation runs), and shows the transcription of the spoken answer as the agent's text.
 // Every message both ways, and the token's setup, are checked against
 // @google/genai's types.
 func TestGeminiTextChatInTheBrowser(t *testing.T) {
@@ -121,9 +122,12 @@ func TestGeminiTextChatInTheBrowser(t *testing.T) {
 	var client, server []string
 	for _, m := range ss.Messages() {
 		client = append(client, string(m.Raw))
-		if m.Kind != "setup" && m.Kind != "clientContent" {
-			t.Errorf("the browser sent more than text: %s", m.Raw)
+		if m.Kind != "setup" && m.Kind != "realtimeInput" {
+			t.Errorf("the browser sent more than realtimeInput text: %s", m.Raw)
 		}
+	}
+	if got := ss.Texts(); !slices.Equal(got, []string{"Is it in stock?"}) {
+		t.Errorf("realtimeInput texts %q, want the typed message", got)
 	}
 	for _, m := range ss.Sent() {
 		server = append(server, string(m))

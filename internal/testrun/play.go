@@ -91,7 +91,7 @@ func (w *Worker) open(ctx context.Context, agent agentline.Agent, vars map[strin
 		hc = w.o.ProjectHTTP
 	}
 	if agent.Provider == agentline.ProviderGemini {
-		return dialLive(ctx, hc, creds, agent, vars, w.o.Tools)
+		return dialLive(ctx, hc, creds, agent, vars, w.o.Tools, w.o.Logger)
 	}
 	return dialText(ctx, hc, creds.BaseURL, creds.APIKey, agent, vars, w.o.Tools)
 }

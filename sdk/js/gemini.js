@@ -1,10 +1,15 @@
 // The Gemini-compatible transport: the Live WebSocket with the session's
 // ephemeral token, the microphone as 16 kHz PCM from agentline's
 // AudioWorklet, the agent's voice as 24 kHz PCM played in an AudioContext.
-// A text session needs neither: it sends clientContent and shows the
-// answer's text, which is the model turn's text parts when the token's
-// setup asks for TEXT, or the outputTranscription of a native-audio model
-// (asked for AUDIO, it refuses TEXT), whose audio is then not played.
+// A text session needs neither: it shows the answer's text, which is the
+// model turn's text parts when the token's setup asks for TEXT, or the
+// outputTranscription of a native-audio model (asked for AUDIO, it
+// refuses TEXT), whose audio is then not played. Typed messages go as
+// realtimeInput text, as the server's Live sessions send text
+// (geminilive.TextInput), whatever the model: native-audio and newer Live
+// models refuse clientContent turns once the conversation runs, and every
+// Live model takes realtime text. clientContent is kept for the history a
+// new session is given before it goes live.
 import { AgentlineError } from './errors.js';
 
 export async function connectGemini(session, info) {
@@ -23,7 +28,7 @@ export async function connectGemini(session, info) {
       for (const x of [mic, out]) if (x) x.close().catch(() => {});
     },
     mute(m) { c.muted = m; },
-    text(text) { send({ clientContent: { turns: [{ role: 'user', parts: [{ text }] }], turnComplete: true } }); },
+    text(text) { send({ realtimeInput: { text } }); },
     // history gives a new session the conversation so far, without an answer.
     history(lines) {
       send({ clientContent: { turns: lines.map((l) => ({ role: l.role === 'user' ? 'user' : 'model', parts: [{ text: l.text }] })), turnComplete: false } });

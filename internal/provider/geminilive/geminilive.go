@@ -2,8 +2,9 @@
 // messages as agentline sends and reads them, so that every side that
 // opens a Live session (a phone call's relay, a test run's agent, the
 // widget's token minting) sets it up and answers its tool calls alike:
-// the setup, realtimeInput text, toolResponse, and the server messages a
-// text session reads. Field names are those of the API's JSON (camelCase).
+// the setup, realtimeInput text, toolResponse, the server messages a
+// text session reads, and which resumption handle a connection taking
+// over after goAway resumes (the relay and test runs alike). Field names are those of the API's JSON (camelCase).
 package geminilive
 
 import (
@@ -72,6 +73,32 @@ type ContextWindowCompression struct {
 // SessionResumption asks for resumption handles; Handle resumes one.
 type SessionResumption struct {
 	Handle string `json:"handle,omitempty"`
+}
+
+// Resuming is s set up to resume the session of handle ("" for a new
+// session that asks for resumption handles): the setup of a connection
+// that takes over from one the service said goAway to.
+func (s Setup) Resuming(handle string) Setup {
+	s.SessionResumption = &SessionResumption{Handle: handle}
+	return s
+}
+
+// ResumptionUpdate is a sessionResumptionUpdate: the service sends one
+// with a new handle when the session may be resumed from that point, and
+// with resumable false and no handle while the model generates or runs
+// tools (resuming from an older handle then loses what came since).
+type ResumptionUpdate struct {
+	NewHandle string `json:"newHandle"`
+	Resumable bool   `json:"resumable"`
+}
+
+// Handle is the update's handle when the session may be resumed from it,
+// else "": the one rule for which handle a new connection resumes.
+func (u *ResumptionUpdate) Handle() string {
+	if u == nil || !u.Resumable {
+		return ""
+	}
+	return u.NewHandle
 }
 
 // Instructions is the system instruction of text, or nil for none.
@@ -201,6 +228,7 @@ type ServerMessage struct {
 	GoAway *struct {
 		TimeLeft string `json:"timeLeft"`
 	} `json:"goAway"`
+	SessionResumptionUpdate *ResumptionUpdate `json:"sessionResumptionUpdate"`
 }
 
 // ServerContent is the model's output of a turn.

@@ -1,6 +1,7 @@
 package geminilive_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -24,5 +25,33 @@ func TestReadAsText(t *testing.T) {
 		if got := string(s.Message()); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.model, got, tc.want)
 		}
+	}
+}
+
+// Only a resumable update's handle resumes a session; a resuming setup
+// carries it, and a new one asks for handles with an empty
+// sessionResumption.
+func TestResumption(t *testing.T) {
+	var m geminilive.ServerMessage
+	for msg, want := range map[string]string{
+		`{"sessionResumptionUpdate":{"newHandle":"h1","resumable":true}}`: "h1",
+		`{"sessionResumptionUpdate":{"resumable":false}}`:                 "",
+		`{"sessionResumptionUpdate":{"newHandle":"h2"}}`:                  "",
+		`{"goAway":{"timeLeft":"10s"}}`:                                   "",
+	} {
+		m = geminilive.ServerMessage{}
+		if err := json.Unmarshal([]byte(msg), &m); err != nil {
+			t.Fatal(err)
+		}
+		if got := m.SessionResumptionUpdate.Handle(); got != want {
+			t.Errorf("%s: handle %q, want %q", msg, got, want)
+		}
+	}
+	s := geminilive.Setup{Model: "models/m"}
+	if got := string(s.Resuming("h1").Message()); !strings.Contains(got, `"sessionResumption":{"handle":"h1"}`) {
+		t.Errorf("resuming setup %s", got)
+	}
+	if got := string(s.Resuming("").Message()); !strings.Contains(got, `"sessionResumption":{}`) || s.SessionResumption != nil {
+		t.Errorf("new setup %s (the original's resumption %v)", got, s.SessionResumption)
 	}
 }

@@ -30,10 +30,14 @@ type TextReply struct {
 // answered with reply's toolCall, or with its text, as modelTurn text
 // parts (a thought part first, which a client shows nobody) in a TEXT
 // session, or as model audio with outputTranscription pieces in an AUDIO
-// session that asked for outputAudioTranscription; then turnComplete.
+// session that asked for outputAudioTranscription; then turnComplete. A
+// session that asked for resumption is told, as by the service, that it
+// cannot be resumed while the model answers, and gets a new handle after
+// each turnComplete.
 func (ss *Session) PlayText(ctx context.Context, reply func(TextInput) TextReply) error {
 	setup, _ := ss.Setup()
 	text := slices.Contains(setup.GenerationConfig.ResponseModalities, "TEXT")
+	resumable := setup.SessionResumption != nil
 	if !text && setup.OutputAudioTranscription == nil {
 		return fmt.Errorf("an AUDIO session without outputAudioTranscription gives a text client nothing to read")
 	}
@@ -48,6 +52,11 @@ func (ss *Session) PlayText(ctx context.Context, reply func(TextInput) TextReply
 			continue
 		}
 		r := reply(in)
+		if resumable {
+			if err := ss.SendResumptionUpdate(ctx, "", false); err != nil {
+				return err
+			}
+		}
 		if r.Call != nil {
 			calls++
 			args := r.Call.Args
@@ -55,8 +64,8 @@ func (ss *Session) PlayText(ctx context.Context, reply func(TextInput) TextReply
 				args = map[string]any{}
 			}
 			err = ss.SendToolCall(ctx, FunctionCall{ID: fmt.Sprintf("fc-%d", calls), Name: r.Call.Name, Args: args})
-		} else {
-			err = ss.answer(ctx, text, r.Text)
+		} else if err = ss.answer(ctx, text, r.Text); err == nil && resumable {
+			_, err = ss.IssueHandle(ctx)
 		}
 		if err != nil {
 			return err

@@ -126,11 +126,7 @@ func (h *Handler) geminiSetup(agent agentline.Agent, defs []agentline.ToolDefini
 		RealtimeInputConfig:      &geminilive.RealtimeInputConfig{ActivityHandling: "START_OF_ACTIVITY_INTERRUPTS"},
 		ContextWindowCompression: &geminilive.ContextWindowCompression{},
 	}
-	return func(handle string) []byte {
-		s := setup
-		s.SessionResumption = &geminilive.SessionResumption{Handle: handle}
-		return s.Message()
-	}
+	return func(handle string) []byte { return setup.Resuming(handle).Message() }
 }
 
 // speakFirstText is what the agent is told to make it talk before the

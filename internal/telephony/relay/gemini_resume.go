@@ -17,11 +17,14 @@ package relay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/agentline/agentline/internal/provider/geminilive"
 )
 
 var errNoHandle = errors.New("no resumable session handle yet")
@@ -29,14 +32,17 @@ var errNoHandle = errors.New("no resumable session handle yet")
 // resumeTimeout bounds the dial and setup of a new connection.
 const resumeTimeout = 10 * time.Second
 
-// resumptionUpdate keeps the session's latest resumable handle.
+// resumptionUpdate keeps the session's latest resumable handle, by the
+// rule test runs' Live sessions follow too (geminilive.ResumptionUpdate).
 func (g *geminiSide) resumptionUpdate(val []byte) {
-	handle := stringField(val, "newHandle")
-	if v, _, _ := field(val, "resumable"); string(v) != "true" || len(handle) == 0 {
+	var u geminilive.ResumptionUpdate
+	json.Unmarshal(val, &u)
+	handle := u.Handle()
+	if handle == "" {
 		return
 	}
 	g.mu.Lock()
-	g.handle = string(handle)
+	g.handle = handle
 	g.mu.Unlock()
 }
 
