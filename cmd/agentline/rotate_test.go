@@ -61,6 +61,9 @@ func TestRotateEncryption(t *testing.T) {
 			}
 			a, err := db.ProviderAccount(ctx, p.ID, agentline.ProviderOpenAI)
 			db.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
 			newOnly, _ := secretbox.New([][]byte{newKey})
 			if got, err := newOnly.Open(a.SealedKey, agentline.ProviderKeyContext(p.ID, agentline.ProviderOpenAI)); err != nil || got != secret {
 				t.Fatalf("after rotation with the old key gone: %q %v", got, err)

@@ -42,7 +42,7 @@ func TestConsoleRereadsFeaturesAfterRestart(t *testing.T) {
 	s.Stop(t)
 	time.Sleep(500 * time.Millisecond) // the console meets a server that is gone
 	restarted := time.Now()
-	s = apptest.StartAt(t, apptest.Config(t, db, map[string]string{"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test"}), addr)
+	apptest.StartAt(t, apptest.Config(t, db, map[string]string{"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test"}), addr)
 	if _, err := chromedp.Run(ctx, chromedp.Poll[any](`(`+tabs+`).includes("Phone")`,
 		chromedp.WithPollingTimeout(12*time.Second), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
 		t.Fatalf("the Phone tab did not appear within 12 s of the restart with telephony on (no reload): tabs %q, %v", eval[string](t, ctx, tabs), err)

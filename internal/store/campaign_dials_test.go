@@ -218,7 +218,7 @@ func TestSettleCampaignCalls(t *testing.T) {
 			dial(1, sid)
 			end(sid, agentline.CallBusy, "")
 			ct := f.contact(t, db, 1)
-			if i < 2 && (ct.Status != agentline.ContactPending || ct.NextAttemptAt == nil || ct.NextAttemptAt.Sub(time.Now()) < 80*time.Second) {
+			if i < 2 && (ct.Status != agentline.ContactPending || ct.NextAttemptAt == nil || time.Until(*ct.NextAttemptAt) < 80*time.Second) {
 				t.Fatalf("busy attempt %d: %+v", i+1, ct)
 			}
 			if i == 2 && (ct.Status != agentline.ContactBusy || ct.NextAttemptAt != nil || ct.Attempts != 3) {

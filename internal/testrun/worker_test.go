@@ -6,8 +6,10 @@ import "testing"
 // another project is not held back by it.
 func TestPerProjectBound(t *testing.T) {
 	w := NewWorker(Options{PerProject: 2})
-	if !w.acquire(1) || !w.acquire(1) {
-		t.Fatal("the first two of project 1 were refused")
+	for i := range 2 {
+		if !w.acquire(1) {
+			t.Fatalf("scenario %d of project 1 was refused", i+1)
+		}
 	}
 	if w.acquire(1) {
 		t.Fatal("a third scenario of project 1 was let through")
