@@ -209,6 +209,11 @@ type CallEvent struct {
 	// AgentVersion records the agent version the call runs, when its
 	// stream is admitted; 0 leaves the record's as it is.
 	AgentVersion int
+	// AnsweredBy is machine detection's verdict as the carrier's status
+	// callback carries it, kept when the record has none yet: the
+	// verdict's own callback may come after the call's end, whose
+	// settlement needs it (a machine, not a person).
+	AnsweredBy string
 }
 
 // PendingCallSID is the placeholder SID a reserved call has until the

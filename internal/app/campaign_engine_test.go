@@ -37,10 +37,18 @@ import (
 // plays the agent's greeting and the callee's line in real time);
 // AGENTLINE_CAMPAIGN_CONTACTS=1000 runs a thousand (about 3.5 minutes).
 //
-// Not parallel: its calls are played in real time, and run beside three
-// other tests on a loaded two-core machine one voicemail call ended with
-// nothing said and was retried (4 calls for 3 machines); it runs alone,
-// before the parallel tests, as it always did.
+// Not parallel: its calls are played in real time, and the server's
+// answer to machine detection's verdict is too. Run four at once on a
+// loaded two-core machine, the verdict's webhook took up to 11.5 s (p99
+// 4.8 to 11.4 s a run; alone, 1.1 to 1.5 s): it waits for SQLite's one
+// writer, twice on leave_message (the verdict, then the message's mark),
+// while the pretend machine hangs up after 3 s of quiet past its beep, so
+// a message can come too late (the failure once seen beside three other
+// tests: nothing said, retried, 4 calls for 3 machines). A machine whose
+// verdict was taken after the call's end was counted a person reached;
+// that is fixed (the final status callback's AnsweredBy: see
+// TestEngineSettlesAMachineWhoseVerdictComesAfterTheEnd), the message's
+// latency is not. It runs alone, before the parallel tests.
 func TestSandboxCampaign(t *testing.T) {
 	n := 200
 	if v, err := strconv.Atoi(os.Getenv("AGENTLINE_CAMPAIGN_CONTACTS")); err == nil && v > 0 {

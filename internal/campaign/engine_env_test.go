@@ -59,6 +59,11 @@ type fakeDialer struct {
 	answer func(to string) (status, answeredBy string)
 	// refuse, when set, refuses a call with that error before reserving it.
 	refuse func(to string) error
+	// lateVerdict sends machine detection's verdict after the call's end,
+	// as a loaded server can take the carrier's callbacks: the end carries
+	// it (AnsweredBy on the final status callback), then the verdict's own
+	// callback records it.
+	lateVerdict bool
 
 	mu         sync.Mutex
 	calls      []dialed
@@ -105,10 +110,20 @@ func (d *fakeDialer) play(call agentline.Call) {
 	time.Sleep(d.ring)
 	status, by := d.answer(call.To)
 	ctx := context.Background()
-	if by != "" {
+	verdict := func() {
+		if by == "" {
+			return
+		}
 		if _, _, err := d.db.RecordAnsweredBy(ctx, call.ProjectID, call.CallSID, by); err != nil {
 			panic(err)
 		}
+	}
+	end := agentline.CallEvent{CallSID: call.CallSID, Status: status}
+	if d.lateVerdict {
+		end.AnsweredBy = by
+		defer verdict()
+	} else {
+		verdict()
 	}
 	follow := func(ctx context.Context, tx agentline.ConversationTx, previous string, c agentline.Call) error {
 		err := conversation.CallChanged(ctx, tx, previous, c)
@@ -117,7 +132,7 @@ func (d *fakeDialer) play(call agentline.Call) {
 		}
 		return err
 	}
-	if _, err := d.db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: call.CallSID, Status: status}, follow); err != nil {
+	if _, err := d.db.ApplyCallEvent(ctx, end, follow); err != nil {
 		panic(err)
 	}
 }

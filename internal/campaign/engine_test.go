@@ -251,3 +251,35 @@ func TestEnginePausesAndTakesRefusals(t *testing.T) {
 		}
 	})
 }
+
+// A machine detection verdict whose own callback comes after the call's
+// end (the carrier sends both at once; a loaded server takes them in
+// either order) still makes the call a voicemail, retried, not a person
+// reached: the final status callback carries AnsweredBy, and the end's
+// settlement reads it. Before, the machine was counted completed.
+func TestEngineSettlesAMachineWhoseVerdictComesAfterTheEnd(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		e := newEngineEnv(t, db, agentline.Campaign{CallingWindow: everyDay, MaxConcurrentCalls: 5, CallsPerSecond: 10,
+			MaxAttempts: 2, RetryAfter: time.Hour, Voicemail: agentline.Voicemail{Action: agentline.VoicemailHangUp}}, time.Now())
+		e.dialer.lateVerdict = true
+		e.add(t, "+14155551007", "+14155551010")
+		e.transition(t, agentline.CampaignDraft, agentline.CampaignRunning)
+		e.pass(t, 5*time.Second)
+		got := e.contacts(t)
+		if ct := got["+14155551007"]; ct.Status != agentline.ContactPending || ct.Attempts != 1 {
+			t.Errorf("machine: %s after %d attempts, want pending (a voicemail hung up on is retried)", ct.Status, ct.Attempts)
+		}
+		if ct := got["+14155551010"]; ct.Status != agentline.ContactCompleted {
+			t.Errorf("person: %s, want completed", ct.Status)
+		}
+		calls, err := db.Calls(context.Background(), e.project, agentline.CallFilter{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range calls {
+			if want, _ := byLastDigit(c.To); c.AnsweredBy == "" || c.Status != want {
+				t.Errorf("call to %s: %s answered by %q", c.To, c.Status, c.AnsweredBy)
+			}
+		}
+	})
+}

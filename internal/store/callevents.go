@@ -66,6 +66,7 @@ func (db *DB) CallLog(ctx context.Context, projectID, callID int64) ([]agentline
 // transaction that shows them still has them.
 func unchangedBy(call agentline.Call, e agentline.CallEvent) bool {
 	return agentline.CallStatusFinal(call.Status) && !agentline.CallStatusAdvances(call.Status, e.Status) &&
+		(e.AnsweredBy == "" || call.AnsweredBy != "") &&
 		(call.DurationS != nil || e.DurationS == nil) &&
 		(e.EndReason == "" || call.EndReason != "" && call.EndReason != agentline.EndReasonReconciled)
 }

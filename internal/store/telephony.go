@@ -247,8 +247,12 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent,
 	if e.AgentVersion != 0 {
 		call.AgentVersion = e.AgentVersion
 	}
-	_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ?, agent_version = ? WHERE id = ?`,
-		call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt, nullVersion(call.AgentVersion), call.ID)
+	if call.AnsweredBy == "" {
+		call.AnsweredBy = e.AnsweredBy
+	}
+	_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ?, agent_version = ?,
+		answered_by = ? WHERE id = ?`, call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt,
+		nullVersion(call.AgentVersion), call.AnsweredBy, call.ID)
 	if err != nil {
 		return call, err
 	}

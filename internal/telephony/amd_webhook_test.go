@@ -53,3 +53,46 @@ func TestMachineDetectionCallback(t *testing.T) {
 		t.Fatalf("answered_by = %q, want machine_end_beep (only the signed verdict counts)", call.AnsweredBy)
 	}
 }
+
+// The carrier's final status callback carries machine detection's verdict
+// (AnsweredBy); it is recorded with the call's end when the verdict's own
+// callback has not come yet, so that the end's follow-ups (a campaign's
+// settlement) know a machine answered. A live call's callback leaves it to
+// the verdict's callback; the late verdict changes nothing.
+func TestStatusCallbackCarriesTheVerdict(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.provision("+14155550100", e.ada)
+	res := e.do(e.owner, "POST", fmt.Sprintf("/api/agents/%d/telephony/outbound", e.ada), map[string]string{"to_number": "+14155550127"})
+	if res.status != http.StatusCreated {
+		t.Fatalf("outbound: %d %s", res.status, res.body)
+	}
+	var placed struct {
+		CallSID string `json:"call_sid"`
+	}
+	res.json(&placed)
+	status := func(callStatus string) url.Values {
+		return url.Values{"AccountSid": {e.fake.AccountSID()}, "CallSid": {placed.CallSID}, "CallStatus": {callStatus},
+			"Direction": {"outbound-api"}, "From": {"+14155550100"}, "To": {"+14155550127"}, "AnsweredBy": {"machine_start"}}
+	}
+	var call agentline.Call
+	for _, s := range []string{"in-progress", "completed"} {
+		if res := e.postForm("/api/telephony/status", status(s), e.fake.AuthToken()); res.status != http.StatusNoContent {
+			t.Fatalf("status %s: %d %s", s, res.status, res.body)
+		}
+		if e.do(e.owner, "GET", "/api/calls/"+placed.CallSID, nil).json(&call); s == "in-progress" && call.AnsweredBy != "" {
+			t.Fatalf("a live call's status callback recorded answered_by %q: the verdict's callback tells the hook", call.AnsweredBy)
+		}
+	}
+	verdict := url.Values{"AccountSid": {e.fake.AccountSID()}, "CallSid": {placed.CallSID}, "AnsweredBy": {"machine_start"}}
+	if res := e.postForm("/api/telephony/amd", verdict, e.fake.AuthToken()); res.status != http.StatusNoContent {
+		t.Fatalf("verdict: %d %s", res.status, res.body)
+	}
+	e.do(e.owner, "GET", "/api/calls/"+placed.CallSID, nil).json(&call)
+	if call.Status != agentline.CallCompleted || call.AnsweredBy != agentline.AnsweredByMachineStart {
+		t.Fatalf("call %s answered by %q, want completed by machine_start", call.Status, call.AnsweredBy)
+	}
+	if len(e.fake.Calls()[0].Updates) != 0 {
+		t.Errorf("the ended call was updated at the carrier: %v", e.fake.Calls()[0].Updates)
+	}
+}

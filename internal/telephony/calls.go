@@ -211,6 +211,13 @@ func (h *Handler) statusCallback(w http.ResponseWriter, r *http.Request) error {
 	if t, err := time.Parse(time.RFC1123Z, f.Get("Timestamp")); err == nil {
 		e.At = t
 	}
+	// The final callback's verdict settles the call's outcome when the
+	// verdict's own callback is late. An earlier one is left to that
+	// callback, which tells the AnsweringMachine while the call is live;
+	// a value unknown to us is left out, not refused.
+	if by := f.Get("AnsweredBy"); agentline.CallStatusFinal(e.Status) && agentline.ValidAnsweredBy(by) {
+		e.AnsweredBy = by
+	}
 	if d := f.Get("CallDuration"); d != "" {
 		n, err := strconv.Atoi(d)
 		if err != nil || n < 0 {
