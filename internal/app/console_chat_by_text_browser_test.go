@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/store"
 )
@@ -25,11 +24,7 @@ func TestConsoleChatByTextIsText(t *testing.T) {
 	ctx := newBrowser(t)
 	countMicrophone(t, ctx)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
+	_, _, a := acmeWithAda(t, s)
 	c := newConsole(t, ctx, s.URL)
 	c.open("#/agents/"+itoa(a.ID)+"/test", 1000, 800)
 	c.signIn("owner@example.com", apptest.Password)
