@@ -1,8 +1,6 @@
 package app_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,11 +14,7 @@ import (
 // without a line about audio packets.
 func TestConsoleChatByTextIsText(t *testing.T) {
 	t.Parallel()
-	nm := nodeModules(t, "axe-core")
-	axe, err := os.ReadFile(filepath.Join(nm, "axe-core", "axe.min.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	axe := axeSource(t)
 	ctx := newBrowser(t)
 	countMicrophone(t, ctx)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
@@ -53,7 +47,7 @@ func TestConsoleChatByTextIsText(t *testing.T) {
 	if n := s.App.Sandbox.RTPPackets(); n != 0 {
 		t.Errorf("text mode sent %d audio packets", n)
 	}
-	c.axeCheck(string(axe), "the Test tab in text mode")
+	c.axeCheck(axe, "the Test tab in text mode")
 	c.accessible("the Test tab in text mode")
 	c.shot(shotDir(t), "console-chat-by-text.png")
 	c.press("End")
