@@ -25,9 +25,40 @@ import (
 // realtime fake) and /v1/responses.
 func TestPhoneCallIsAnalysed(t *testing.T) {
 	t.Parallel()
-	model := realtimefake.New("sk-test")
-	defer model.Close()
-	text := analysisfake.New("sk-test", "")
+	model, text, providers := openAIFakes(t)
+	s := apptest.StartFresh(t, store.SQLite, phoneEnv(providers, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, c, ss := inboundCall(ctx, t, s, model, agentline.AnalysisSettings{Summary: true, SuccessCriteria: "The caller learns when the order ships."})
+	defer c.Close()
+	if _, err := ss.WaitType(ctx, "session.update"); err != nil {
+		t.Fatal(err)
+	}
+	ss.Send(ctx, map[string]any{"type": "response.output_audio_transcript.done", "item_id": "item_1", "transcript": "Hello, this is Ada."})
+	ss.Send(ctx, map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": "item_2", "transcript": "When does my order ship?"})
+	ss.Send(ctx, map[string]any{"type": "response.output_audio_transcript.done", "item_id": "item_3", "transcript": "Tomorrow."})
+	conv := hangUpForAnalysis(ctx, t, s, p, c, 3)
+	an := conv.Analysis
+	if an == nil || an.Status != agentline.AnalysisDone || an.Summary != "The user asked: When does my order ship?" ||
+		an.Success == nil || !*an.Success || an.Model != "gpt-4.1-mini" {
+		t.Fatalf("analysis of the call: %+v (conversation %+v)", an, conv)
+	}
+	reqs := text.Requests()
+	if len(reqs) != 1 || !strings.Contains(string(reqs[0].Body), "Agent: Hello, this is Ada.") ||
+		!strings.Contains(string(reqs[0].Body), "User: When does my order ship?") || !strings.Contains(string(reqs[0].Body), "phone call") {
+		t.Fatalf("provider requests: %+v", reqs)
+	}
+}
+
+// openAIFakes serves the realtime fake and the text APIs' fake (the
+// Responses API of analysis, test runs' person and judge) under one base
+// URL, as one OPENAI_BASE_URL names both: /v1/responses goes to the text
+// fake, the rest (the realtime WebSocket) to the realtime one.
+func openAIFakes(t *testing.T) (model *realtimefake.Server, text *analysisfake.Fake, baseURL string) {
+	t.Helper()
+	model = realtimefake.New("sk-test")
+	t.Cleanup(model.Close)
+	text = analysisfake.New("sk-test", "")
 	target, err := url.Parse(model.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -36,50 +67,24 @@ func TestPhoneCallIsAnalysed(t *testing.T) {
 	mux.Handle("/v1/responses", text)
 	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
 	providers := httptest.NewServer(mux)
-	defer providers.Close()
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{
-		"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": providers.URL,
-		"TWILIO_AUTH_TOKEN": carrierToken, "AGENTLINE_ADMIN_EMAIL": "owner@example.com", "AGENTLINE_ADMIN_PASSWORD": "owner-password",
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	t.Cleanup(providers.Close)
+	return model, text, providers.URL
+}
+
+// hangUpForAnalysis waits until the call's conversation holds lines
+// transcript lines (the relay hands them to the call log writer, which
+// stores them during the call), hangs up as the caller, and waits for the
+// conversation's analysis to be over; it returns the conversation.
+func hangUpForAnalysis(ctx context.Context, t *testing.T, s *apptest.Server, p agentline.Project, c *callsim.Call, lines int) agentline.Conversation {
+	t.Helper()
 	db := s.App.Store
-	owner, _, _ := db.UserByEmail(ctx, "owner@example.com")
-	p, _ := db.CreateProject(ctx, agentline.Project{Name: "shop"}, owner.ID)
-	a, err := db.CreateAgent(ctx, agentline.Agent{ProjectID: p.ID, Name: "Ada", Model: "gpt-realtime", Provider: agentline.ProviderOpenAI, Language: "en",
-		Analysis: agentline.AnalysisSettings{Summary: true, SuccessCriteria: "The caller learns when the order ships."}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: p.ID, PhoneNumber: "+14155550100", AgentID: &a.ID,
-		Status: agentline.NumberActive, CarrierSID: "PN1"}); err != nil {
-		t.Fatal(err)
-	}
-	c, err := callsim.Inbound(ctx, http.DefaultClient, s.URL, "+14155550199", "+14155550100",
-		callsim.Options{EchoMarks: true, AuthToken: carrierToken, BotHost: "bot.example.test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ss, err := model.Next(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ss.WaitType(ctx, "session.update"); err != nil {
-		t.Fatal(err)
-	}
-	ss.Send(ctx, map[string]any{"type": "response.output_audio_transcript.done", "item_id": "item_1", "transcript": "Hello, this is Ada."})
-	ss.Send(ctx, map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": "item_2", "transcript": "When does my order ship?"})
-	ss.Send(ctx, map[string]any{"type": "response.output_audio_transcript.done", "item_id": "item_3", "transcript": "Tomorrow."})
-	// The relay hands the lines to the call log writer, which stores them
-	// during the call: wait until they are there, then the caller hangs up.
 	call, err := db.Call(ctx, p.ID, c.CallSID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := agentline.CallConversationID(call.ID)
 	var conv agentline.Conversation
-	for i := 0; i < 1000 && len(conv.Transcript) < 3; i++ {
+	for i := 0; i < 1000 && len(conv.Transcript) < lines; i++ {
 		time.Sleep(10 * time.Millisecond)
 		conv, _ = db.Conversation(ctx, p.ID, id)
 	}
@@ -92,14 +97,5 @@ func TestPhoneCallIsAnalysed(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	an := conv.Analysis
-	if an == nil || an.Status != agentline.AnalysisDone || an.Summary != "The user asked: When does my order ship?" ||
-		an.Success == nil || !*an.Success || an.Model != "gpt-4.1-mini" {
-		t.Fatalf("analysis of the call: %+v (conversation %+v, err %v)", an, conv, err)
-	}
-	reqs := text.Requests()
-	if len(reqs) != 1 || !strings.Contains(string(reqs[0].Body), "Agent: Hello, this is Ada.") ||
-		!strings.Contains(string(reqs[0].Body), "User: When does my order ship?") || !strings.Contains(string(reqs[0].Body), "phone call") {
-		t.Fatalf("provider requests: %+v", reqs)
-	}
+	return conv
 }

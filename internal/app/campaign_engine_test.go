@@ -73,12 +73,7 @@ func runSandboxCampaign(t *testing.T, n int) {
 	receiver := httptest.NewServer(events)
 	defer receiver.Close()
 	ctx := context.Background()
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada", "greeting": "Hello, this is Ada."}, &a)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/telephony/numbers", tok, map[string]any{"phone_number": "+14155550100", "agent_id": a.ID}, nil)
+	tok, p, a := acmeWithAdaOnTheLine(t, s)
 	db := s.App.Store
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/webhooks", tok, map[string]any{"url": receiver.URL,
 		"events": []string{agentline.EventCampaignStarted, agentline.EventCampaignContactCompleted, agentline.EventCampaignCompleted}}, nil)

@@ -23,6 +23,16 @@ type axeViolation struct {
 	Targets []string `json:"targets"`
 }
 
+// axeSource is axe-core's script, for axeCheck to inject.
+func axeSource(t *testing.T) string {
+	t.Helper()
+	source, err := os.ReadFile(filepath.Join(nodeModules(t, "axe-core"), "axe-core", "axe.min.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(source)
+}
+
 // axeCheck runs axe-core (injected through DevTools, which the page's
 // Content-Security-Policy does not govern) on the page and fails on every
 // serious or critical violation, naming its rule and its elements; lesser
@@ -60,11 +70,7 @@ func (c console) axeCheck(source, page string) {
 // fails.
 func TestConsoleAccessibility(t *testing.T) {
 	t.Parallel()
-	nm := nodeModules(t, "axe-core")
-	source, err := os.ReadFile(filepath.Join(nm, "axe-core", "axe.min.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	source := axeSource(t)
 	ctx := newBrowser(t)
 	carrier := twiliofake.New(twiliofake.Options{})
 	defer carrier.Close()
@@ -113,7 +119,7 @@ func TestConsoleAccessibility(t *testing.T) {
 	// An API key, listed on the projects page.
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/api-keys", tok, map[string]string{"name": "deploy bot", "role": "editor"}, nil)
 	c := newConsole(t, ctx, s.URL)
-	code := string(source)
+	code := source
 
 	c.open("", 1000, 800)
 	c.heading("Sign in to agentline")

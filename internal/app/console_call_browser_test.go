@@ -8,8 +8,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -52,11 +50,7 @@ func rms(mulaw []byte) float64 {
 // direction test. axe-core checks the tab with the call's panel live.
 func TestConsoleBrowserCall(t *testing.T) {
 	t.Parallel()
-	nm := nodeModules(t, "axe-core")
-	axeSource, err := os.ReadFile(filepath.Join(nm, "axe-core", "axe.min.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	axe := axeSource(t)
 	ctx := newBrowser(t)
 	model := realtimefake.New("sk-test")
 	defer model.Close()
@@ -150,7 +144,7 @@ func TestConsoleBrowserCall(t *testing.T) {
 		t.Errorf("the page played all %d frames: the clear did not drop its queue", played)
 	}
 
-	c.axeCheck(string(axeSource), "the Phone tab with a live call")
+	c.axeCheck(axe, "the Phone tab with a live call")
 	c.shot(shots, "console-browser-call.png")
 
 	// The end: the page sends stop; the call is a phone conversation of

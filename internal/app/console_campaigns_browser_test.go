@@ -53,11 +53,7 @@ func closedDays() (api []string, labels []string) {
 // sees, Cancel and Delete.
 func TestConsoleCampaigns(t *testing.T) {
 	t.Parallel()
-	source, err := os.ReadFile(filepath.Join(nodeModules(t, "axe-core"), "axe-core", "axe.min.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	axe := string(source)
+	axe := axeSource(t)
 	ctx := newBrowser(t)
 	downloads := t.TempDir()
 	if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {

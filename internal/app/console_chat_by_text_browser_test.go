@@ -1,13 +1,10 @@
 package app_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/store"
 )
@@ -17,19 +14,11 @@ import (
 // without a line about audio packets.
 func TestConsoleChatByTextIsText(t *testing.T) {
 	t.Parallel()
-	nm := nodeModules(t, "axe-core")
-	axe, err := os.ReadFile(filepath.Join(nm, "axe-core", "axe.min.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	axe := axeSource(t)
 	ctx := newBrowser(t)
 	countMicrophone(t, ctx)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
+	_, _, a := acmeWithAda(t, s)
 	c := newConsole(t, ctx, s.URL)
 	c.open("#/agents/"+itoa(a.ID)+"/test", 1000, 800)
 	c.signIn("owner@example.com", apptest.Password)
@@ -58,7 +47,7 @@ func TestConsoleChatByTextIsText(t *testing.T) {
 	if n := s.App.Sandbox.RTPPackets(); n != 0 {
 		t.Errorf("text mode sent %d audio packets", n)
 	}
-	c.axeCheck(string(axe), "the Test tab in text mode")
+	c.axeCheck(axe, "the Test tab in text mode")
 	c.accessible("the Test tab in text mode")
 	c.shot(shotDir(t), "console-chat-by-text.png")
 	c.press("End")

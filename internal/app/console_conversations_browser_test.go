@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -33,11 +31,7 @@ import (
 // checks every state on the way.
 func TestConsoleToolEditAndConversations(t *testing.T) {
 	t.Parallel()
-	nm := nodeModules(t, "axe-core")
-	axe, err := os.ReadFile(filepath.Join(nm, "axe-core", "axe.min.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	axe := axeSource(t)
 	ctx := newBrowser(t)
 	var mu sync.Mutex
 	var toolBodies []string
@@ -61,7 +55,7 @@ func TestConsoleToolEditAndConversations(t *testing.T) {
 		"url": tool.URL, "method": "POST", "parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]string{"type": "string"}}, "required": []string{"id"}}}, nil)
 	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/webhooks", tok, map[string]any{"url": hooks.URL + "/agentline"}, nil)
 	c := newConsole(t, ctx, s.URL)
-	code := string(axe)
+	code := axe
 	shots := screenshotDir(t)
 	interceptConversation(t, ctx, a.ID)
 

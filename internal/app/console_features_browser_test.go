@@ -8,7 +8,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/store/storetest"
@@ -24,11 +23,7 @@ func TestConsoleRereadsFeaturesAfterRestart(t *testing.T) {
 	ctx := newBrowser(t)
 	db := storetest.URL(t, store.SQLite)
 	s := apptest.Start(t, apptest.Config(t, db, nil))
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
+	_, _, a := acmeWithAda(t, s)
 	c := newConsole(t, ctx, s.URL)
 	c.open("#/agents/"+itoa(a.ID), 1000, 700)
 	c.signIn("owner@example.com", apptest.Password)

@@ -16,12 +16,8 @@ func TestConsoleLeadAnswersByLabel(t *testing.T) {
 	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
+	tok, p, a := acmeWithAda(t, s)
 	var chat agentline.Channel
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
 	fields := []map[string]any{
 		{"name": "full_name", "label": "Your name", "type": "text", "required": true},
 		{"name": "email", "label": "Work email", "type": "email", "required": true},

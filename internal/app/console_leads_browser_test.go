@@ -28,11 +28,7 @@ func TestConsoleFormLeads(t *testing.T) {
 	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
+	tok, p, a := acmeWithAda(t, s)
 	c := newConsole(t, ctx, s.URL)
 	shots := screenshotDir(t)
 	downloads := t.TempDir()

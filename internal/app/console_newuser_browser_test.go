@@ -123,12 +123,8 @@ func TestConsoleChannelWithoutKeyLogsNo404(t *testing.T) {
 	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
+	tok, p, a := acmeWithAda(t, s)
 	var ch agentline.Channel
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", fmt.Sprintf("/api/projects/%d/agents", p.ID), tok, map[string]string{"name": "Ada"}, &a)
 	s.Must(t, 201, "POST", fmt.Sprintf("/api/projects/%d/channels", p.ID), tok, map[string]any{"type": "voice_widget", "name": "Site", "agent_id": a.ID}, &ch)
 	nf := watchNotFounds(t, ctx)
 	c := newConsole(t, ctx, s.URL)

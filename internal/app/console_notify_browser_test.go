@@ -2,8 +2,6 @@ package app_test
 
 import (
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,10 +16,7 @@ import (
 // that fails every attempt shows "failed". axe-core finds nothing serious.
 func TestConsoleNotifyDeliveries(t *testing.T) {
 	t.Parallel()
-	source, err := os.ReadFile(filepath.Join(nodeModules(t, "axe-core"), "axe-core", "axe.min.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	source := axeSource(t)
 	ctx := newBrowser(t)
 	down := &hookReceiver{status: 500}
 	srv := httptest.NewServer(down)
@@ -67,7 +62,7 @@ func TestConsoleNotifyDeliveries(t *testing.T) {
 		t.Error("the notify URL's token shows on the page")
 	}
 	c.accessible("form channel")
-	c.axeCheck(string(source), "#/channels/"+itoa(ch.ID))
+	c.axeCheck(source, "#/channels/"+itoa(ch.ID))
 	c.shot(shotDir(t), "notify-deliveries.png")
 	c.noErrors("notify deliveries")
 }

@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,15 +78,6 @@ func across(c console, what, expr string) {
 func clickAcross(c console, text string) {
 	c.t.Helper()
 	across(c, "the button "+text, `(b => !!b && (b.click(), true))([...document.querySelectorAll("button, a")].find(b => b.textContent.trim() === `+js(text)+`))`)
-}
-
-func axeSource(t *testing.T) string {
-	t.Helper()
-	source, err := os.ReadFile(filepath.Join(nodeModules(t, "axe-core"), "axe-core", "axe.min.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(source)
 }
 
 // signedInTo waits for the console's page title after the way back.

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/store"
 )
@@ -18,11 +17,7 @@ func TestConsoleTestsTab(t *testing.T) {
 	t.Parallel()
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{"AGENTLINE_SANDBOX": "true"})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
+	_, _, a := acmeWithAda(t, s)
 	c := newConsole(t, ctx, s.URL)
 	c.open("#/agents/"+itoa(a.ID)+"/tests", 1000, 800)
 	c.signIn("owner@example.com", apptest.Password)

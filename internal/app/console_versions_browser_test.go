@@ -2,8 +2,6 @@ package app_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,10 +14,7 @@ import (
 // and rolls back to an older one; axe-core finds nothing serious.
 func TestConsoleVersions(t *testing.T) {
 	t.Parallel()
-	source, err := os.ReadFile(filepath.Join(nodeModules(t, "axe-core"), "axe-core", "axe.min.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	source := axeSource(t)
 	ctx := newBrowser(t)
 	s := apptest.StartFresh(t, store.SQLite, nil)
 	_, tok := s.NewUser(t, "owner@example.com")
@@ -54,7 +49,7 @@ func TestConsoleVersions(t *testing.T) {
 		t.Errorf("after the rollback: %+v", got)
 	}
 	c.accessible("versions")
-	c.axeCheck(string(source), page)
+	c.axeCheck(source, page)
 	c.shot(shotDir(t), "agent-versions.png")
 
 	// A conversation's page names the version it ran, linked to the tab.

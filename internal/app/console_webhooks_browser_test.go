@@ -4,8 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -64,10 +62,7 @@ type deliveryList struct {
 // serious on either page.
 func TestConsoleWebhooks(t *testing.T) {
 	t.Parallel()
-	source, err := os.ReadFile(filepath.Join(nodeModules(t, "axe-core"), "axe-core", "axe.min.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	source := axeSource(t)
 	ctx := newBrowser(t)
 	ok, gone := &hookReceiver{status: 204}, &hookReceiver{status: 410}
 	okSrv, goneSrv := httptest.NewServer(ok), httptest.NewServer(gone)
@@ -85,7 +80,7 @@ func TestConsoleWebhooks(t *testing.T) {
 	untilAPI(t, s, tok, "/api/webhooks/"+itoa(old.ID), "the 410 endpoint disabled", func(w agentline.WebhookEndpoint) bool { return !w.Enabled })
 
 	c := newConsole(t, ctx, s.URL)
-	code := string(source)
+	code := source
 	shots := screenshotDir(t)
 	c.open("#/webhooks", 1000, 800)
 	c.signIn("owner@example.com", apptest.Password)

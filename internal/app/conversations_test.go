@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"encoding/csv"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/conversation"
-	"github.com/agentline/agentline/internal/provider/providerfake"
 	"github.com/agentline/agentline/internal/store"
 )
 
@@ -22,41 +20,12 @@ import (
 // numbers match the records.
 func TestConversationsThroughTheApp(t *testing.T) {
 	t.Parallel()
-	fake := providerfake.New("sk-test", "g-test")
-	providerSrv := httptest.NewServer(fake)
-	defer providerSrv.Close()
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{
-		"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": providerSrv.URL, "AGENTLINE_SESSION_IDLE_TIMEOUT": "1s",
-	})
+	w := startWidgetSite(t, store.SQLite, map[string]string{"AGENTLINE_SESSION_IDLE_TIMEOUT": "1s"})
+	s, tok, p, a, c := w.s, w.token, w.project, w.agent, w.channel
 	ctx := context.Background()
-	_, tok := s.NewUser(t, "owner@example.com")
 	_, stranger := s.NewUser(t, "stranger@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	var c agentline.Channel
-	var key struct{ Key string }
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Shop"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID}, &c)
-	s.Must(t, 201, "POST", "/api/channels/"+itoa(c.ID)+"/key", tok, map[string]any{"allowed_origins": []string{"https://shop.example.com"}}, &key)
-	widget := func(path string, body any) *apptest.Response {
-		req := s.Request(t, "POST", path, "", body)
-		req.Header.Set("X-API-Key", key.Key)
-		req.Header.Set("Origin", "https://shop.example.com")
-		return s.Send(t, req)
-	}
-	start := func() string {
-		var sess struct {
-			SessionID string `json:"session_id"`
-		}
-		r := widget("/widget/v1/session", map[string]any{"agent_id": a.ID})
-		if r.Status != 201 {
-			t.Fatalf("session: %s", r)
-		}
-		r.JSON(t, &sess)
-		return sess.SessionID
-	}
-	ended, quiet := start(), start()
+	widget := func(path string, body any) *apptest.Response { return w.do(t, "POST", path, body) }
+	ended, quiet := w.session(t), w.session(t)
 	now := time.Now().UTC()
 	say := map[string]any{"type": "transcript", "at": now, "data": map[string]string{"role": "user", "text": "Where is my parcel?"}}
 	widget("/widget/v1/analytics", map[string]any{"session_id": ended, "events": []any{say,

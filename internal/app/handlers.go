@@ -89,15 +89,17 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 	}, nil
 }
 
-// realGeminiKey is the Gemini key of everything but phone calls (browser
-// sessions, analysis): none when it is the sandbox's, whose Gemini side
-// answers phone calls' Live sockets only, with neither auth tokens nor
-// generateContent (config.ApplySandbox); the sandbox analyst stands in.
-func (a *App) realGeminiKey() string {
-	if a.Config.GeminiAPIKey == config.SandboxAPIKey {
+// realGeminiKey is a deployment's Gemini key as everything but phone calls
+// sees it (browser sessions, analysis, the console's features): none when
+// it is the sandbox's, whose pretend Gemini side answers phone calls' Live
+// sockets only, with neither auth tokens nor generateContent
+// (config.ApplySandbox). A widget session then says Gemini is not
+// configured, and the sandbox analyst stands in for analysis.
+func realGeminiKey(key string) string {
+	if key == config.SandboxAPIKey {
 		return ""
 	}
-	return a.Config.GeminiAPIKey
+	return key
 }
 
 // features are what the console shows or hides, as the settings have it.
@@ -105,7 +107,7 @@ func (a *App) features() auth.Features {
 	return auth.Features{
 		TelephonyEnabled: a.Config.TelephonyEnabled,
 		OpenAIConfigured: a.Config.OpenAIAPIKey != "",
-		GeminiConfigured: a.realGeminiKey() != "",
+		GeminiConfigured: realGeminiKey(a.Config.GeminiAPIKey) != "",
 		Sandbox:          a.Config.Sandbox,
 		SandboxCarrier:   a.usesSandboxCarrier(),
 	}
@@ -178,16 +180,13 @@ func (a *App) consoleConnect() []string {
 }
 
 // widgetCredentials are the provider credentials of browser sessions: the
-// project's own account's or the deployment's, except the sandbox's Gemini
-// key, whose pretend Live socket answers phone calls but mints no auth
-// tokens for browsers (config.ApplySandbox): a widget session then says
-// Gemini is not configured.
+// project's own account's, or the deployment's with its realGeminiKey.
 type widgetCredentials struct{ *provideraccount.Accounts }
 
 func (w widgetCredentials) Credentials(ctx context.Context, projectID int64, kind agentline.Provider) (agentline.ProviderCredentials, error) {
 	c, err := w.Accounts.Credentials(ctx, projectID, kind)
-	if err == nil && kind == agentline.ProviderGemini && !c.Project && c.APIKey == config.SandboxAPIKey {
-		c.APIKey = ""
+	if err == nil && kind == agentline.ProviderGemini && !c.Project {
+		c.APIKey = realGeminiKey(c.APIKey)
 	}
 	return c, err
 }

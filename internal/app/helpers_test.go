@@ -18,6 +18,19 @@ import (
 
 func itoa(id int64) string { return strconv.FormatInt(id, 10) }
 
+// acmeWithAda makes the owner the console tests sign in as
+// (owner@example.com) with a project, Acme, holding one agent, Ada; it
+// returns the owner's token, the project and the agent.
+func acmeWithAda(t testing.TB, s *apptest.Server) (string, agentline.Project, agentline.Agent) {
+	t.Helper()
+	_, tok := s.NewUser(t, "owner@example.com")
+	var p agentline.Project
+	var a agentline.Agent
+	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Acme"}, &p)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
+	return tok, p, a
+}
+
 // newApp builds an App without serving it; it is closed when the test ends.
 func newApp(t testing.TB, cfg config.Config) (*app.App, error) {
 	t.Helper()

@@ -53,7 +53,7 @@ func (a *App) jobQueue(ctx context.Context, s shared, sender *mail.Sender) error
 	jobs.AddPeriodic(r, a.reconciler, a.reconciler.Interval(), agentline.ReconcileCalls{})
 	ao := analysis.AnalystOptions{Sandbox: a.Config.Sandbox,
 		OpenAIBaseURL: a.Config.OpenAIBaseURL, OpenAIAPIKey: a.Config.OpenAIAPIKey, OpenAIModel: a.Config.AnalysisModelOpenAI,
-		GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: a.realGeminiKey(), GeminiModel: a.Config.AnalysisModelGemini,
+		GeminiBaseURL: a.Config.GeminiBaseURL, GeminiAPIKey: realGeminiKey(a.Config.GeminiAPIKey), GeminiModel: a.Config.AnalysisModelGemini,
 		ProjectHTTP: a.projectHTTP(50 * time.Second), HTTP: a.providerHTTP(50 * time.Second)}
 	analysts := analysis.Options{Store: a.Store, Logger: a.logger,
 		MaxAttempts: int(a.Config.AnalysisMaxAttempts), Backoff: a.Config.AnalysisRetryBackoff,

@@ -1,13 +1,11 @@
 package app_test
 
 import (
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
-	"github.com/agentline/agentline/internal/provider/providerfake"
 	"github.com/agentline/agentline/internal/store"
 )
 
@@ -15,29 +13,10 @@ import (
 // that are not a bounded whole number of ms are refused, whole batch.
 func TestWidgetTurnLatencyReports(t *testing.T) {
 	t.Parallel()
-	fake := providerfake.New("sk-test", "g-test")
-	providerSrv := httptest.NewServer(fake)
-	defer providerSrv.Close()
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": providerSrv.URL})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	var c agentline.Channel
-	var key struct{ Key string }
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Shop"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID}, &c)
-	s.Must(t, 201, "POST", "/api/channels/"+itoa(c.ID)+"/key", tok, map[string]any{"allowed_origins": []string{"https://shop.example.com"}}, &key)
-	widget := func(path string, body any) *apptest.Response {
-		req := s.Request(t, "POST", path, "", body)
-		req.Header.Set("X-API-Key", key.Key)
-		req.Header.Set("Origin", "https://shop.example.com")
-		return s.Send(t, req)
-	}
-	var sess struct {
-		SessionID string `json:"session_id"`
-	}
-	widget("/widget/v1/session", map[string]any{"agent_id": a.ID}).JSON(t, &sess)
+	w := startWidgetSite(t, store.SQLite, nil)
+	s, tok, p, a := w.s, w.token, w.project, w.agent
+	widget := func(path string, body any) *apptest.Response { return w.do(t, "POST", path, body) }
+	sessionID := w.session(t)
 	now := time.Now().UTC()
 	line := func(role, text string, at time.Time) map[string]any {
 		return map[string]any{"type": "transcript", "at": at, "data": map[string]string{"role": role, "text": text}}
@@ -46,16 +25,16 @@ func TestWidgetTurnLatencyReports(t *testing.T) {
 		return map[string]any{"type": "turn_latency", "at": at, "data": map[string]any{"latency_ms": ms}}
 	}
 	for _, bad := range []any{-1, 60001, 1.5, "300", nil} {
-		r := widget("/widget/v1/analytics", map[string]any{"session_id": sess.SessionID, "events": []any{latency(bad, now)}})
+		r := widget("/widget/v1/analytics", map[string]any{"session_id": sessionID, "events": []any{latency(bad, now)}})
 		if r.Status != 400 && r.Status != 422 {
 			t.Errorf("latency_ms %v: status %d, want refused", bad, r.Status)
 		}
 	}
 	extra := map[string]any{"type": "turn_latency", "data": map[string]any{"latency_ms": 5, "note": "x"}}
-	if r := widget("/widget/v1/analytics", map[string]any{"session_id": sess.SessionID, "events": []any{extra}}); r.Status != 400 && r.Status != 422 {
+	if r := widget("/widget/v1/analytics", map[string]any{"session_id": sessionID, "events": []any{extra}}); r.Status != 400 && r.Status != 422 {
 		t.Errorf("extra data field: status %d, want refused", r.Status)
 	}
-	r := widget("/widget/v1/analytics", map[string]any{"session_id": sess.SessionID, "events": []any{
+	r := widget("/widget/v1/analytics", map[string]any{"session_id": sessionID, "events": []any{
 		line("user", "Hello?", now), latency(640, now.Add(time.Second)), line("assistant", "Hi there.", now.Add(2*time.Second)),
 		line("user", "Open today?", now.Add(3*time.Second)), line("assistant", "Until six.", now.Add(4*time.Second)), latency(380, now.Add(5*time.Second)),
 	}})
@@ -63,7 +42,7 @@ func TestWidgetTurnLatencyReports(t *testing.T) {
 		t.Fatalf("report: %s", r)
 	}
 	var conv agentline.Conversation
-	s.Must(t, 200, "GET", "/api/conversations/"+sess.SessionID, tok, nil, &conv)
+	s.Must(t, 200, "GET", "/api/conversations/"+sessionID, tok, nil, &conv)
 	if conv.Latency == nil || *conv.Latency != (agentline.TurnLatency{P50MS: 380, P95MS: 640, MaxMS: 640, Turns: 2}) {
 		t.Fatalf("latency = %+v", conv.Latency)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"net"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
-	"github.com/agentline/agentline/internal/provider/providerfake"
 	"github.com/agentline/agentline/internal/store"
 )
 
@@ -22,35 +20,17 @@ import (
 // addresses, ports and resolvers (it goes to the log).
 func TestPublicAnswersNameNoNetworkError(t *testing.T) {
 	t.Parallel()
-	fake := providerfake.New("sk-test", "g-test")
-	providerSrv := httptest.NewServer(fake)
-	defer providerSrv.Close()
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	deadAddr := closed.Addr().String()
 	closed.Close()
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{
-		"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": providerSrv.URL, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true",
-	})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	var c agentline.Channel
-	var key struct{ Key string }
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Shop"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
-	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", tok, map[string]any{"name": "lookup_order", "description": "Find an order",
+	w := startWidgetSite(t, store.SQLite, nil)
+	providerSrv, a := w.providerSrv, w.agent
+	w.s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", w.token, map[string]any{"name": "lookup_order", "description": "Find an order",
 		"parameters": map[string]any{"type": "object"}, "url": "http://" + deadAddr + "/hook"}, nil)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID}, &c)
-	s.Must(t, 201, "POST", "/api/channels/"+itoa(c.ID)+"/key", tok, map[string]any{"allowed_origins": []string{"https://shop.example.com"}}, &key)
-	widget := func(path string, body any) *apptest.Response {
-		req := s.Request(t, "POST", path, "", body)
-		req.Header.Set("X-API-Key", key.Key)
-		req.Header.Set("Origin", "https://shop.example.com")
-		return s.Send(t, req)
-	}
+	widget := func(path string, body any) *apptest.Response { return w.do(t, "POST", path, body) }
 	_, deadPort, _ := net.SplitHostPort(deadAddr)
 	_, providerPort, _ := net.SplitHostPort(strings.TrimPrefix(providerSrv.URL, "http://"))
 	leaks := func(what string, r *apptest.Response) {

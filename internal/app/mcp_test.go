@@ -2,13 +2,10 @@ package app_test
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
-	"github.com/agentline/agentline/internal/provider/providerfake"
 	"github.com/agentline/agentline/internal/store"
 	"github.com/agentline/agentline/internal/tools/mcptest"
 )
@@ -23,19 +20,8 @@ func TestWidgetSessionUsesMCPTools(t *testing.T) {
 	t.Parallel()
 	everything := mcptest.StartEverything(t)
 	shop := mcptest.New(t, "widget-mcp-token-5512")
-	fake := providerfake.New("sk-test", "g-test")
-	providerSrv := httptest.NewServer(fake)
-	defer providerSrv.Close()
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{
-		"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": providerSrv.URL, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true",
-	})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	var c agentline.Channel
-	var key struct{ Key string }
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Shop"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
+	w := startWidgetSite(t, store.SQLite, nil)
+	s, tok, fake, a := w.s, w.token, w.provider, w.agent
 	for _, tool := range []map[string]any{
 		{"type": "mcp", "name": "everything", "url": everything, "allowed_tools": []string{"echo", "get-sum"}},
 		{"type": "mcp", "name": "shop", "url": shop.URL(), "headers": map[string]string{"Authorization": "Bearer widget-mcp-token-5512"},
@@ -44,14 +30,7 @@ func TestWidgetSessionUsesMCPTools(t *testing.T) {
 	} {
 		s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", tok, tool, nil)
 	}
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID}, &c)
-	s.Must(t, 201, "POST", "/api/channels/"+itoa(c.ID)+"/key", tok, map[string]any{"allowed_origins": []string{"https://shop.example.com"}}, &key)
-	widget := func(method, path string, body any) *apptest.Response {
-		req := s.Request(t, method, path, "", body)
-		req.Header.Set("X-API-Key", key.Key)
-		req.Header.Set("Origin", "https://shop.example.com")
-		return s.Send(t, req)
-	}
+	widget := func(method, path string, body any) *apptest.Response { return w.do(t, method, path, body) }
 	r := widget("POST", "/widget/v1/session", map[string]any{"agent_id": a.ID})
 	var sess struct {
 		SessionID string `json:"session_id"`

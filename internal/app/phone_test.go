@@ -26,7 +26,7 @@ func TestShutdownEndsCalls(t *testing.T) {
 	s := apptest.Start(t, apptest.Config(t, url, phoneEnv(model.URL(), nil)))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	p, c, ss := inboundCall(ctx, t, s, model)
+	p, c, ss := inboundCall(ctx, t, s, model, agentline.AnalysisSettings{})
 	defer c.Close()
 	c.SendMedia(ctx, make([]byte, callsim.FrameBytes))
 	if _, err := ss.WaitAudio(ctx, 1); err != nil {
@@ -73,7 +73,7 @@ func TestCallOutlivesBodyReadTimeout(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, c, ss := inboundCall(ctx, t, s, model)
+	_, c, ss := inboundCall(ctx, t, s, model, agentline.AnalysisSettings{})
 	defer c.Close()
 	frame := base64.StdEncoding.EncodeToString(make([]byte, callsim.FrameBytes))
 	for round := 1; round <= 2; round++ {
@@ -97,14 +97,15 @@ func TestCallOutlivesBodyReadTimeout(t *testing.T) {
 	}
 }
 
-// inboundCall gives the owner a project whose agent answers +14155550100,
-// calls it as the carrier would, signed, and returns the project, the
-// carrier's side of the call and the model's session.
-func inboundCall(ctx context.Context, t *testing.T, s *apptest.Server, model *realtimefake.Server) (agentline.Project, *callsim.Call, *realtimefake.Session) {
+// inboundCall gives the owner a project whose agent (analysing its
+// conversations as analysis says) answers +14155550100, calls it as the
+// carrier would, signed, and returns the project, the carrier's side of
+// the call and the model's session.
+func inboundCall(ctx context.Context, t *testing.T, s *apptest.Server, model *realtimefake.Server, analysis agentline.AnalysisSettings) (agentline.Project, *callsim.Call, *realtimefake.Session) {
 	t.Helper()
 	owner, _, _ := s.App.Store.UserByEmail(ctx, "owner@example.com")
 	p, _ := s.App.Store.CreateProject(ctx, agentline.Project{Name: "shop"}, owner.ID)
-	a, err := s.App.Store.CreateAgent(ctx, agentline.Agent{ProjectID: p.ID, Name: "Ada", Model: "gpt-realtime", Provider: agentline.ProviderOpenAI, Language: "en"})
+	a, err := s.App.Store.CreateAgent(ctx, agentline.Agent{ProjectID: p.ID, Name: "Ada", Model: "gpt-realtime", Provider: agentline.ProviderOpenAI, Language: "en", Analysis: analysis})
 	if err != nil {
 		t.Fatal(err)
 	}

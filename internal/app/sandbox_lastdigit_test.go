@@ -25,12 +25,7 @@ func TestSandboxAnswersByLastDigit(t *testing.T) {
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{
 		"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": "localhost",
 	})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada", "greeting": "Hello, this is Ada."}, &a)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/telephony/numbers", tok, map[string]any{"phone_number": "+14155550100", "agent_id": a.ID}, nil)
+	tok, p, a := acmeWithAdaOnTheLine(t, s)
 
 	answered := []string{"queued", "ringing", "in-progress", "completed"}
 	cases := []struct {

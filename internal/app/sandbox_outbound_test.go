@@ -16,6 +16,21 @@ type callRecord struct {
 	Events []agentline.CallLogEntry `json:"events"`
 }
 
+// acmeWithAdaOnTheLine makes the owner (owner@example.com) with a
+// project, Acme, whose agent Ada greets callers and answers a number,
+// +14155550100: what the sandbox's phone tests call from. It returns the
+// owner's token, the project and the agent.
+func acmeWithAdaOnTheLine(t *testing.T, s *apptest.Server) (string, agentline.Project, agentline.Agent) {
+	t.Helper()
+	_, tok := s.NewUser(t, "owner@example.com")
+	var p agentline.Project
+	var a agentline.Agent
+	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada", "greeting": "Hello, this is Ada."}, &a)
+	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/telephony/numbers", tok, map[string]any{"phone_number": "+14155550100", "agent_id": a.ID}, nil)
+	return tok, p, a
+}
+
 // In the sandbox an outbound call is played whole by the pretend carrier
 // (before, it stayed queued forever): it rings, the callee answers, the
 // agent greets them, they say something, they hang up, and the record
@@ -27,12 +42,7 @@ func TestSandboxOutboundCallIsPlayed(t *testing.T) {
 	s := apptest.StartFresh(t, store.SQLite, map[string]string{
 		"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": "localhost",
 	})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada", "greeting": "Hello, this is Ada."}, &a)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/telephony/numbers", tok, map[string]any{"phone_number": "+14155550100", "agent_id": a.ID}, nil)
+	tok, _, a := acmeWithAdaOnTheLine(t, s)
 
 	var placed struct {
 		CallSID string `json:"call_sid"`

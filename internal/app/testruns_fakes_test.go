@@ -2,10 +2,6 @@ package app_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,18 +22,7 @@ import (
 // its reason.
 func TestTestRunAgainstProviderFakes(t *testing.T) {
 	t.Parallel()
-	model := realtimefake.New("sk-test")
-	defer model.Close()
-	text := analysisfake.New("sk-test", "")
-	target, err := url.Parse(model.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/v1/responses", text)
-	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
-	providers := httptest.NewServer(mux)
-	defer providers.Close()
+	model, text, providers := openAIFakes(t)
 	scriptPersonAndJudge(text)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -60,7 +45,7 @@ func TestTestRunAgainstProviderFakes(t *testing.T) {
 			})
 		}
 	}()
-	s := apptest.StartFresh(t, "sqlite", map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": providers.URL,
+	s := apptest.StartFresh(t, "sqlite", map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": providers,
 		"AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true"})
 	_, tok := s.NewUser(t, "owner@example.com")
 	a, hits, _ := testRunSetup(t, s, tok)

@@ -2,10 +2,6 @@ package app_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -13,10 +9,8 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/otlptest"
-	"github.com/agentline/agentline/internal/provider/analysisfake"
 	"github.com/agentline/agentline/internal/provider/realtimefake"
 	"github.com/agentline/agentline/internal/store"
-	"github.com/agentline/agentline/internal/telephony/callsim"
 	"github.com/agentline/agentline/internal/telephony/relay"
 )
 
@@ -31,19 +25,8 @@ func TestTracesReachOTLPReceiver(t *testing.T) {
 	t.Cleanup(recv.Close) // after the server's own cleanup, which flushes
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.URL)
 	t.Setenv("OTEL_SERVICE_NAME", "agentline-test")
-	model := realtimefake.New("sk-test")
-	defer model.Close()
-	text := analysisfake.New("sk-test", "")
-	target, err := url.Parse(model.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/v1/responses", text)
-	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
-	providers := httptest.NewServer(mux)
-	defer providers.Close()
-	s := apptest.StartFresh(t, store.SQLite, phoneEnv(providers.URL, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": recv.URL}))
+	model, _, providers := openAIFakes(t)
+	s := apptest.StartFresh(t, store.SQLite, phoneEnv(providers, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": recv.URL}))
 	if !s.App.Config.Tracing {
 		t.Fatal("tracing is off with OTEL_EXPORTER_OTLP_ENDPOINT set")
 	}
@@ -114,28 +97,8 @@ func names(spans []otlptest.Span) []string {
 // waits for the call's analysis; it returns the call's conversation id.
 func tracedCall(ctx context.Context, t *testing.T, s *apptest.Server, model *realtimefake.Server) string {
 	t.Helper()
-	db := s.App.Store
-	owner, _, _ := db.UserByEmail(ctx, "owner@example.com")
-	p, _ := db.CreateProject(ctx, agentline.Project{Name: "shop"}, owner.ID)
-	a, err := db.CreateAgent(ctx, agentline.Agent{ProjectID: p.ID, Name: "Ada", Model: "gpt-realtime", Provider: agentline.ProviderOpenAI, Language: "en",
-		Analysis: agentline.AnalysisSettings{Summary: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: p.ID, PhoneNumber: "+14155550100", AgentID: &a.ID,
-		Status: agentline.NumberActive, CarrierSID: "PN1"}); err != nil {
-		t.Fatal(err)
-	}
-	c, err := callsim.Inbound(ctx, http.DefaultClient, s.URL, "+14155550199", "+14155550100",
-		callsim.Options{EchoMarks: true, AuthToken: carrierToken, BotHost: "bot.example.test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, c, ss := inboundCall(ctx, t, s, model, agentline.AnalysisSettings{Summary: true})
 	defer c.Close()
-	ss, err := model.Next(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := ss.WaitType(ctx, "session.update"); err != nil {
 		t.Fatal(err)
 	}
@@ -149,29 +112,11 @@ func tracedCall(ctx context.Context, t *testing.T, s *apptest.Server, model *rea
 	}); err != nil {
 		t.Fatal(err)
 	}
-	call, err := db.Call(ctx, p.ID, c.CallSID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := agentline.CallConversationID(call.ID)
-	var conv agentline.Conversation
-	for i := 0; i < 1000 && len(conv.Transcript) < 2; i++ {
-		time.Sleep(10 * time.Millisecond)
-		conv, _ = db.Conversation(ctx, p.ID, id)
-	}
-	if err := c.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for range 3000 { // the analysis waits 3 s after the end, then asks
-		if conv, err = db.Conversation(ctx, p.ID, id); err == nil && conv.Analysis != nil && conv.Analysis.Status != agentline.AnalysisPending {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	conv := hangUpForAnalysis(ctx, t, s, p, c, 2)
 	if conv.Analysis == nil || conv.Analysis.Status != agentline.AnalysisDone {
 		t.Fatalf("analysis of the call: %+v", conv.Analysis)
 	}
-	return id
+	return conv.ID
 }
 
 // With no OTLP endpoint set, no tracer provider (nor exporter) is built,

@@ -2,13 +2,10 @@ package app_test
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
-	"github.com/agentline/agentline/internal/provider/providerfake"
 	"github.com/agentline/agentline/internal/ratelimit/redistest"
 	"github.com/agentline/agentline/internal/store"
 )
@@ -20,32 +17,13 @@ import (
 // are counted in Redis, as AGENTLINE_REDIS_URL asks.
 func TestWidgetThroughTheApp(t *testing.T) {
 	t.Parallel()
-	fake := providerfake.New("sk-test", "g-test")
-	providerSrv := httptest.NewServer(fake)
-	defer providerSrv.Close()
 	webhookURL, hooked := webhookTool(t, `{"status":"shipped"}`, 1)
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{
-		"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": providerSrv.URL, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true",
-		"AGENTLINE_REDIS_URL": redistest.Start(t),
-	})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	var c agentline.Channel
-	var key struct{ Key string }
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]string{"name": "Shop"}, &p)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/agents", tok, map[string]string{"name": "Ada"}, &a)
-	s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", tok, map[string]any{"name": "lookup_order", "description": "Find an order",
+	w := startWidgetSite(t, store.SQLite, map[string]string{"AGENTLINE_REDIS_URL": redistest.Start(t)})
+	fake, a := w.provider, w.agent
+	w.s.Must(t, 201, "POST", "/api/agents/"+itoa(a.ID)+"/tools", w.token, map[string]any{"name": "lookup_order", "description": "Find an order",
 		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}}, "url": webhookURL}, nil)
-	s.Must(t, 201, "POST", "/api/projects/"+itoa(p.ID)+"/channels", tok, map[string]any{"type": "voice_widget", "name": "site", "agent_id": a.ID}, &c)
-	s.Must(t, 201, "POST", "/api/channels/"+itoa(c.ID)+"/key", tok, map[string]any{"allowed_origins": []string{"https://shop.example.com"}}, &key)
 
-	widget := func(method, path string, body any) *apptest.Response {
-		req := s.Request(t, method, path, "", body)
-		req.Header.Set("X-API-Key", key.Key)
-		req.Header.Set("Origin", "https://shop.example.com")
-		return s.Send(t, req)
-	}
+	widget := func(method, path string, body any) *apptest.Response { return w.do(t, method, path, body) }
 	if r := widget("GET", "/widget/v1/config", nil); r.Status != 200 || !strings.Contains(string(r.Body), `"name":"Ada"`) || r.Header.Get("RateLimit-Remaining") != "59" {
 		t.Fatalf("config: %s %v", r, r.Header)
 	}

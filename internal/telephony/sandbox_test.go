@@ -27,34 +27,10 @@ import (
 // call's record.
 func TestSandboxPhoneCall(t *testing.T) {
 	t.Parallel()
-	hooked := make(chan string, 4)
-	webhook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		hooked <- string(b)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"status":"shipped on March 3"}`)
-	}))
-	defer webhook.Close()
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{
-		"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": botHost, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true",
-	})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", fmt.Sprintf("/api/projects/%d/agents", p.ID), tok, map[string]string{"name": "Ada"}, &a)
-	s.Must(t, 201, "POST", fmt.Sprintf("/api/agents/%d/tools", a.ID), tok, map[string]any{"name": "lookup_order", "description": "Find an order",
-		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}, "required": []string{"id"}}, "url": webhook.URL}, nil)
-	var n agentline.PhoneNumber
-	s.Must(t, 201, "POST", fmt.Sprintf("/api/projects/%d/telephony/numbers", p.ID), tok, map[string]any{"phone_number": "+14155550100", "agent_id": a.ID}, &n)
-
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := callsim.Inbound(ctx, s.Client, s.URL, "+14155550199", n.PhoneNumber, callsim.Options{AuthToken: twiliofake.SandboxAuthToken, BotHost: botHost, EchoMarks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	sc := startSandboxCall(ctx, t, map[string]string{"name": "Ada"})
+	c := sc.c
 	// The caller speaks for a second (a 300 Hz tone) while the agent greets.
 	tone := make([]byte, 8000)
 	for i := range tone {
@@ -66,43 +42,8 @@ func TestSandboxPhoneCall(t *testing.T) {
 
 	// The record fills as the call goes on: the greeting, what the sandbox
 	// heard, the tool call with the webhook's answer, and the answer.
-	want := []string{"agentline sandbox", "audio packets received", "lookup_order", "The tool answered: {\"status\":\"shipped on March 3\"}"}
-	var events []string
-	for {
-		res := s.Do(t, "GET", "/api/calls/"+c.CallSID, tok, nil)
-		var rec map[string]any
-		res.JSON(t, &rec)
-		events = eventTexts(rec)
-		all := rec["status"] == "in-progress"
-		for _, w := range want {
-			all = all && strings.Contains(strings.Join(events, "\n"), w)
-		}
-		if all {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("events of the sandbox call = %q (record %s)", events, res.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	select {
-	case body := <-hooked:
-		if !strings.Contains(body, `"id":"42"`) {
-			t.Errorf("webhook body %s", body)
-		}
-	default:
-		t.Error("the webhook tool was not called")
-	}
-	heard := c.Audio()
-	var loud int
-	for _, b := range heard {
-		if v := g711.Decode(b); v > 2000 || v < -2000 {
-			loud++
-		}
-	}
-	if len(heard) < 8000 || loud < len(heard)/10 {
-		t.Fatalf("the caller heard %d bytes of agent audio, %d of them loud", len(heard), loud)
-	}
+	sc.waitEvents(ctx, t, "in-progress", "agentline sandbox", "audio packets received", "lookup_order", "The tool answered: {\"status\":\"shipped on March 3\"}")
+	sc.checkToolAndVoice(t)
 	c.Stop(ctx)
 	select {
 	case <-c.Done():
@@ -110,7 +51,7 @@ func TestSandboxPhoneCall(t *testing.T) {
 		t.Fatal("the stream stayed open after stop")
 	}
 	for {
-		res := s.Do(t, "GET", "/api/calls/"+c.CallSID, tok, nil)
+		res := sc.s.Do(t, "GET", "/api/calls/"+c.CallSID, sc.tok, nil)
 		var rec map[string]any
 		res.JSON(t, &rec)
 		if rec["end_reason"] == "caller_hangup" {
@@ -130,35 +71,10 @@ func TestSandboxPhoneCall(t *testing.T) {
 // webhook tool and is answered with toolResponse.
 func TestSandboxGeminiPhoneCall(t *testing.T) {
 	t.Parallel()
-	hooked := make(chan string, 4)
-	webhook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		hooked <- string(b)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"status":"shipped on March 3"}`)
-	}))
-	defer webhook.Close()
-	s := apptest.StartFresh(t, store.SQLite, map[string]string{
-		"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": botHost, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true",
-	})
-	_, tok := s.NewUser(t, "owner@example.com")
-	var p agentline.Project
-	var a agentline.Agent
-	s.Must(t, 201, "POST", "/api/projects", tok, map[string]any{"name": "Acme"}, &p)
-	s.Must(t, 201, "POST", fmt.Sprintf("/api/projects/%d/agents", p.ID), tok, map[string]string{"name": "Gem",
-		"model": "gemini-2.5-flash-native-audio-preview-09-2025", "greeting": "Hello, this is Gem."}, &a)
-	s.Must(t, 201, "POST", fmt.Sprintf("/api/agents/%d/tools", a.ID), tok, map[string]any{"name": "lookup_order", "description": "Find an order",
-		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}, "required": []string{"id"}}, "url": webhook.URL}, nil)
-	var n agentline.PhoneNumber
-	s.Must(t, 201, "POST", fmt.Sprintf("/api/projects/%d/telephony/numbers", p.ID), tok, map[string]any{"phone_number": "+14155550100", "agent_id": a.ID}, &n)
-
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := callsim.Inbound(ctx, s.Client, s.URL, "+14155550199", n.PhoneNumber, callsim.Options{AuthToken: twiliofake.SandboxAuthToken, BotHost: botHost, EchoMarks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	sc := startSandboxCall(ctx, t, map[string]string{"name": "Gem",
+		"model": "gemini-2.5-flash-native-audio-preview-09-2025", "greeting": "Hello, this is Gem."})
 	// The caller speaks for a second (a 300 Hz tone), then is quiet.
 	tone := make([]byte, 8000+6000)
 	for i := range tone {
@@ -167,37 +83,96 @@ func TestSandboxGeminiPhoneCall(t *testing.T) {
 			tone[i] = g711.Encode(int16(8000 * math.Sin(2*math.Pi*300*float64(i)/8000)))
 		}
 	}
-	if err := c.Play(ctx, tone, true); err != nil {
+	if err := sc.c.Play(ctx, tone, true); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"agentline sandbox", "lookup_order", `The tool lookup_order answered: {"output":{"status":"shipped on March 3"}}`}
-	var events []string
+	sc.waitEvents(ctx, t, "", "agentline sandbox", "lookup_order", `The tool lookup_order answered: {"output":{"status":"shipped on March 3"}}`)
+	sc.checkToolAndVoice(t)
+	sc.c.Stop(ctx)
+}
+
+// sandboxCall is a call, as the carrier places it, to a number bought
+// for an agent on `serve --sandbox` with no carrier account and no API
+// key; the agent has a webhook tool, lookup_order, answering
+// {"status":"shipped on March 3"}.
+type sandboxCall struct {
+	s      *apptest.Server
+	tok    string
+	c      *callsim.Call
+	hooked chan string // the bodies the webhook received
+}
+
+// startSandboxCall starts the instance, makes the agent (its fields as
+// given) with its tool and number, and places the call.
+func startSandboxCall(ctx context.Context, t *testing.T, agent map[string]string) *sandboxCall {
+	t.Helper()
+	sc := &sandboxCall{hooked: make(chan string, 4)}
+	webhook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		sc.hooked <- string(b)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"status":"shipped on March 3"}`)
+	}))
+	t.Cleanup(webhook.Close)
+	sc.s = apptest.StartFresh(t, store.SQLite, map[string]string{
+		"AGENTLINE_SANDBOX": "true", "TELEPHONY_ENABLED": "true", "BOT_HOST": botHost, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true",
+	})
+	s := sc.s
+	_, sc.tok = s.NewUser(t, "owner@example.com")
+	var p agentline.Project
+	var a agentline.Agent
+	s.Must(t, 201, "POST", "/api/projects", sc.tok, map[string]any{"name": "Acme"}, &p)
+	s.Must(t, 201, "POST", fmt.Sprintf("/api/projects/%d/agents", p.ID), sc.tok, agent, &a)
+	s.Must(t, 201, "POST", fmt.Sprintf("/api/agents/%d/tools", a.ID), sc.tok, map[string]any{"name": "lookup_order", "description": "Find an order",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}, "required": []string{"id"}}, "url": webhook.URL}, nil)
+	var n agentline.PhoneNumber
+	s.Must(t, 201, "POST", fmt.Sprintf("/api/projects/%d/telephony/numbers", p.ID), sc.tok, map[string]any{"phone_number": "+14155550100", "agent_id": a.ID}, &n)
+	c, err := callsim.Inbound(ctx, s.Client, s.URL, "+14155550199", n.PhoneNumber, callsim.Options{AuthToken: twiliofake.SandboxAuthToken, BotHost: botHost, EchoMarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	sc.c = c
+	return sc
+}
+
+// waitEvents waits until the call's record holds every one of want among
+// its events' texts (and, unless status is "", has that status).
+func (sc *sandboxCall) waitEvents(ctx context.Context, t *testing.T, status string, want ...string) {
+	t.Helper()
 	for {
-		res := s.Do(t, "GET", "/api/calls/"+c.CallSID, tok, nil)
+		res := sc.s.Do(t, "GET", "/api/calls/"+sc.c.CallSID, sc.tok, nil)
 		var rec map[string]any
 		res.JSON(t, &rec)
-		events = eventTexts(rec)
-		all := true
+		events := eventTexts(rec)
+		all := status == "" || rec["status"] == status
 		for _, w := range want {
 			all = all && strings.Contains(strings.Join(events, "\n"), w)
 		}
 		if all {
-			break
+			return
 		}
 		if ctx.Err() != nil {
 			t.Fatalf("events of the sandbox call = %q (record %s)", events, res.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// checkToolAndVoice checks that the webhook tool was called with the
+// order id the sandbox's script asks for, and that the caller heard at
+// least a second of the agent, a tenth of it loud.
+func (sc *sandboxCall) checkToolAndVoice(t *testing.T) {
+	t.Helper()
 	select {
-	case body := <-hooked:
+	case body := <-sc.hooked:
 		if !strings.Contains(body, `"id":"42"`) {
 			t.Errorf("webhook body %s", body)
 		}
 	default:
 		t.Error("the webhook tool was not called")
 	}
-	heard := c.Audio()
+	heard := sc.c.Audio()
 	var loud int
 	for _, b := range heard {
 		if v := g711.Decode(b); v > 2000 || v < -2000 {
@@ -207,5 +182,4 @@ func TestSandboxGeminiPhoneCall(t *testing.T) {
 	if len(heard) < 8000 || loud < len(heard)/10 {
 		t.Fatalf("the caller heard %d bytes of agent audio, %d of them loud", len(heard), loud)
 	}
-	c.Stop(ctx)
 }

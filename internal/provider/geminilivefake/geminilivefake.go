@@ -18,13 +18,14 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/agentline/agentline/internal/provider/fakeserver"
 )
 
 // The Live API's WebSocket methods, as paths under the base URL.
@@ -59,57 +60,33 @@ type Server struct {
 	// widget's tests send a greeting and a tool call from it).
 	OnSession func(ctx context.Context, ss *Session)
 
-	srv      *httptest.Server
-	sessions chan *Session
-	mu       sync.Mutex
-	all      []*Session
-	handles  map[string]bool // resumption handles issued
-	nextID   int
+	srv     *fakeserver.Server[*Session]
+	mu      sync.Mutex
+	handles map[string]bool // resumption handles issued
+	nextID  int
 }
 
 // New starts a fake on a loopback port; Close stops it.
 func New(apiKey string) *Server {
-	s := &Server{APIKey: apiKey, sessions: make(chan *Session, 1024), handles: map[string]bool{}}
-	s.srv = httptest.NewServer(s)
+	s := &Server{APIKey: apiKey, handles: map[string]bool{}}
+	s.srv = fakeserver.Start[*Session](s)
 	return s
 }
 
 // URL is the base URL to use as GEMINI_BASE_URL (http://127.0.0.1:port).
-func (s *Server) URL() string { return s.srv.URL }
+func (s *Server) URL() string { return s.srv.URL() }
 
 // Close closes every session and stops the server.
-func (s *Server) Close() {
-	s.mu.Lock()
-	for _, ss := range s.all {
-		ss.conn.CloseNow()
-	}
-	s.mu.Unlock()
-	s.srv.Close()
-}
+func (s *Server) Close() { s.srv.Close() }
 
 // Next waits for the next session to connect.
-func (s *Server) Next(ctx context.Context) (*Session, error) {
-	select {
-	case ss := <-s.sessions:
-		return ss, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
+func (s *Server) Next(ctx context.Context) (*Session, error) { return s.srv.Next(ctx) }
 
 // Count returns how many sessions connected so far.
-func (s *Server) Count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.all)
-}
+func (s *Server) Count() int { return s.srv.Count() }
 
 // Sessions returns every session so far, in the order they connected.
-func (s *Server) Sessions() []*Session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*Session(nil), s.all...)
-}
+func (s *Server) Sessions() []*Session { return s.srv.All() }
 
 // ServeHTTP answers the Live API's two WebSocket methods, so a test can
 // mount the fake beside other handlers (the token endpoints of
@@ -143,14 +120,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	conn.SetReadLimit(1 << 22)
-	ss := &Session{Path: r.URL.Path, Token: token, conn: conn, server: s, done: make(chan struct{}), changed: make(chan struct{})}
-	s.mu.Lock()
-	s.all = append(s.all, ss)
-	s.mu.Unlock()
-	select {
-	case s.sessions <- ss:
-	default:
-	}
+	ss := &Session{Path: r.URL.Path, Token: token, conn: conn, server: s}
+	ss.client = fakeserver.NewClient(conn, &ss.mu)
+	s.srv.Add(ss)
 	ss.run(r.Context())
 }
 

@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/agentline/agentline/internal/provider/fakeserver"
 )
 
 // Message is one client message as received; Kind is its one top-level
@@ -36,6 +37,7 @@ type Session struct {
 	server *Server
 
 	mu          sync.Mutex
+	client      *fakeserver.Client // told of every recorded message
 	setup       *Setup
 	setupRaw    []byte
 	resumed     string // the handle the setup resumed
@@ -48,9 +50,6 @@ type Session struct {
 
 	// Echo's buffers, on the session's reader alone.
 	echoIn, echoPCM, echoOut []byte
-	changed                  chan struct{}
-	done                     chan struct{}
-	closeErr                 error
 }
 
 // clientMessage is what the fake reads of a client message.
@@ -83,18 +82,12 @@ func (m clientMessage) kind() string {
 }
 
 func (ss *Session) run(ctx context.Context) {
-	defer close(ss.done)
+	defer ss.client.End()
 	var buf bytes.Buffer
 	for {
-		_, r, err := ss.conn.Reader(ctx)
-		if err != nil {
-			ss.mu.Lock()
-			ss.closeErr = err
-			ss.mu.Unlock()
+		if ss.client.Read(ctx, &buf) != nil {
 			return
 		}
-		buf.Reset()
-		buf.ReadFrom(r)
 		if ss.server.Echo && ss.echo(ctx, buf.Bytes()) {
 			continue
 		}
@@ -180,10 +173,7 @@ func (ss *Session) takeSetup(ctx context.Context, m clientMessage, raw []byte) b
 	return true
 }
 
-func (ss *Session) changedLocked() {
-	close(ss.changed)
-	ss.changed = make(chan struct{})
-}
+func (ss *Session) changedLocked() { ss.client.ChangedLocked() }
 
 // echo answers a realtimeInput audio message of an Echo server with the
 // same audio at 24 kHz (each sample three times), without decoding the
@@ -273,22 +263,7 @@ func (ss *Session) Texts() []string {
 
 // WaitFor waits until a client message satisfies match and returns it.
 func (ss *Session) WaitFor(ctx context.Context, match func(Message) bool) (Message, error) {
-	seen := 0
-	for {
-		ss.mu.Lock()
-		for ; seen < len(ss.messages); seen++ {
-			if match(ss.messages[seen]) {
-				m := ss.messages[seen]
-				ss.mu.Unlock()
-				return m, nil
-			}
-		}
-		changed := ss.changed
-		ss.mu.Unlock()
-		if err := ss.wait(ctx, changed); err != nil {
-			return Message{}, err
-		}
-	}
+	return fakeserver.Find(ctx, ss.client, &ss.messages, match)
 }
 
 // WaitKind waits for the first client message of a kind.
@@ -298,54 +273,22 @@ func (ss *Session) WaitKind(ctx context.Context, kind string) (Message, error) {
 
 // WaitAudioBytes waits until realtimeInput.audio has carried n PCM bytes.
 func (ss *Session) WaitAudioBytes(ctx context.Context, n int64) error {
-	for {
-		ss.mu.Lock()
-		got, changed := ss.audioBytes, ss.changed
-		ss.mu.Unlock()
-		if got >= n {
-			return nil
-		}
-		if err := ss.wait(ctx, changed); err != nil {
-			return err
-		}
-	}
-}
-
-func (ss *Session) wait(ctx context.Context, changed <-chan struct{}) error {
-	select {
-	case <-changed:
-		return nil
-	case <-ss.done:
-		return errors.New("session closed")
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return ss.client.Until(ctx, func() bool { return ss.audioBytes >= n })
 }
 
 // Close closes the session from the server side, as the service does when
 // it ends a connection.
-func (ss *Session) Close(code websocket.StatusCode, reason string) { ss.conn.Close(code, reason) }
+func (ss *Session) Close(code websocket.StatusCode, reason string) { ss.client.Close(code, reason) }
 
 // Drop cuts the connection without a close handshake.
-func (ss *Session) Drop() { ss.conn.CloseNow() }
+func (ss *Session) Drop() { ss.client.Drop() }
 
 // Done is closed once the client has gone.
-func (ss *Session) Done() <-chan struct{} { return ss.done }
+func (ss *Session) Done() <-chan struct{} { return ss.client.Done() }
 
 // CloseStatus is the close code the client's close frame carried, once the
 // session is done: -1 when the socket ended without one.
-func (ss *Session) CloseStatus() websocket.StatusCode {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return websocket.CloseStatus(ss.closeErr)
-}
+func (ss *Session) CloseStatus() websocket.StatusCode { return ss.client.CloseStatus() }
 
 // WaitDone waits for the client to go, up to d.
-func (ss *Session) WaitDone(d time.Duration) bool {
-	select {
-	case <-ss.done:
-		return true
-	case <-time.After(d):
-		return false
-	}
-}
+func (ss *Session) WaitDone(d time.Duration) bool { return ss.client.WaitDone(d) }

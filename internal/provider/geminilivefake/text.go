@@ -149,17 +149,12 @@ func textInput(m Message) (TextInput, bool) {
 
 // nextMessage waits for the client's i-th message (0 is the setup).
 func (ss *Session) nextMessage(ctx context.Context, i int) (Message, error) {
-	for {
-		ss.mu.Lock()
+	var m Message
+	err := ss.client.Until(ctx, func() bool {
 		if i < len(ss.messages) {
-			m := ss.messages[i]
-			ss.mu.Unlock()
-			return m, nil
+			m = ss.messages[i]
 		}
-		changed := ss.changed
-		ss.mu.Unlock()
-		if err := ss.wait(ctx, changed); err != nil {
-			return Message{}, err
-		}
-	}
+		return i < len(ss.messages)
+	})
+	return m, err
 }

@@ -9,14 +9,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/agentline/agentline/internal/provider/fakeserver"
 )
 
 // Server is a fake realtime service.
@@ -37,20 +37,15 @@ type Server struct {
 	ReadyDelay time.Duration
 	NeverReady bool
 
-	srv      *httptest.Server
-	mux      *http.ServeMux
-	sessions chan *Session
-	mu       sync.Mutex
-	all      []*Session
+	srv *fakeserver.Server[*Session]
+	mux *http.ServeMux
 }
 
 // New starts a fake on a loopback port; Close stops it.
 func New(apiKey string) *Server {
-	s := &Server{APIKey: apiKey, sessions: make(chan *Session, 1024)}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/realtime", s.accept)
-	s.mux = mux
-	s.srv = httptest.NewServer(mux)
+	s := &Server{APIKey: apiKey, mux: http.NewServeMux()}
+	s.mux.HandleFunc("GET /v1/realtime", s.accept)
+	s.srv = fakeserver.Start[*Session](s.mux)
 	return s
 }
 
@@ -59,34 +54,16 @@ func New(apiKey string) *Server {
 func (s *Server) Handler() http.Handler { return s.mux }
 
 // URL is the base URL to use as OPENAI_BASE_URL (http://127.0.0.1:port).
-func (s *Server) URL() string { return s.srv.URL }
+func (s *Server) URL() string { return s.srv.URL() }
 
 // Close closes every session and stops the server.
-func (s *Server) Close() {
-	s.mu.Lock()
-	for _, ss := range s.all {
-		ss.conn.CloseNow()
-	}
-	s.mu.Unlock()
-	s.srv.Close()
-}
+func (s *Server) Close() { s.srv.Close() }
 
 // Next waits for the next session to connect.
-func (s *Server) Next(ctx context.Context) (*Session, error) {
-	select {
-	case ss := <-s.sessions:
-		return ss, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
+func (s *Server) Next(ctx context.Context) (*Session, error) { return s.srv.Next(ctx) }
 
 // Count returns how many sessions connected so far.
-func (s *Server) Count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.all)
-}
+func (s *Server) Count() int { return s.srv.Count() }
 
 func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Authorization") != "Bearer "+s.APIKey {
@@ -103,14 +80,9 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 		conn.Close(4000, "beta_api_shape_disabled")
 		return
 	}
-	ss := &Session{Model: r.URL.Query().Get("model"), conn: conn, server: s, done: make(chan struct{}), changed: make(chan struct{})}
-	s.mu.Lock()
-	s.all = append(s.all, ss)
-	s.mu.Unlock()
-	select {
-	case s.sessions <- ss:
-	default:
-	}
+	ss := &Session{Model: r.URL.Query().Get("model"), conn: conn, server: s}
+	ss.client = fakeserver.NewClient(conn, &ss.mu)
+	s.srv.Add(ss)
 	ss.run(r.Context())
 }
 
@@ -126,30 +98,22 @@ type Session struct {
 	conn   *websocket.Conn
 	server *Server
 
-	mu       sync.Mutex
-	events   []Event
-	audio    []string // the audio of each input_audio_buffer.append, in order
-	updated  bool
-	changed  chan struct{} // closed and replaced on every received event
-	done     chan struct{}
-	closeErr error
+	mu      sync.Mutex
+	client  *fakeserver.Client // told of every received event
+	events  []Event
+	audio   []string // the audio of each input_audio_buffer.append, in order
+	updated bool
 }
 
 func (ss *Session) run(ctx context.Context) {
-	defer close(ss.done)
+	defer ss.client.End()
 	ss.Send(ctx, map[string]any{"type": "session.created", "session": map[string]any{"type": "realtime", "model": ss.Model}})
 	var buf bytes.Buffer
 	appends := 0
 	for {
-		_, r, err := ss.conn.Reader(ctx)
-		if err != nil {
-			ss.mu.Lock()
-			ss.closeErr = err
-			ss.mu.Unlock()
+		if ss.client.Read(ctx, &buf) != nil {
 			return
 		}
-		buf.Reset()
-		buf.ReadFrom(r)
 		var head struct {
 			Type  string `json:"type"`
 			Audio string `json:"audio"`
@@ -175,8 +139,7 @@ func (ss *Session) run(ctx context.Context) {
 				ss.audio = append(ss.audio, head.Audio)
 			}
 		}
-		close(ss.changed)
-		ss.changed = make(chan struct{})
+		ss.client.ChangedLocked()
 		ss.mu.Unlock()
 		switch head.Type {
 		case "session.update":
@@ -247,26 +210,7 @@ func (ss *Session) Audio() []string {
 
 // WaitFor waits until a client event satisfies match and returns it.
 func (ss *Session) WaitFor(ctx context.Context, match func(Event) bool) (Event, error) {
-	seen := 0
-	for {
-		ss.mu.Lock()
-		for ; seen < len(ss.events); seen++ {
-			if match(ss.events[seen]) {
-				e := ss.events[seen]
-				ss.mu.Unlock()
-				return e, nil
-			}
-		}
-		changed := ss.changed
-		ss.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ss.done:
-			return Event{}, errors.New("session closed before the event came")
-		case <-ctx.Done():
-			return Event{}, ctx.Err()
-		}
-	}
+	return fakeserver.Find(ctx, ss.client, &ss.events, match)
 }
 
 // WaitType waits for the first client event of the given type.
@@ -276,50 +220,29 @@ func (ss *Session) WaitType(ctx context.Context, typ string) (Event, error) {
 
 // WaitAudio waits until n audio appends have arrived.
 func (ss *Session) WaitAudio(ctx context.Context, n int) ([]string, error) {
-	for {
-		ss.mu.Lock()
-		if len(ss.audio) >= n {
-			a := append([]string(nil), ss.audio...)
-			ss.mu.Unlock()
-			return a, nil
+	var a []string
+	err := ss.client.Until(ctx, func() bool {
+		if len(ss.audio) < n {
+			return false
 		}
-		changed := ss.changed
-		ss.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ss.done:
-			return nil, errors.New("session closed")
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
+		a = append([]string(nil), ss.audio...)
+		return true
+	})
+	return a, err
 }
 
 // Close closes the session from the server side, as a failing service would.
-func (ss *Session) Close(code websocket.StatusCode, reason string) {
-	ss.conn.Close(code, reason)
-}
+func (ss *Session) Close(code websocket.StatusCode, reason string) { ss.client.Close(code, reason) }
 
 // Drop cuts the connection without a close handshake.
-func (ss *Session) Drop() { ss.conn.CloseNow() }
+func (ss *Session) Drop() { ss.client.Drop() }
 
 // CloseStatus is the close code the client's close frame carried, once the
 // session is done: -1 when the socket ended without one (1006).
-func (ss *Session) CloseStatus() websocket.StatusCode {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return websocket.CloseStatus(ss.closeErr)
-}
+func (ss *Session) CloseStatus() websocket.StatusCode { return ss.client.CloseStatus() }
 
 // WaitDone waits for the client to go, up to d.
-func (ss *Session) WaitDone(d time.Duration) bool {
-	select {
-	case <-ss.done:
-		return true
-	case <-time.After(d):
-		return false
-	}
-}
+func (ss *Session) WaitDone(d time.Duration) bool { return ss.client.WaitDone(d) }
 
 // WSURL turns the fake's base URL into the realtime WebSocket URL for model.
 func WSURL(base, model string) string {

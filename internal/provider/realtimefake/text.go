@@ -3,7 +3,6 @@ package realtimefake
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
@@ -60,29 +59,19 @@ func (ss *Session) PlayText(ctx context.Context, reply func(TextInput) TextReply
 // nextCreate waits for the next response.create after event *seen,
 // gathering the items created before it into in.
 func (ss *Session) nextCreate(ctx context.Context, seen *int, in *TextInput) error {
-	for {
-		ss.mu.Lock()
+	return ss.client.Until(ctx, func() bool {
 		for ; *seen < len(ss.events); *seen++ {
 			e := ss.events[*seen]
 			if e.Type == "response.create" {
 				*seen++
-				ss.mu.Unlock()
-				return nil
+				return true
 			}
 			if e.Type == "conversation.item.create" {
 				in.add(e.Raw)
 			}
 		}
-		changed := ss.changed
-		ss.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ss.done:
-			return errors.New("session closed")
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+		return false
+	})
 }
 
 // add records one conversation.item.create.
