@@ -13,26 +13,42 @@ import (
 const callColumns = `id, project_id, agent_id, number_id, call_sid, direction, from_number, to_number, status, stream_ref,
 	started_at, ended_at, duration_s, end_reason, answered_by, campaign_id, contact_id, variables, agent_version, created_at, updated_at`
 
-func scanCall(row interface{ Scan(...any) error }) (agentline.Call, error) {
-	var c agentline.Call
-	var numberID, campaignID, contactID, version sql.NullInt64
-	var started, ended sql.NullTime
-	var duration sql.NullInt64
-	var vars string
-	err := row.Scan(&c.ID, &c.ProjectID, &c.AgentID, &numberID, &c.CallSID, &c.Direction, &c.From, &c.To, &c.Status, &c.StreamRef,
-		&started, &ended, &duration, &c.EndReason, &c.AnsweredBy, &campaignID, &contactID, &vars, &version, utc(&c.CreatedAt), utc(&c.UpdatedAt))
-	if err != nil {
-		return c, err
-	}
-	c.AgentVersion = int(version.Int64)
-	c.NumberID, c.CampaignID, c.ContactID = nullInt64(numberID), nullInt64(campaignID), nullInt64(contactID)
-	c.StartedAt, c.EndedAt = nullTime(started), nullTime(ended)
-	if duration.Valid {
-		d := int(duration.Int64)
+// callRow is a call's columns as scanned, before the nullable ones and
+// the variables are converted: apart from scanCall so that one row can
+// carry a call and another record (CallAgentBySID).
+type callRow struct {
+	c                                             agentline.Call
+	numberID, campaignID, contactID, version, dur sql.NullInt64
+	started, ended                                sql.NullTime
+	vars                                          string
+}
+
+func (r *callRow) dests() []any {
+	c := &r.c
+	return []any{&c.ID, &c.ProjectID, &c.AgentID, &r.numberID, &c.CallSID, &c.Direction, &c.From, &c.To, &c.Status, &c.StreamRef,
+		&r.started, &r.ended, &r.dur, &c.EndReason, &c.AnsweredBy, &r.campaignID, &r.contactID, &r.vars, &r.version, utc(&c.CreatedAt), utc(&c.UpdatedAt)}
+}
+
+func (r *callRow) call() (agentline.Call, error) {
+	c := r.c
+	c.AgentVersion = int(r.version.Int64)
+	c.NumberID, c.CampaignID, c.ContactID = nullInt64(r.numberID), nullInt64(r.campaignID), nullInt64(r.contactID)
+	c.StartedAt, c.EndedAt = nullTime(r.started), nullTime(r.ended)
+	if r.dur.Valid {
+		d := int(r.dur.Int64)
 		c.DurationS = &d
 	}
-	c.Variables, err = callVariables(c.ID, vars)
+	var err error
+	c.Variables, err = callVariables(c.ID, r.vars)
 	return c, err
+}
+
+func scanCall(row interface{ Scan(...any) error }) (agentline.Call, error) {
+	var r callRow
+	if err := row.Scan(r.dests()...); err != nil {
+		return r.c, err
+	}
+	return r.call()
 }
 
 // callIsLive is the condition of a call our records show live, written
