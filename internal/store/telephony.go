@@ -236,7 +236,8 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent,
 	}
 	call, err := scanCall(c.queryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE call_sid = ?`+lock, e.CallSID))
 	previous := call.Status // "" for a call new to us
-	if errors.Is(err, sql.ErrNoRows) {
+	isNew := errors.Is(err, sql.ErrNoRows)
+	if isNew {
 		call, err = newInboundCall(ctx, c, e, db.now())
 		if err != nil {
 			return call, err
@@ -263,8 +264,13 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent,
 	if e.AgentVersion != 0 {
 		call.AgentVersion = e.AgentVersion
 	}
-	_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ?, agent_version = ? WHERE id = ?`,
-		call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt, nullVersion(call.AgentVersion), call.ID)
+	if isNew {
+		// A call new to us is inserted as the report leaves it: one write.
+		err = insertCall(ctx, c, &call)
+	} else {
+		_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ?, agent_version = ? WHERE id = ?`,
+			call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt, nullVersion(call.AgentVersion), call.ID)
+	}
 	if err != nil {
 		return call, err
 	}
@@ -281,8 +287,9 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent,
 	return call, db.followCall(ctx, c, changed, previous, call)
 }
 
-// newInboundCall inserts the record of a call the carrier reports to one of
-// our numbers that has an agent.
+// newInboundCall is the record of a call the carrier reports to one of
+// our numbers that has an agent, queued and not yet inserted: the caller
+// inserts it once the report has been applied.
 func newInboundCall(ctx context.Context, c conn, e agentline.CallEvent, now time.Time) (agentline.Call, error) {
 	if e.Direction != agentline.CallInbound || e.To == "" {
 		return agentline.Call{}, agentline.NotFound("call")
@@ -294,13 +301,9 @@ func newInboundCall(ctx context.Context, c conn, e agentline.CallEvent, now time
 	if n.AgentID == nil {
 		return agentline.Call{}, agentline.NotFound("call")
 	}
-	call := agentline.Call{
+	return agentline.Call{
 		ProjectID: n.ProjectID, AgentID: *n.AgentID, NumberID: &n.ID, CallSID: e.CallSID,
 		Direction: agentline.CallInbound, From: e.From, To: e.To, Status: agentline.CallQueued,
 		CreatedAt: now, UpdatedAt: now,
-	}
-	if err := insertCall(ctx, c, &call); err != nil {
-		return call, err
-	}
-	return call, nil
+	}, nil
 }
