@@ -63,7 +63,10 @@ e2e-cluster:
 # the server with tracing off, then on (exporting to a loopback OTLP/HTTP
 # receiver), in 2 alternating rounds: tracing's CPU cost per relayed frame
 # (docs/benchmarks.md, "What tracing costs"). CALLCOST_TRACING_SECONDS and
-# CALLCOST_TRACING_ROUNDS tune it.
+# CALLCOST_TRACING_ROUNDS tune it. BenchmarkCallCostSetup runs the same
+# calls with no frames, 200 at a time in 5 rounds (CALLCOST_SETUP_ROUNDS):
+# a call's setup and end with no frame cost to subtract (docs/benchmarks.md,
+# "Setup alone").
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./internal/telephony/relay/
 	$(GO) test -run '^$$' -bench CallCost -benchtime 1x ./cmd/agentline/

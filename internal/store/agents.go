@@ -11,19 +11,35 @@ import (
 const agentColumns = `id, project_id, name, instructions, greeting, model, provider, voice, language, transfer_number, record_calls, analysis,
 	version, published_version, review_before_publish, created_at, updated_at`
 
-func scanAgent(row interface{ Scan(...any) error }) (agentline.Agent, error) {
-	var a agentline.Agent
-	var analysis string
-	err := row.Scan(&a.ID, &a.ProjectID, &a.Name, &a.Instructions, &a.Greeting, &a.Model, &a.Provider,
-		&a.Voice, &a.Language, &a.TransferNumber, &a.RecordCalls, &analysis,
-		&a.Version, &a.PublishedVersion, &a.ReviewBeforePublish, utc(&a.CreatedAt), utc(&a.UpdatedAt))
-	if err != nil {
-		return a, err
-	}
-	if a.Analysis, err = agentline.ParseAnalysisSettings([]byte(analysis)); err != nil {
+// agentRow is an agent's columns as scanned, before its analysis
+// settings are parsed (see callRow).
+type agentRow struct {
+	a        agentline.Agent
+	analysis string
+}
+
+func (r *agentRow) dests() []any {
+	a := &r.a
+	return []any{&a.ID, &a.ProjectID, &a.Name, &a.Instructions, &a.Greeting, &a.Model, &a.Provider,
+		&a.Voice, &a.Language, &a.TransferNumber, &a.RecordCalls, &r.analysis,
+		&a.Version, &a.PublishedVersion, &a.ReviewBeforePublish, utc(&a.CreatedAt), utc(&a.UpdatedAt)}
+}
+
+func (r *agentRow) agent() (agentline.Agent, error) {
+	a := r.a
+	var err error
+	if a.Analysis, err = agentline.ParseAnalysisSettings([]byte(r.analysis)); err != nil {
 		return a, fmt.Errorf("agent %d analysis: %w", a.ID, err)
 	}
 	return a, nil
+}
+
+func scanAgent(row interface{ Scan(...any) error }) (agentline.Agent, error) {
+	var r agentRow
+	if err := row.Scan(r.dests()...); err != nil {
+		return r.a, err
+	}
+	return r.agent()
 }
 
 func analysisJSON(s agentline.AnalysisSettings) (string, error) {

@@ -61,6 +61,27 @@ func TestAgentVersions(t *testing.T) {
 		if run, _ = db.PublishedAgent(ctx, p.ID, a.ID); run.Instructions != "v1" || run.Running != 1 {
 			t.Fatalf("after rollback runs %+v", run)
 		}
+		// A call read with its agent runs the version it records, else
+		// the published one: what PublishedAgent and AgentAtVersion give.
+		for _, c := range []struct {
+			sid          string
+			version      int
+			instructions string
+		}{{"CApublished", 0, "v1"}, {"CAdraft", 3, "v3 draft"}, {"CAtwo", 2, "v2"}} {
+			if _, err := db.ReserveCall(ctx, agentline.Call{ProjectID: p.ID, AgentID: a.ID, CallSID: c.sid, Direction: agentline.CallTest,
+				Status: agentline.CallQueued, AgentVersion: c.version}, 10); err != nil {
+				t.Fatal(err)
+			}
+			call, run, err := db.CallAgentBySID(ctx, c.sid)
+			want := max(c.version, 1)
+			if err != nil || call.CallSID != c.sid || call.AgentVersion != c.version || run.ID != a.ID || run.Name != "Ada Lovelace" ||
+				run.Instructions != c.instructions || run.Running != want || run.Analysis.Summary != a.Analysis.Summary {
+				t.Fatalf("CallAgentBySID(%s) = %+v, %+v %v", c.sid, call, run, err)
+			}
+		}
+		if _, _, err := db.CallAgentBySID(ctx, "CA404"); !errors.Is(err, agentline.ErrNotFound) {
+			t.Fatalf("CallAgentBySID of no call: %v", err)
+		}
 		list, err := db.AgentVersions(ctx, p.ID, a.ID, 0, 10)
 		if err != nil || len(list) != 3 || list[0].Version != 3 || list[2].Version != 1 || !list[2].Published || list[0].Published {
 			t.Fatalf("AgentVersions = %+v %v", list, err)

@@ -13,26 +13,42 @@ import (
 const callColumns = `id, project_id, agent_id, number_id, call_sid, direction, from_number, to_number, status, stream_ref,
 	started_at, ended_at, duration_s, end_reason, answered_by, campaign_id, contact_id, variables, agent_version, created_at, updated_at`
 
-func scanCall(row interface{ Scan(...any) error }) (agentline.Call, error) {
-	var c agentline.Call
-	var numberID, campaignID, contactID, version sql.NullInt64
-	var started, ended sql.NullTime
-	var duration sql.NullInt64
-	var vars string
-	err := row.Scan(&c.ID, &c.ProjectID, &c.AgentID, &numberID, &c.CallSID, &c.Direction, &c.From, &c.To, &c.Status, &c.StreamRef,
-		&started, &ended, &duration, &c.EndReason, &c.AnsweredBy, &campaignID, &contactID, &vars, &version, utc(&c.CreatedAt), utc(&c.UpdatedAt))
-	if err != nil {
-		return c, err
-	}
-	c.AgentVersion = int(version.Int64)
-	c.NumberID, c.CampaignID, c.ContactID = nullInt64(numberID), nullInt64(campaignID), nullInt64(contactID)
-	c.StartedAt, c.EndedAt = nullTime(started), nullTime(ended)
-	if duration.Valid {
-		d := int(duration.Int64)
+// callRow is a call's columns as scanned, before the nullable ones and
+// the variables are converted: apart from scanCall so that one row can
+// carry a call and another record (CallAgentBySID).
+type callRow struct {
+	c                                             agentline.Call
+	numberID, campaignID, contactID, version, dur sql.NullInt64
+	started, ended                                sql.NullTime
+	vars                                          string
+}
+
+func (r *callRow) dests() []any {
+	c := &r.c
+	return []any{&c.ID, &c.ProjectID, &c.AgentID, &r.numberID, &c.CallSID, &c.Direction, &c.From, &c.To, &c.Status, &c.StreamRef,
+		&r.started, &r.ended, &r.dur, &c.EndReason, &c.AnsweredBy, &r.campaignID, &r.contactID, &r.vars, &r.version, utc(&c.CreatedAt), utc(&c.UpdatedAt)}
+}
+
+func (r *callRow) call() (agentline.Call, error) {
+	c := r.c
+	c.AgentVersion = int(r.version.Int64)
+	c.NumberID, c.CampaignID, c.ContactID = nullInt64(r.numberID), nullInt64(r.campaignID), nullInt64(r.contactID)
+	c.StartedAt, c.EndedAt = nullTime(r.started), nullTime(r.ended)
+	if r.dur.Valid {
+		d := int(r.dur.Int64)
 		c.DurationS = &d
 	}
-	c.Variables, err = callVariables(c.ID, vars)
+	var err error
+	c.Variables, err = callVariables(c.ID, r.vars)
 	return c, err
+}
+
+func scanCall(row interface{ Scan(...any) error }) (agentline.Call, error) {
+	var r callRow
+	if err := row.Scan(r.dests()...); err != nil {
+		return r.c, err
+	}
+	return r.call()
 }
 
 // callIsLive is the condition of a call our records show live, written
@@ -220,7 +236,8 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent,
 	}
 	call, err := scanCall(c.queryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE call_sid = ?`+lock, e.CallSID))
 	previous := call.Status // "" for a call new to us
-	if errors.Is(err, sql.ErrNoRows) {
+	isNew := errors.Is(err, sql.ErrNoRows)
+	if isNew {
 		call, err = newInboundCall(ctx, c, e, db.now())
 		if err != nil {
 			return call, err
@@ -250,9 +267,18 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent,
 	if call.AnsweredBy == "" {
 		call.AnsweredBy = e.AnsweredBy
 	}
-	_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ?, agent_version = ?,
+	switch {
+	case isNew:
+		// A call new to us is inserted as the report leaves it: one write.
+		// Only calls we placed carry a verdict, and those are not new.
+		if err = insertCall(ctx, c, &call); err == nil && call.AnsweredBy != "" {
+			_, err = c.exec(ctx, `UPDATE calls SET answered_by = ? WHERE id = ?`, call.AnsweredBy, call.ID)
+		}
+	default:
+		_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ?, agent_version = ?,
 		answered_by = ? WHERE id = ?`, call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt,
-		nullVersion(call.AgentVersion), call.AnsweredBy, call.ID)
+			nullVersion(call.AgentVersion), call.AnsweredBy, call.ID)
+	}
 	if err != nil {
 		return call, err
 	}
@@ -269,8 +295,9 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent,
 	return call, db.followCall(ctx, c, changed, previous, call)
 }
 
-// newInboundCall inserts the record of a call the carrier reports to one of
-// our numbers that has an agent.
+// newInboundCall is the record of a call the carrier reports to one of
+// our numbers that has an agent, queued and not yet inserted: the caller
+// inserts it once the report has been applied.
 func newInboundCall(ctx context.Context, c conn, e agentline.CallEvent, now time.Time) (agentline.Call, error) {
 	if e.Direction != agentline.CallInbound || e.To == "" {
 		return agentline.Call{}, agentline.NotFound("call")
@@ -282,13 +309,9 @@ func newInboundCall(ctx context.Context, c conn, e agentline.CallEvent, now time
 	if n.AgentID == nil {
 		return agentline.Call{}, agentline.NotFound("call")
 	}
-	call := agentline.Call{
+	return agentline.Call{
 		ProjectID: n.ProjectID, AgentID: *n.AgentID, NumberID: &n.ID, CallSID: e.CallSID,
 		Direction: agentline.CallInbound, From: e.From, To: e.To, Status: agentline.CallQueued,
 		CreatedAt: now, UpdatedAt: now,
-	}
-	if err := insertCall(ctx, c, &call); err != nil {
-		return call, err
-	}
-	return call, nil
+	}, nil
 }

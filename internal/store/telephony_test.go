@@ -191,6 +191,11 @@ func TestCalls(t *testing.T) {
 		if err != nil || in.ProjectID != p1.ID || in.AgentID != ada.ID || in.Direction != agentline.CallInbound || in.Status != agentline.CallRinging {
 			t.Fatalf("inbound = %+v %v", in, err)
 		}
+		// It is inserted as the report leaves it (one write): the stored
+		// record is the one returned.
+		if got, err := db.CallBySID(ctx, "CA2"); err != nil || got.ID != in.ID || got.Status != agentline.CallRinging || got.NumberID == nil || *got.NumberID != n.ID {
+			t.Fatalf("stored inbound = %+v %v", got, err)
+		}
 		for _, e := range []agentline.CallEvent{
 			{CallSID: "CA3", Status: agentline.CallRinging, Direction: agentline.CallInbound, From: "+1", To: "+19995550000"},
 			{CallSID: "CA4", Status: agentline.CallRinging, Direction: agentline.CallOutbound, From: n.PhoneNumber, To: "+14155550111"},
@@ -250,6 +255,34 @@ func TestCalls(t *testing.T) {
 		}
 		if c, err := db.Call(ctx, p1.ID, "CA1"); err != nil || c.NumberID != nil {
 			t.Fatalf("call after release = %+v %v", c, err)
+		}
+	})
+}
+
+// TestNewInboundCallStartedByItsReport: a report of an unknown call to one
+// of our numbers that starts it (in progress, with a version and a log) is
+// inserted as the report leaves it, its log on the new record.
+func TestNewInboundCallStartedByItsReport(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		u := mustUser(t, db, "a@example.com")
+		p1, _ := db.CreateProject(ctx, agentline.Project{Name: "one"}, u.ID)
+		ada := mustAgent(t, db, p1.ID, "Ada")
+		n, err := db.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: p1.ID, PhoneNumber: "+14155550100", AgentID: &ada.ID, Status: agentline.NumberActive, CarrierSID: "PN1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+		live, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA5", Status: agentline.CallInProgress, Direction: agentline.CallInbound,
+			From: "+14155550123", To: n.PhoneNumber, At: at, AgentVersion: 1, Log: []agentline.CallLogEntry{{Type: "note", Text: "hi", At: at}}}, callChanged)
+		if err != nil || live.Status != agentline.CallInProgress {
+			t.Fatalf("inbound in progress = %+v %v", live, err)
+		}
+		if got, err := db.CallBySID(ctx, "CA5"); err != nil || got.ID != live.ID || got.StartedAt == nil || !got.StartedAt.Equal(at) || got.AgentVersion != 1 {
+			t.Fatalf("stored inbound in progress = %+v %v", got, err)
+		}
+		if l, err := db.CallLog(ctx, p1.ID, live.ID); err != nil || len(l) != 1 || l[0].Text != "hi" {
+			t.Fatalf("new call's log = %+v %v", l, err)
 		}
 	})
 }

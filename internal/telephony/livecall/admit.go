@@ -150,7 +150,7 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 		return nil, errors.New("the start message's stream token is not the test call token the stream was opened with")
 	}
 	h.live.settle(claims.Ref)
-	call, err := h.streamCallRecord(ctx, agentID, claims, start)
+	call, agent, err := h.streamCallRecord(ctx, agentID, claims, start)
 	if err != nil {
 		return nil, err
 	}
@@ -162,9 +162,10 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 		// progress) takes no second stream on the same token.
 		return nil, fmt.Errorf("the call has ended (%s %s)", call.Status, call.EndReason)
 	}
-	agent, err := h.callAgent(ctx, call.ProjectID, call)
-	if err != nil {
-		return nil, err
+	if agent.ID == 0 {
+		if agent, err = h.callAgent(ctx, call.ProjectID, call); err != nil {
+			return nil, err
+		}
 	}
 	if err := CheckAgent(agent); err != nil {
 		return nil, err
@@ -186,44 +187,45 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 }
 
 // streamCallRecord finds the record of the call a stream token was issued
-// for: by call SID for inbound and test calls (one read: a call SID is
-// unique, and the call names its project and agent, which the caller
-// checks); by stream ref in the agent's project for outbound ones, whose record gets the call SID here when the
-// stream came before the carrier's answer to the call request.
-func (h *Handler) streamCallRecord(ctx context.Context, agentID int64, claims streamtoken.Claims, start streamStart) (agentline.Call, error) {
+// for, and for inbound and test calls its agent as the call runs it: by
+// call SID, with the agent in the same read (a call SID is unique, and the
+// call names its project and agent, which the caller checks); by stream
+// ref in the agent's project for outbound ones, whose record gets the call
+// SID here when the stream came before the carrier's answer to the call
+// request, and whose agent (ID 0 here) the caller reads.
+func (h *Handler) streamCallRecord(ctx context.Context, agentID int64, claims streamtoken.Claims, start streamStart) (agentline.Call, agentline.Agent, error) {
+	var none agentline.Agent
 	switch claims.Direction {
-	case agentline.CallInbound:
+	case agentline.CallInbound, agentline.CallTest:
 		if claims.Ref != start.CallSID {
-			return agentline.Call{}, errors.New("stream token issued for another call")
+			return agentline.Call{}, none, errors.New("stream token issued for another call")
 		}
-		return wrapRecord(h.store.CallBySID(ctx, start.CallSID))
+		call, agent, err := h.store.CallAgentBySID(ctx, start.CallSID)
+		if err == nil && claims.Direction == agentline.CallTest && call.Direction != agentline.CallTest {
+			return agentline.Call{}, none, errors.New("a test call's token for a call that is not a test call")
+		}
+		call, err = wrapRecord(call, err)
+		return call, agent, err
 	case agentline.CallOutbound:
 		if start.CustomParameters["stream_ref"] != claims.Ref {
-			return agentline.Call{}, errors.New("stream_ref does not match the stream token")
+			return agentline.Call{}, none, errors.New("stream_ref does not match the stream token")
 		}
 		projectID, err := h.store.ProjectOf(ctx, agentline.KindAgent, agentID)
 		if err != nil {
-			return agentline.Call{}, err
+			return agentline.Call{}, none, err
 		}
 		call, err := h.store.CallByStreamRef(ctx, projectID, claims.Ref)
 		if err != nil || call.CallSID == start.CallSID {
-			return wrapRecord(call, err)
+			call, err = wrapRecord(call, err)
+			return call, none, err
 		}
 		if call.CallSID != agentline.PendingCallSID(claims.Ref) {
-			return agentline.Call{}, errors.New("stream token issued for another call")
+			return agentline.Call{}, none, errors.New("stream token issued for another call")
 		}
-		return wrapRecord(h.store.AttachCallSID(ctx, projectID, call.ID, start.CallSID, call.Status))
-	case agentline.CallTest:
-		if claims.Ref != start.CallSID {
-			return agentline.Call{}, errors.New("stream token issued for another call")
-		}
-		call, err := h.store.CallBySID(ctx, start.CallSID)
-		if err == nil && call.Direction != agentline.CallTest {
-			return agentline.Call{}, errors.New("a test call's token for a call that is not a test call")
-		}
-		return wrapRecord(call, err)
+		call, err = wrapRecord(h.store.AttachCallSID(ctx, projectID, call.ID, start.CallSID, call.Status))
+		return call, none, err
 	}
-	return agentline.Call{}, errors.New("stream token without a direction")
+	return agentline.Call{}, none, errors.New("stream token without a direction")
 }
 
 // wrapRecord says, for the log, that a store error came from reading or

@@ -35,6 +35,9 @@ type Store interface {
 	AttachCallSID(ctx context.Context, projectID, callID int64, callSID, status string) (agentline.Call, error)
 	Call(ctx context.Context, projectID int64, callSID string) (agentline.Call, error)
 	CallBySID(ctx context.Context, callSID string) (agentline.Call, error)
+	// CallAgentBySID is a call and its agent as the call runs it (the
+	// version it records, else the published one), in one read.
+	CallAgentBySID(ctx context.Context, callSID string) (agentline.Call, agentline.Agent, error)
 	NumberAgent(ctx context.Context, phoneNumber string) (agentline.Agent, error)
 	// ApplyCallEvent records a status report; changed follows a change of
 	// status in the same transaction.

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentline/agentline/internal/provider/realtimefake"
+	"github.com/agentline/agentline/internal/telephony/relay/relayload"
+	"github.com/agentline/agentline/internal/telephony/twiliofake"
+)
+
+// BenchmarkCallCostSetup is what a call's setup and end cost the whole
+// server, measured without frames: CALLCOST_CALLS (default 200) concurrent
+// calls as the carrier places them (the signed webhook, the stream's
+// upgrade, connected and start, no media, stop 300 ms later, the signed
+// completed status callback), in CALLCOST_SETUP_ROUNDS (default 5) rounds
+// on one server. Each round's CPU is counted from before its first call
+// until the server is idle again (the end's jobs run), its idle rate taken
+// off. With no frames, no frame cost is subtracted, so the machine's load
+// moves the figure only through the CPU the work itself takes: each
+// round's figure is reported, and the median and the spread of them.
+//
+//	go test -run '^$' -bench CallCostSetup -benchtime 1x ./cmd/agentline/
+func BenchmarkCallCostSetup(b *testing.B) {
+	n := costEnvInt(b, "CALLCOST_CALLS", 200, 2000)
+	rounds := costEnvInt(b, "CALLCOST_SETUP_ROUNDS", 5, 50)
+	for range b.N {
+		model := realtimefake.New(costKey)
+		model.Echo = true
+		fake := twiliofake.New(twiliofake.Options{})
+		srv := startCostServer(b, fake, model)
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}, Timeout: 30 * time.Second}
+		load := []string{relayload.LoadAverage()}
+		idle := measureIdle(srv.pid)
+		var perCall []float64
+		lost := 0
+		for round := range rounds {
+			r := runCalls(srv.pid, idle, n, 0, func(ctx context.Context, i int, stopAt time.Time, st *relayload.Stats) error {
+				return carrierCall(ctx, client, fake, srv.url, i, stopAt, st)
+			})
+			load = append(load, relayload.LoadAverage())
+			ms := r.cpu / float64(r.calls) * 1000
+			perCall = append(perCall, ms)
+			lost += r.lost
+			b.Logf("round %d: %d calls, CPU %.3f s (%.3f s with idle) over %v: %.2f ms a call (%.2f with idle), lost %d; load %s",
+				round+1, r.calls, r.cpu, r.raw, r.wall.Round(100*time.Millisecond), ms, r.raw/float64(r.calls)*1000, r.lost, load[len(load)-1])
+		}
+		after := measureIdle(srv.pid)
+		srv.stop(b)
+		model.Close()
+		fake.Close()
+		sorted := slices.Sorted(slices.Values(perCall))
+		median := sorted[len(sorted)/2]
+		b.Logf("per call: median %.2f ms, %.2f to %.2f ms over %d rounds; idle %.1f ms/s before, %.1f after; load average %s",
+			median, sorted[0], sorted[len(sorted)-1], rounds, float64(idle)*1000, float64(after)*1000, strings.Join(load, " | "))
+		b.ReportMetric(median, "setup-ms/call")
+		b.ReportMetric(sorted[0], "min-ms/call")
+		b.ReportMetric(sorted[len(sorted)-1], "max-ms/call")
+		b.ReportMetric(float64(idle)*1000, "idle-ms/s")
+		b.ReportMetric(float64(lost), "lost-calls")
+		if lost > 0 {
+			b.Logf("%d calls lost: their rounds count less work than %d calls", lost, n)
+		}
+	}
+}
