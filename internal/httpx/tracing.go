@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
@@ -30,15 +32,25 @@ func startServerSpan(ctx context.Context, tracer trace.Tracer, r *http.Request) 
 		scheme = "https"
 	}
 	peer, _, _ := net.SplitHostPort(r.RemoteAddr)
+	host, port, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host, port = r.Host, ""
+	}
 	attrs := [...]attribute.KeyValue{
 		attribute.String("http.request.method", r.Method),
 		attribute.String("url.scheme", scheme),
 		attribute.String("url.path", r.URL.Path),
-		attribute.String("server.address", r.Host),
+		attribute.String("server.address", host),
 		attribute.String("network.peer.address", peer),
 		attribute.String("user_agent.original", r.UserAgent()),
+		{},
 	}
-	return tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs[:]...))
+	n := len(attrs) - 1
+	if p, err := strconv.Atoi(port); err == nil {
+		attrs[n] = attribute.Int("server.port", p)
+		n++
+	}
+	return tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs[:n]...))
 }
 
 // endServerSpan names the span by the route the mux matched and records
@@ -49,7 +61,7 @@ func endServerSpan(span trace.Span, r *http.Request, rec *statusRecorder) {
 			span.SetName(r.Pattern)
 		}
 		attrs := [...]attribute.KeyValue{
-			attribute.String("http.route", r.Pattern),
+			attribute.String("http.route", route(r.Pattern)),
 			attribute.Int("http.response.status_code", rec.status),
 			attribute.Int64("http.response.body.size", rec.bytes),
 			{},
@@ -65,6 +77,15 @@ func endServerSpan(span trace.Span, r *http.Request, rec *statusRecorder) {
 		}
 	}
 	span.End()
+}
+
+// route is a mux pattern without its method ("GET /a/{id}" is "/a/{id}"),
+// as the semantic conventions' http.route is.
+func route(pattern string) string {
+	if _, path, ok := strings.Cut(pattern, " "); ok {
+		return path
+	}
+	return pattern
 }
 
 // TracedClient returns c with a client span per request when tp is set
