@@ -59,14 +59,15 @@ e2e-cluster:
 # the copy-only pass-through floor run in the same go (docs/benchmarks.md,
 # "What a call costs beyond its frames"). CALLCOST_CALLS and
 # CALLCOST_SECONDS tune it; CALLCOST_CPUPROFILE=path profiles the server.
-# The same pattern runs BenchmarkCallCostTracing: 200 calls of 8 s through
-# the server with tracing off, then on (exporting to a loopback OTLP/HTTP
-# receiver), in 2 alternating rounds: tracing's CPU cost per relayed frame
-# (docs/benchmarks.md, "What tracing costs"). CALLCOST_TRACING_SECONDS and
-# CALLCOST_TRACING_ROUNDS tune it. BenchmarkCallCostSetup runs the same
-# calls with no frames, 200 at a time in 5 rounds (CALLCOST_SETUP_ROUNDS):
-# a call's setup and end with no frame cost to subtract (docs/benchmarks.md,
-# "Setup alone").
+# The same pattern runs BenchmarkCallCostTracing: two servers at once, one
+# with tracing off and one exporting to a loopback OTLP/HTTP receiver, 150
+# calls of 8 s each from the same callers, in 5 rounds: tracing's CPU cost
+# per relayed frame (median of the rounds) and its bytes and allocations per
+# call (docs/benchmarks.md, "What tracing costs"; -v shows every round).
+# CALLCOST_TRACING_CALLS, CALLCOST_TRACING_SECONDS and CALLCOST_TRACING_ROUNDS
+# tune it. BenchmarkCallCostSetup runs the same calls with no frames, 200 at
+# a time in 5 rounds (CALLCOST_SETUP_ROUNDS): a call's setup and end with no
+# frame cost to subtract (docs/benchmarks.md, "Setup alone").
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./internal/telephony/relay/
 	$(GO) test -run '^$$' -bench CallCost -benchtime 1x ./cmd/agentline/

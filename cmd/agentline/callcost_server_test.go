@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -22,10 +23,12 @@ import (
 // costServer is agentline serving in a child process for the call cost
 // run, with an agent and a number linked to it.
 type costServer struct {
-	pid  int
-	url  string
-	cmd  *exec.Cmd
-	exit chan error
+	pid     int
+	url     string
+	metrics string // base URL of its /metrics listener
+	cmd     *exec.Cmd
+	exit    chan error
+	gcCPU   atomic.Int64 // GC CPU in µs, summed from GODEBUG=gctrace=1 lines when set
 }
 
 const (
@@ -82,7 +85,11 @@ func startCostServer(b *testing.B, fake *twiliofake.Fake, model *realtimefake.Se
 		sc.Buffer(make([]byte, 1<<16), 1<<20)
 		for sc.Scan() {
 			logf.Write(append(sc.Bytes(), '\n'))
+			s.gcCPU.Add(gcTraceCPU(sc.Text()))
 			var l struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &l) == nil && l.Msg == "metrics listening" {
+				s.metrics = "http://" + l.Addr
+			}
 			if json.Unmarshal(sc.Bytes(), &l) == nil && l.Msg == "listening" {
 				addr <- l.Addr
 			}

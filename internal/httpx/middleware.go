@@ -63,17 +63,17 @@ var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // PATCH declaring a length over the size limit is a 413 at once), panic
 // recovery, access log and metrics; with tracing on, a span around it all.
 func (e *Edge) Wrap(next http.Handler) http.Handler {
-	h := e.wrap(next)
+	var tracer trace.Tracer
 	if e.TracerProvider != nil {
-		return traced(h, e.TracerProvider)
+		tracer = e.TracerProvider.Tracer(tracerName)
 	}
-	return h
+	return e.wrap(next, tracer)
 }
 
-func (e *Edge) wrap(next http.Handler) http.Handler {
+func (e *Edge) wrap(next http.Handler, tracer trace.Tracer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		orig := r
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		id := r.Header.Get("X-Request-Id")
 		if !requestIDPattern.MatchString(id) {
 			var b [8]byte
@@ -89,9 +89,13 @@ func (e *Edge) wrap(next http.Handler) http.Handler {
 		if client, ok := resolveClient(r, e.TrustedProxies); ok {
 			ctx = context.WithValue(ctx, clientIPKey{}, client)
 		}
+		if tracer != nil {
+			var span trace.Span
+			ctx, span = startServerSpan(ctx, tracer, r)
+			defer func() { endServerSpan(span, r, rec) }()
+		}
 		r = r.WithContext(ctx)
 		e.limitBody(w, r)
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -121,9 +125,6 @@ func (e *Edge) wrap(next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(rec, r)
-		// The mux set the pattern on its own copy of the request: handed
-		// back, the span around the edge is named by route.
-		orig.Pattern = r.Pattern
 	})
 }
 

@@ -35,5 +35,22 @@ func TestEdgeTracesOnlyWhenOn(t *testing.T) {
 		if !on && len(ended) != 0 || on && (len(ended) != 1 || ended[0].Name() != "GET /things/{id}") {
 			t.Errorf("tracing %v: spans %v", on, ended)
 		}
+		if on && len(ended) == 1 {
+			// The semantic-convention attributes otelhttp's handler gave.
+			got := map[string]string{}
+			for _, kv := range ended[0].Attributes() {
+				got[string(kv.Key)] = kv.Value.Emit()
+			}
+			want := map[string]string{"http.request.method": "GET", "url.path": "/things/7", "http.route": "/things/{id}",
+				"http.response.status_code": "200", "server.address": "example.com", "url.scheme": "http"}
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("span attribute %s = %q, want %q (all: %v)", k, got[k], v, got)
+				}
+			}
+			if ended[0].SpanKind() != trace.SpanKindServer {
+				t.Errorf("span kind %v, want server", ended[0].SpanKind())
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -39,7 +40,12 @@ func tracingMiddleware(tp trace.TracerProvider) rivertype.Middleware {
 }
 
 // conversationOf is the conversation_id of a job's arguments, if any.
+// Arguments that cannot hold one (sweeps, mail) are not decoded: every job
+// run passes here when tracing is on.
 func conversationOf(args []byte) string {
+	if !bytes.Contains(args, []byte(`"conversation_id"`)) {
+		return ""
+	}
 	var v struct {
 		ConversationID string `json:"conversation_id"`
 	}
