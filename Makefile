@@ -60,7 +60,7 @@ e2e-cluster:
 # "What a call costs beyond its frames"). CALLCOST_CALLS and
 # CALLCOST_SECONDS tune it; CALLCOST_CPUPROFILE=path profiles the server.
 # The same pattern runs BenchmarkCallCostTracing: two servers at once, one
-# with tracing off and one exporting to a loopback OTLP/HTTP receiver, 150
+# with tracing off and one exporting to a loopback OTLP/HTTP receiver, 200
 # calls of 8 s each from the same callers, in 5 rounds: tracing's CPU cost
 # per relayed frame (median of the rounds) and its bytes and allocations per
 # call (docs/benchmarks.md, "What tracing costs"; -v shows every round).

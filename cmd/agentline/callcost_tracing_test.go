@@ -24,7 +24,7 @@ import (
 // same time, one with tracing off and one exporting to an OTLP/HTTP
 // receiver in this process (OTEL_EXPORTER_OTLP_ENDPOINT, the SDK's
 // defaults otherwise), and the same callers place CALLCOST_TRACING_CALLS
-// (default 150) calls of CALLCOST_TRACING_SECONDS (default 8) on each,
+// (default 200) calls of CALLCOST_TRACING_SECONDS (default 8) on each,
 // interleaved: call i reaches both servers within the same instant, which
 // one first alternating. The round's figure is on's CPU per relayed frame
 // over off's; the median of the rounds is reported. Beside it, figures
@@ -38,7 +38,7 @@ import (
 //
 //	go test -run '^$' -bench CallCostTracing -benchtime 1x ./cmd/agentline/
 func BenchmarkCallCostTracing(b *testing.B) {
-	n := costEnvInt(b, "CALLCOST_TRACING_CALLS", 150, 2000)
+	n := costEnvInt(b, "CALLCOST_TRACING_CALLS", 200, 2000)
 	d := time.Duration(costEnvInt(b, "CALLCOST_TRACING_SECONDS", 8, 300)) * time.Second
 	rounds := costEnvInt(b, "CALLCOST_TRACING_ROUNDS", 5, 20)
 	for range b.N {
