@@ -111,10 +111,11 @@ func (db *DB) reserveCall(ctx context.Context, c agentline.Call, max int, then f
 func insertCall(ctx context.Context, c conn, call *agentline.Call) error {
 	err := c.queryRow(ctx,
 		`INSERT INTO calls (project_id, agent_id, number_id, call_sid, direction, from_number, to_number, status, stream_ref,
-		   started_at, ended_at, duration_s, end_reason, created_at, updated_at, agent_version)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		   started_at, ended_at, duration_s, end_reason, created_at, updated_at, agent_version, answered_by)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		call.ProjectID, call.AgentID, call.NumberID, call.CallSID, call.Direction, call.From, call.To, call.Status, call.StreamRef,
-		call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.CreatedAt, call.UpdatedAt, nullVersion(call.AgentVersion)).Scan(&call.ID)
+		call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.CreatedAt, call.UpdatedAt, nullVersion(call.AgentVersion),
+		call.AnsweredBy).Scan(&call.ID)
 	if isUniqueViolation(err) {
 		return agentline.Errorf(agentline.EConflict, "call %s is already recorded", call.CallSID)
 	}
@@ -267,14 +268,10 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent,
 	if call.AnsweredBy == "" {
 		call.AnsweredBy = e.AnsweredBy
 	}
-	switch {
-	case isNew:
+	if isNew {
 		// A call new to us is inserted as the report leaves it: one write.
-		// Only calls we placed carry a verdict, and those are not new.
-		if err = insertCall(ctx, c, &call); err == nil && call.AnsweredBy != "" {
-			_, err = c.exec(ctx, `UPDATE calls SET answered_by = ? WHERE id = ?`, call.AnsweredBy, call.ID)
-		}
-	default:
+		err = insertCall(ctx, c, &call)
+	} else {
 		_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ?, agent_version = ?,
 		answered_by = ? WHERE id = ?`, call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt,
 			nullVersion(call.AgentVersion), call.AnsweredBy, call.ID)
