@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
 	"github.com/agentline/agentline/internal/provider/realtimefake"
+	"github.com/agentline/agentline/internal/telephony/relay/relayload"
 	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
@@ -142,4 +144,39 @@ func profileIfAsked() func() {
 	}
 	pprof.StartCPUProfile(f)
 	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+// carrierRig is a server with a carrier fake and an echoing model fake of
+// its own and a client for its callers: what the call cost runs place
+// carrier-shaped calls through. idle is the server's idle rate, measured
+// once it has started.
+type carrierRig struct {
+	model  *realtimefake.Server
+	fake   *twiliofake.Fake
+	srv    *costServer
+	client *http.Client
+	idle   idleCPU
+}
+
+func startCarrierRig(b *testing.B, n int) *carrierRig {
+	r := &carrierRig{model: realtimefake.New(costKey), fake: twiliofake.New(twiliofake.Options{})}
+	r.model.Echo = true
+	r.srv = startCostServer(b, r.fake, r.model)
+	r.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}, Timeout: 30 * time.Second}
+	r.idle = measureIdle(r.srv.pid)
+	return r
+}
+
+// run places n calls of d (no frames when d is 0) and measures them.
+func (r *carrierRig) run(n int, d time.Duration) costRun {
+	return runCalls(r.srv.pid, r.idle, n, d, func(ctx context.Context, i int, stopAt time.Time, st *relayload.Stats) error {
+		return carrierCall(ctx, r.client, r.fake, r.srv.url, i, stopAt, st)
+	})
+}
+
+// close closes the fakes; the server is stopped apart (srv.stop), since a
+// run may need the model fake once its server is gone.
+func (r *carrierRig) close() {
+	r.model.Close()
+	r.fake.Close()
 }

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/agentline/agentline/internal/provider/realtimefake"
 	"github.com/agentline/agentline/internal/telephony/relay/relayload"
-	"github.com/agentline/agentline/internal/telephony/twiliofake"
 )
 
 // BenchmarkCallCostSetup is what a call's setup and end cost the whole
@@ -29,19 +25,13 @@ func BenchmarkCallCostSetup(b *testing.B) {
 	n := costEnvInt(b, "CALLCOST_CALLS", 200, 2000)
 	rounds := costEnvInt(b, "CALLCOST_SETUP_ROUNDS", 5, 50)
 	for range b.N {
-		model := realtimefake.New(costKey)
-		model.Echo = true
-		fake := twiliofake.New(twiliofake.Options{})
-		srv := startCostServer(b, fake, model)
-		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}, Timeout: 30 * time.Second}
 		load := []string{relayload.LoadAverage()}
-		idle := measureIdle(srv.pid)
+		rig := startCarrierRig(b, n)
+		idle := rig.idle
 		var perCall []float64
 		lost := 0
 		for round := range rounds {
-			r := runCalls(srv.pid, idle, n, 0, func(ctx context.Context, i int, stopAt time.Time, st *relayload.Stats) error {
-				return carrierCall(ctx, client, fake, srv.url, i, stopAt, st)
-			})
+			r := rig.run(n, 0)
 			load = append(load, relayload.LoadAverage())
 			ms := r.cpu / float64(r.calls) * 1000
 			perCall = append(perCall, ms)
@@ -49,15 +39,14 @@ func BenchmarkCallCostSetup(b *testing.B) {
 			b.Logf("round %d: %d calls, CPU %.3f s (%.3f s with idle) over %v: %.2f ms a call (%.2f with idle), lost %d; load %s",
 				round+1, r.calls, r.cpu, r.raw, r.wall.Round(100*time.Millisecond), ms, r.raw/float64(r.calls)*1000, r.lost, load[len(load)-1])
 		}
-		after := measureIdle(srv.pid)
-		srv.stop(b)
-		model.Close()
-		fake.Close()
+		after := measureIdle(rig.srv.pid)
+		rig.srv.stop(b)
+		rig.close()
 		sorted := slices.Sorted(slices.Values(perCall))
-		median := sorted[len(sorted)/2]
+		med := median(perCall)
 		b.Logf("per call: median %.2f ms, %.2f to %.2f ms over %d rounds; idle %.1f ms/s before, %.1f after; load average %s",
-			median, sorted[0], sorted[len(sorted)-1], rounds, float64(idle)*1000, float64(after)*1000, strings.Join(load, " | "))
-		b.ReportMetric(median, "setup-ms/call")
+			med, sorted[0], sorted[len(sorted)-1], rounds, float64(idle)*1000, float64(after)*1000, strings.Join(load, " | "))
+		b.ReportMetric(med, "setup-ms/call")
 		b.ReportMetric(sorted[0], "min-ms/call")
 		b.ReportMetric(sorted[len(sorted)-1], "max-ms/call")
 		b.ReportMetric(float64(idle)*1000, "idle-ms/s")

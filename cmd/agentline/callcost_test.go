@@ -202,27 +202,18 @@ func BenchmarkCallCost(b *testing.B) {
 		b.Fatal("CALLCOST_SECONDS: two lengths or more, shortest first, the two longest different")
 	}
 	for range b.N {
-		model := realtimefake.New(costKey)
-		model.Echo = true
-		fake := twiliofake.New(twiliofake.Options{})
-		srv := startCostServer(b, fake, model)
-		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}, Timeout: 30 * time.Second}
 		load := fmt.Sprintf("load average %s", relayload.LoadAverage())
-		idle := measureIdle(srv.pid)
+		rig := startCarrierRig(b, n)
 		var runs []costRun
 		for _, d := range lengths {
-			r := runCalls(srv.pid, idle, n, d, func(ctx context.Context, i int, stopAt time.Time, st *relayload.Stats) error {
-				return carrierCall(ctx, client, fake, srv.url, i, stopAt, st)
-			})
-			runs = append(runs, r)
+			runs = append(runs, rig.run(n, d))
 			load += " " + relayload.LoadAverage()
 		}
-		srv.stop(b)
-		floor := runFloor(b, model, n, lengths[len(lengths)-1])
+		rig.srv.stop(b)
+		floor := runFloor(b, rig.model, n, lengths[len(lengths)-1])
 		load += " " + relayload.LoadAverage()
-		model.Close()
-		fake.Close()
-		reportCallCost(b, runs, floor, idle, load)
+		rig.close()
+		reportCallCost(b, runs, floor, rig.idle, load)
 	}
 }
 
