@@ -16,15 +16,7 @@ import (
 func TestMachineDetectionCallback(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	e.provision("+14155550100", e.ada)
-	res := e.do(e.owner, "POST", fmt.Sprintf("/api/agents/%d/telephony/outbound", e.ada), map[string]string{"to_number": "+14155550127"})
-	if res.status != http.StatusCreated {
-		t.Fatalf("outbound: %d %s", res.status, res.body)
-	}
-	var placed struct {
-		CallSID string `json:"call_sid"`
-	}
-	res.json(&placed)
+	placed := placeMachineTestCall(t, e)
 	verdict := func(sid, answeredBy string) url.Values {
 		return url.Values{"AccountSid": {e.fake.AccountSID()}, "CallSid": {sid}, "AnsweredBy": {answeredBy}, "MachineDetectionDuration": {"2400"}}
 	}
@@ -62,15 +54,7 @@ func TestMachineDetectionCallback(t *testing.T) {
 func TestStatusCallbackCarriesTheVerdict(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	e.provision("+14155550100", e.ada)
-	res := e.do(e.owner, "POST", fmt.Sprintf("/api/agents/%d/telephony/outbound", e.ada), map[string]string{"to_number": "+14155550127"})
-	if res.status != http.StatusCreated {
-		t.Fatalf("outbound: %d %s", res.status, res.body)
-	}
-	var placed struct {
-		CallSID string `json:"call_sid"`
-	}
-	res.json(&placed)
+	placed := placeMachineTestCall(t, e)
 	status := func(callStatus string) url.Values {
 		return url.Values{"AccountSid": {e.fake.AccountSID()}, "CallSid": {placed.CallSID}, "CallStatus": {callStatus},
 			"Direction": {"outbound-api"}, "From": {"+14155550100"}, "To": {"+14155550127"}, "AnsweredBy": {"machine_start"}}
@@ -95,4 +79,19 @@ func TestStatusCallbackCarriesTheVerdict(t *testing.T) {
 	if len(e.fake.Calls()[0].Updates) != 0 {
 		t.Errorf("the ended call was updated at the carrier: %v", e.fake.Calls()[0].Updates)
 	}
+}
+
+// placeMachineTestCall places an outbound call from Ada's number, as the
+// machine detection tests start.
+func placeMachineTestCall(t *testing.T, e *env) (placed struct {
+	CallSID string `json:"call_sid"`
+}) {
+	t.Helper()
+	e.provision("+14155550100", e.ada)
+	res := e.do(e.owner, "POST", fmt.Sprintf("/api/agents/%d/telephony/outbound", e.ada), map[string]string{"to_number": "+14155550127"})
+	if res.status != http.StatusCreated {
+		t.Fatalf("outbound: %d %s", res.status, res.body)
+	}
+	res.json(&placed)
+	return placed
 }
