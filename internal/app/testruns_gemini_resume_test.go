@@ -2,8 +2,6 @@ package app_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
-	"github.com/agentline/agentline/internal/provider/analysisfake"
 	"github.com/agentline/agentline/internal/provider/geminilivefake"
 )
 
@@ -25,14 +22,7 @@ import (
 // turn 3 is sent again). The run completes with all four turns answered.
 func TestGeminiTestRunResumesAfterGoAway(t *testing.T) {
 	t.Parallel()
-	live := geminilivefake.New("g-test")
-	defer live.Close()
-	text := analysisfake.New("", "g-test")
-	mux := http.NewServeMux()
-	mux.Handle("/v1beta/models/", text)
-	mux.Handle("/ws/", live)
-	providers := httptest.NewServer(mux)
-	defer providers.Close()
+	live, text, providers := geminiTestRunProviders(t)
 	// The person says "message N" for N = 1..4; max_turns ends the scenario.
 	text.Say(func(_, input string) string {
 		return "message " + strconv.Itoa(strings.Count(input, "Agent: ")+1)

@@ -37,15 +37,23 @@ func TestGeminiTestRunAgainstLiveFake(t *testing.T) {
 	}
 }
 
-func playGeminiRun(t *testing.T, model, modality string) {
+// geminiTestRunProviders serves a Gemini-kind test run's two providers
+// under one base URL: the Live socket that plays the agent, and
+// generateContent that plays the person and the judge.
+func geminiTestRunProviders(t *testing.T) (*geminilivefake.Server, *analysisfake.Fake, *httptest.Server) {
 	live := geminilivefake.New("g-test")
-	defer live.Close()
+	t.Cleanup(live.Close)
 	text := analysisfake.New("", "g-test")
 	mux := http.NewServeMux()
 	mux.Handle("/v1beta/models/", text)
 	mux.Handle("/ws/", live)
 	providers := httptest.NewServer(mux)
-	defer providers.Close()
+	t.Cleanup(providers.Close)
+	return live, text, providers
+}
+
+func playGeminiRun(t *testing.T, model, modality string) {
+	live, text, providers := geminiTestRunProviders(t)
 	scriptPersonAndJudge(text)
 	var sessions atomic.Int32
 	live.OnSession = func(ctx context.Context, ss *geminilivefake.Session) {
