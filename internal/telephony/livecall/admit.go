@@ -162,11 +162,6 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 		// progress) takes no second stream on the same token.
 		return nil, fmt.Errorf("the call has ended (%s %s)", call.Status, call.EndReason)
 	}
-	if agent.ID == 0 {
-		if agent, err = h.callAgent(ctx, call.ProjectID, call); err != nil {
-			return nil, err
-		}
-	}
 	if err := CheckAgent(agent); err != nil {
 		return nil, err
 	}
@@ -187,12 +182,10 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 }
 
 // streamCallRecord finds the record of the call a stream token was issued
-// for, and for inbound and test calls its agent as the call runs it: by
-// call SID, with the agent in the same read (a call SID is unique, and the
-// call names its project and agent, which the caller checks); by stream
-// ref in the agent's project for outbound ones, whose record gets the call
-// SID here when the stream came before the carrier's answer to the call
-// request, and whose agent (ID 0 here) the caller reads.
+// for and its agent as the call runs it. Inbound and test calls by call
+// SID, with the agent in the same read (a call SID is unique, and the call
+// names its project and agent, which the caller checks); outbound ones by
+// stream ref (outboundCallRecord), their agent read after.
 func (h *Handler) streamCallRecord(ctx context.Context, agentID int64, claims streamtoken.Claims, start streamStart) (agentline.Call, agentline.Agent, error) {
 	var none agentline.Agent
 	switch claims.Direction {
@@ -207,25 +200,35 @@ func (h *Handler) streamCallRecord(ctx context.Context, agentID int64, claims st
 		call, err = wrapRecord(call, err)
 		return call, agent, err
 	case agentline.CallOutbound:
-		if start.CustomParameters["stream_ref"] != claims.Ref {
-			return agentline.Call{}, none, errors.New("stream_ref does not match the stream token")
-		}
-		projectID, err := h.store.ProjectOf(ctx, agentline.KindAgent, agentID)
+		call, err := h.outboundCallRecord(ctx, agentID, claims, start)
 		if err != nil {
-			return agentline.Call{}, none, err
-		}
-		call, err := h.store.CallByStreamRef(ctx, projectID, claims.Ref)
-		if err != nil || call.CallSID == start.CallSID {
-			call, err = wrapRecord(call, err)
 			return call, none, err
 		}
-		if call.CallSID != agentline.PendingCallSID(claims.Ref) {
-			return agentline.Call{}, none, errors.New("stream token issued for another call")
-		}
-		call, err = wrapRecord(h.store.AttachCallSID(ctx, projectID, call.ID, start.CallSID, call.Status))
-		return call, none, err
+		agent, err := h.callAgent(ctx, call.ProjectID, call)
+		return call, agent, err
 	}
 	return agentline.Call{}, none, errors.New("stream token without a direction")
+}
+
+// outboundCallRecord finds an outbound call's record by its stream ref in
+// the agent's project; the record gets the call SID here when the stream
+// came before the carrier's answer to the call request.
+func (h *Handler) outboundCallRecord(ctx context.Context, agentID int64, claims streamtoken.Claims, start streamStart) (agentline.Call, error) {
+	if start.CustomParameters["stream_ref"] != claims.Ref {
+		return agentline.Call{}, errors.New("stream_ref does not match the stream token")
+	}
+	projectID, err := h.store.ProjectOf(ctx, agentline.KindAgent, agentID)
+	if err != nil {
+		return agentline.Call{}, err
+	}
+	call, err := h.store.CallByStreamRef(ctx, projectID, claims.Ref)
+	if err != nil || call.CallSID == start.CallSID {
+		return wrapRecord(call, err)
+	}
+	if call.CallSID != agentline.PendingCallSID(claims.Ref) {
+		return agentline.Call{}, errors.New("stream token issued for another call")
+	}
+	return wrapRecord(h.store.AttachCallSID(ctx, projectID, call.ID, start.CallSID, call.Status))
 }
 
 // wrapRecord says, for the log, that a store error came from reading or
