@@ -97,28 +97,23 @@ type Analysis struct {
 }
 
 // AnalyzeConversation is the durable job that analyses one conversation
-// that ended. It is enqueued in the transaction that ends the conversation,
-// with the conversation's pending analysis.
+// that ended. It is enqueued with the conversation's pending analysis, in
+// the transaction that ends the conversation, or, for a phone call, in the
+// one that brings the call's whole log (see CallLogWait).
 type AnalyzeConversation struct {
 	ProjectID      int64  `json:"project_id"`
 	ConversationID string `json:"conversation_id"`
-	// NotBefore, when set, is when the job is first run: a phone call's
-	// analysis waits PhoneAnalysisSettle after the call's end, and a job
-	// run before then would only be put off (a fetch, a read of the
-	// conversation and a snooze for nothing).
-	NotBefore time.Time `json:"-"`
 }
 
 // Kind names AnalyzeConversation's worker.
 func (AnalyzeConversation) Kind() string { return "analyze_conversation" }
 
-// RunAt is when the job queue first runs the job (zero: at once).
-func (a AnalyzeConversation) RunAt() time.Time { return a.NotBefore }
-
-// PhoneAnalysisSettle is how long after a phone call's end its analysis
-// waits, so that the last transcript lines (written when the relay
-// finishes, which may be after the carrier's final status) are in.
-const PhoneAnalysisSettle = 3 * time.Second
+// CallLogWait is how long a phone call's analysis waits for the call's
+// log once the call has ended without it. The relay writes the log's last
+// lines when its stream ends, which may come after the carrier's final
+// status; an analysis that waits longer than this takes the log as it is
+// (the relay's instance died, or no stream ever carried the call).
+const CallLogWait = 30 * time.Second
 
 // AnalysisEventData is the data of a conversation.analyzed event.
 type AnalysisEventData struct {

@@ -24,9 +24,17 @@ type ConversationTx interface {
 	// agent's analysis settings as stored (JSON, for ParseAnalysisSettings);
 	// not found when the agent is gone.
 	AgentAnalysis(ctx context.Context, projectID int64, conversationID string) (agentID int64, settings []byte, err error)
-	// AddPendingAnalysis writes the conversation's pending analysis and
-	// reports whether it did: false when the conversation has one already.
-	AddPendingAnalysis(ctx context.Context, projectID, agentID int64, conversationID string) (bool, error)
+	// AddPendingAnalysis writes the conversation's pending analysis, marked
+	// as waiting for its call's log when awaitLog, and reports whether it
+	// did: false when the conversation has one already.
+	AddPendingAnalysis(ctx context.Context, projectID, agentID int64, conversationID string, awaitLog bool) (bool, error)
+	// AddSkippedAnalysis writes the conversation's analysis as skipped
+	// (nothing to analyse), unless it has one already.
+	AddSkippedAnalysis(ctx context.Context, projectID, agentID int64, conversationID string) error
+	// EndLogWait ends the wait of the conversation's pending analysis for
+	// its call's log, storing it skipped when skip, and reports whether it
+	// was waiting.
+	EndLogWait(ctx context.Context, projectID int64, conversationID string, skip bool) (bool, error)
 	// CampaignCall returns the campaign dial that placed the call callID,
 	// with its contact and campaign as the transaction sees them (the
 	// contact locked until it ends); not found for a call no campaign
@@ -45,6 +53,8 @@ type ConversationTx interface {
 type ConversationFollowUp func(ctx context.Context, tx ConversationTx, projectID int64, id string) error
 
 // CallFollowUp is what follows, in the store transaction that made it, a
-// call's status change from previous ("" for a call new to the store) to
-// call.Status.
+// report about a call: its status was previous ("" for a call new to the
+// store) and is now call.Status. It follows every report, whether or not
+// it changed the status, since a report may bring what something waits
+// for (the relay's end brings the call's log).
 type CallFollowUp func(ctx context.Context, tx ConversationTx, previous string, call Call) error

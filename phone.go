@@ -3,6 +3,7 @@ package agentline
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -182,6 +183,13 @@ type CallLogEntry struct {
 	// Data holds a tool call's name, arguments and result.
 	Data json.RawMessage `json:"data,omitempty"`
 	At   time.Time       `json:"at"`
+}
+
+// CallerSpeech reports whether e is something the caller said: a
+// transcript line of theirs with words in it (the test a call's analysis
+// makes to skip a call where nobody spoke).
+func (e CallLogEntry) CallerSpeech() bool {
+	return e.Type == EventTranscript && (e.Role == "caller" || e.Role == "user") && strings.TrimSpace(e.Text) != ""
 }
 
 // CallFilter selects calls of a project, newest first. Before is an id

@@ -165,7 +165,9 @@ func (f *fixture) phoneConversation(t *testing.T, a agentline.Agent, sid string,
 			agentline.CallLogEntry{Type: "transcript", Role: "agent", Text: "Let me see.", At: time.Now().UTC()})
 	}
 	d := 42
-	if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallCompleted, DurationS: &d, Log: log}, conversation.CallChanged); err != nil {
+	// The relay's end record, with the rest of the log.
+	end := agentline.CallEvent{CallSID: sid, Status: agentline.CallCompleted, DurationS: &d, EndReason: "caller_hangup", Log: log}
+	if _, err := db.ApplyCallEvent(ctx, end, conversation.RelayEnded(len(callerLines) > 0)); err != nil {
 		t.Fatal(err)
 	}
 	return agentline.CallConversationID(call.ID)

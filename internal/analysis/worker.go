@@ -50,12 +50,7 @@ type Options struct {
 	// Backoff is the wait after the first failed attempt; it doubles after
 	// each (±10 %), up to an hour (default 30 s).
 	Backoff time.Duration
-	// Settle is how long after a phone call's end the analysis waits, so
-	// the last transcript lines (written when the relay finishes, which may
-	// be after the carrier's final status) are in (default 3 s).
-	Settle time.Duration
-	Logger *slog.Logger
-	Now    func() time.Time
+	Logger  *slog.Logger
 }
 
 // Worker is the worker of AnalyzeConversation jobs.
@@ -72,16 +67,8 @@ func NewWorker(o Options) *Worker {
 	if o.Backoff <= 0 {
 		o.Backoff = 30 * time.Second
 	}
-	if o.Settle < 0 {
-		o.Settle = 0
-	} else if o.Settle == 0 {
-		o.Settle = agentline.PhoneAnalysisSettle
-	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
-	}
-	if o.Now == nil {
-		o.Now = time.Now
 	}
 	return &Worker{o: o}
 }
@@ -111,9 +98,6 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[agentline.AnalyzeConve
 	if conv.Analysis == nil || conv.Analysis.Status != agentline.AnalysisPending {
 		return nil // another run stored it
 	}
-	if wait := w.settleWait(conv); wait > 0 {
-		return river.JobSnooze(wait)
-	}
 	result, err := w.analyze(ctx, conv)
 	if err != nil {
 		var perm *PermanentError
@@ -135,15 +119,6 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[agentline.AnalyzeConve
 		log.Info("conversation analysed", "status", result.Status, "model", result.Model)
 	}
 	return nil
-}
-
-// settleWait is how long a phone conversation's analysis still waits after
-// the call's end.
-func (w *Worker) settleWait(conv agentline.Conversation) time.Duration {
-	if conv.Kind != agentline.ConversationPhone || conv.EndedAt == nil {
-		return 0
-	}
-	return conv.EndedAt.Add(w.o.Settle).Sub(w.o.Now())
 }
 
 // analyze runs the analysis of conv: skipped when the user said nothing,

@@ -11,10 +11,11 @@ package conversation
 //     opens (store.CreateWidgetSession, StartWidgetSession), Ended at the
 //     client's session_ended (AddSessionEvents) and at the sweeper's
 //     abandon (AbandonIdleSessions, sweeper.go);
-//   - phone and test calls: CallChanged at every status change, whoever
-//     reports it: the carrier's status callbacks, the relay's end, an
-//     admitted stream, a hang-up through the API, reconciliation
-//     (store.ApplyCallEvent, AdmitStream).
+//   - phone and test calls: CallChanged after every report that does not
+//     bring the call's log (the carrier's status callbacks, an admitted
+//     stream, a hang-up through the API, reconciliation), RelayEnded
+//     after the relay's end record, which does (store.ApplyCallEvent,
+//     AdmitStream). A call's analysis waits for its whole log (callAnalysis).
 
 import (
 	"context"
@@ -34,20 +35,64 @@ func Started(ctx context.Context, tx agentline.ConversationTx, projectID int64, 
 }
 
 // Ended is what follows the end of the conversation id, however it ended:
-// its analysis when the agent asks for one, then conversation.ended.
+// its analysis when the agent asks for one, then conversation.ended. A
+// phone call's end follows from CallChanged or RelayEnded, which decide
+// when its analysis can run.
 func Ended(ctx context.Context, tx agentline.ConversationTx, projectID int64, id string) error {
-	if err := startAnalysis(ctx, tx, projectID, id); err != nil {
+	return ended(ctx, tx, projectID, id, analyseNow)
+}
+
+func ended(ctx context.Context, tx agentline.ConversationTx, projectID int64, id string, how analysisStart) error {
+	if err := startAnalysis(ctx, tx, projectID, id, how); err != nil {
 		return err
 	}
 	return emit(ctx, tx, projectID, id, agentline.EventConversationEnded)
 }
 
-// CallChanged is what follows a call's status change: call.status_changed,
-// then, when the call went in progress, its conversation's start, and when
-// it became final, its end, and the settlement of the campaign dial that
-// placed it, if one did. The events share the conversation's subject,
-// so one endpoint receives them in order.
+// CallChanged is what follows a report about a call that does not bring
+// its log (the carrier's status callbacks, an admitted stream, a hang-up
+// through the API, reconciliation) when it changed the call's status:
+// call.status_changed, then, when the call went in progress, its
+// conversation's start, and when it became final, its end, and the
+// settlement of the campaign dial that placed it, if one did. The events
+// share the conversation's subject, so one endpoint receives them in order.
 func CallChanged(ctx context.Context, tx agentline.ConversationTx, previous string, call agentline.Call) error {
+	return callChanged(ctx, tx, previous, call, callLog{})
+}
+
+// RelayEnded is what follows the relay's end record of a call, which
+// brings the rest of the call's log; spoke says whether the caller said
+// anything in the whole call. A call the record ends follows as in
+// CallChanged, its analysis decided at once: skipped when the caller never
+// spoke, else its job. A call the carrier ended first has its analysis
+// waiting for this log: the wait ends the same way.
+func RelayEnded(spoke bool) agentline.CallFollowUp {
+	return func(ctx context.Context, tx agentline.ConversationTx, previous string, call agentline.Call) error {
+		if previous != call.Status {
+			return callChanged(ctx, tx, previous, call, callLog{complete: true, spoke: spoke})
+		}
+		if !agentline.CallStatusFinal(call.Status) {
+			return nil // transferred: the call goes on, and the carrier ends it
+		}
+		id := agentline.CallConversationID(call.ID)
+		waited, err := tx.EndLogWait(ctx, call.ProjectID, id, !spoke)
+		if err != nil || !waited || !spoke {
+			return err
+		}
+		return tx.Enqueue(ctx, agentline.AnalyzeConversation{ProjectID: call.ProjectID, ConversationID: id})
+	}
+}
+
+// callLog is what a report about a call knows of the call's log.
+type callLog struct {
+	complete bool // the report brings the rest of it (the relay's end)
+	spoke    bool // and the caller said something in the call
+}
+
+func callChanged(ctx context.Context, tx agentline.ConversationTx, previous string, call agentline.Call, log callLog) error {
+	if previous == call.Status {
+		return nil
+	}
 	id := agentline.CallConversationID(call.ID)
 	var d callStatusData
 	d.Call.CallSID, d.Call.AgentID, d.Call.Direction = call.CallSID, call.AgentID, call.Direction
@@ -62,7 +107,7 @@ func CallChanged(ctx context.Context, tx agentline.ConversationTx, previous stri
 	}
 	switch {
 	case agentline.CallStatusFinal(call.Status) && !agentline.CallStatusFinal(previous):
-		if err := Ended(ctx, tx, call.ProjectID, id); err != nil {
+		if err := ended(ctx, tx, call.ProjectID, id, callAnalysis(call, log)); err != nil {
 			return err
 		}
 		return settleCampaignCall(ctx, tx, call)
@@ -70,6 +115,22 @@ func CallChanged(ctx context.Context, tx agentline.ConversationTx, previous stri
 		return Started(ctx, tx, call.ProjectID, id)
 	}
 	return nil
+}
+
+// callAnalysis is how an ended call's analysis starts. A call nobody
+// answered (busy, no answer, failed, canceled) has nothing to analyse; one
+// whose log the report completes is analysed at once unless the caller
+// never spoke. Any other waits for its relay's end, at most CallLogWait
+// (store.QueueAnalysesAwaitingLog): the carrier's final status often comes
+// before the relay has written the call's last lines.
+func callAnalysis(call agentline.Call, log callLog) analysisStart {
+	switch {
+	case call.Status != agentline.CallCompleted, log.complete && !log.spoke:
+		return analysisSkipped
+	case log.complete:
+		return analyseNow
+	}
+	return analysisAwaitsLog
 }
 
 // settleCampaignCall records what an ended outbound call placed by a
@@ -128,10 +189,19 @@ func emit(ctx context.Context, tx agentline.ConversationTx, projectID int64, id,
 	return tx.Emit(ctx, e)
 }
 
-// startAnalysis writes the pending analysis of the conversation id and
-// enqueues its job, when the agent asks for any analysis. A conversation
-// already analysed (or pending), or whose agent is gone, is left alone.
-func startAnalysis(ctx context.Context, tx agentline.ConversationTx, projectID int64, id string) error {
+// analysisStart is how a conversation's analysis starts.
+type analysisStart int
+
+const (
+	analyseNow        analysisStart = iota // pending, with its job
+	analysisSkipped                        // skipped: nothing to analyse
+	analysisAwaitsLog                      // pending, its job once the call's log is in
+)
+
+// startAnalysis writes the analysis of the conversation id as how says,
+// when the agent asks for any analysis. A conversation already analysed
+// (or pending), or whose agent is gone, is left alone.
+func startAnalysis(ctx context.Context, tx agentline.ConversationTx, projectID int64, id string, how analysisStart) error {
 	agentID, stored, err := tx.AgentAnalysis(ctx, projectID, id)
 	if errors.Is(err, agentline.ErrNotFound) {
 		return nil
@@ -146,13 +216,12 @@ func startAnalysis(ctx context.Context, tx agentline.ConversationTx, projectID i
 	if !settings.Enabled() {
 		return nil
 	}
-	added, err := tx.AddPendingAnalysis(ctx, projectID, agentID, id)
-	if err != nil || !added {
+	if how == analysisSkipped {
+		return tx.AddSkippedAnalysis(ctx, projectID, agentID, id)
+	}
+	added, err := tx.AddPendingAnalysis(ctx, projectID, agentID, id, how == analysisAwaitsLog)
+	if err != nil || !added || how == analysisAwaitsLog {
 		return err
 	}
-	job := agentline.AnalyzeConversation{ProjectID: projectID, ConversationID: id}
-	if _, phone := agentline.ParseCallConversationID(id); phone {
-		job.NotBefore = time.Now().Add(agentline.PhoneAnalysisSettle)
-	}
-	return tx.Enqueue(ctx, job)
+	return tx.Enqueue(ctx, agentline.AnalyzeConversation{ProjectID: projectID, ConversationID: id})
 }

@@ -209,10 +209,6 @@ func (q *Queue) Enqueue(ctx context.Context, j agentline.Job) error {
 	return nil
 }
 
-// scheduled is a job that says when it first runs
-// (agentline.AnalyzeConversation).
-type scheduled interface{ RunAt() time.Time }
-
 // insertArgs returns a job as River inserts it, with the options its kind
 // was registered with: a kind with no worker here is refused rather than
 // left in the queue for nobody.
@@ -224,9 +220,6 @@ func (q *Queue) insertArgs(j agentline.Job) (river.JobArgs, river.InsertOpts, er
 	opts, ok := q.opts[a.Kind()]
 	if !ok {
 		return nil, river.InsertOpts{}, fmt.Errorf("no worker for job kind %q", a.Kind())
-	}
-	if s, ok := j.(scheduled); ok {
-		opts.ScheduledAt = s.RunAt() // zero: at once
 	}
 	return a, opts, nil
 }

@@ -50,16 +50,85 @@ func (t *convTx) AgentAnalysis(ctx context.Context, projectID int64, id string) 
 }
 
 // AddPendingAnalysis writes the pending analysis of the conversation id,
-// unless it has one (pending or not) already.
-func (t *convTx) AddPendingAnalysis(ctx context.Context, projectID, agentID int64, id string) (bool, error) {
+// waiting for its call's log when awaitLog, unless it has one (pending or
+// not) already.
+func (t *convTx) AddPendingAnalysis(ctx context.Context, projectID, agentID int64, id string, awaitLog bool) (bool, error) {
 	now := t.db.now()
-	res, err := t.c.exec(ctx, `INSERT INTO conversation_analyses (conversation_id, project_id, agent_id, status, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id) DO NOTHING`, id, projectID, agentID, agentline.AnalysisPending, now, now)
+	var since any
+	if awaitLog {
+		since = now
+	}
+	res, err := t.c.exec(ctx, `INSERT INTO conversation_analyses (conversation_id, project_id, agent_id, status, created_at, updated_at, awaits_log_since)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id) DO NOTHING`, id, projectID, agentID, agentline.AnalysisPending, now, now, since)
 	if err != nil {
 		return false, fmt.Errorf("start analysis of %s: %w", id, err)
 	}
 	n, err := res.RowsAffected()
 	return n > 0, err
+}
+
+// AddSkippedAnalysis writes the analysis of the conversation id as
+// skipped, finished now, unless it has one already.
+func (t *convTx) AddSkippedAnalysis(ctx context.Context, projectID, agentID int64, id string) error {
+	now := t.db.now()
+	_, err := t.c.exec(ctx, `INSERT INTO conversation_analyses (conversation_id, project_id, agent_id, status, created_at, updated_at, finished_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id) DO NOTHING`, id, projectID, agentID, agentline.AnalysisSkipped, now, now, now)
+	if err != nil {
+		return fmt.Errorf("skip analysis of %s: %w", id, err)
+	}
+	return nil
+}
+
+// EndLogWait ends the wait of the pending analysis of the conversation id
+// for its call's log, storing it skipped when skip, and reports whether it
+// was waiting.
+func (t *convTx) EndLogWait(ctx context.Context, projectID int64, id string, skip bool) (bool, error) {
+	now := t.db.now()
+	q := `UPDATE conversation_analyses SET awaits_log_since = NULL, updated_at = ?`
+	args := []any{now}
+	if skip {
+		q += `, status = ?, finished_at = ?`
+		args = append(args, agentline.AnalysisSkipped, now)
+	}
+	res, err := t.c.exec(ctx, q+` WHERE project_id = ? AND conversation_id = ? AND awaits_log_since IS NOT NULL`, append(args, projectID, id)...)
+	if err != nil {
+		return false, fmt.Errorf("end the log wait of %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// QueueAnalysesAwaitingLog gives its job to each pending analysis (at
+// most limit) that has waited for its call's log since before: the log is
+// not coming (the relay's instance died, or no stream carried the call),
+// and the job analyses what was recorded. It returns how many.
+func (db *DB) QueueAnalysesAwaitingLog(ctx context.Context, before time.Time, limit int) (int, error) {
+	lock := ""
+	if db.dialect == Postgres {
+		lock = " FOR UPDATE SKIP LOCKED" // instances sweeping at once take different rows
+	}
+	var jobs []agentline.Job
+	err := db.tx(ctx, func(c conn) error {
+		rows, err := c.query(ctx, `UPDATE conversation_analyses SET awaits_log_since = NULL, updated_at = ?
+			WHERE conversation_id IN (SELECT conversation_id FROM conversation_analyses WHERE awaits_log_since < ?
+			ORDER BY awaits_log_since LIMIT ?`+lock+`) RETURNING project_id, conversation_id`, db.now(), before.UTC(), limit)
+		if err != nil {
+			return err
+		}
+		jobs, err = scanAll(rows, func(r interface{ Scan(...any) error }) (agentline.Job, error) {
+			var j agentline.AnalyzeConversation
+			err := r.Scan(&j.ProjectID, &j.ConversationID)
+			return j, err
+		})
+		if err != nil {
+			return err
+		}
+		return db.outboxOn(c).Enqueue(ctx, jobs...)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("queue analyses awaiting a log: %w", err)
+	}
+	return len(jobs), nil
 }
 
 const analysisColumns = `conversation_id, status, summary, success, success_reason, data, model, error, attempts, finished_at`

@@ -30,7 +30,7 @@ func (db *DB) followConversation(ctx context.Context, c conn, then agentline.Con
 }
 
 // followCall runs then, when there is one, in the transaction c that
-// changed the call's status from previous.
+// applied a report about the call, whose status was previous.
 func (db *DB) followCall(ctx context.Context, c conn, then agentline.CallFollowUp, previous string, call agentline.Call) error {
 	if then == nil {
 		return nil

@@ -201,9 +201,9 @@ func (db *DB) Calls(ctx context.Context, projectID int64, f agentline.CallFilter
 // (queued, ringing, in-progress, then one final status), so reports that
 // arrive out of order never revive an ended call. A report about an
 // unknown call to one of our numbers (an inbound call) creates its record
-// in the number's project; any other unknown call is not found. When the
-// report changed the call's status, changed follows in the same
-// transaction.
+// in the number's project; any other unknown call is not found. changed
+// follows every report that is written, in its transaction
+// (agentline.CallFollowUp).
 func (db *DB) ApplyCallEvent(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error) {
 	if agentline.CallStatusFinal(e.Status) && len(e.Log) == 0 && e.EndReason == "" {
 		// The carrier's final status callback (no log, no end reason of
@@ -282,12 +282,11 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent,
 	if err := insertCallLog(ctx, c, call.ID, e.Log); err != nil {
 		return call, err
 	}
-	if previous == call.Status {
-		return call, nil
-	}
-	if err := c.auditRequest(ctx, change(call.ProjectID, "call.end", "call", call.ID,
-		map[string][2]any{"status": {previous, call.Status}})); err != nil {
-		return call, err
+	if previous != call.Status {
+		if err := c.auditRequest(ctx, change(call.ProjectID, "call.end", "call", call.ID,
+			map[string][2]any{"status": {previous, call.Status}})); err != nil {
+			return call, err
+		}
 	}
 	return call, db.followCall(ctx, c, changed, previous, call)
 }

@@ -25,6 +25,7 @@ type callLog struct {
 	mu      sync.Mutex
 	pending []agentline.CallLogEntry
 	kept    int           // entries accepted, written or not
+	spoke   bool          // an accepted entry is the caller's speech
 	wake    chan struct{} // capacity 1: a wake-up is pending
 	stopped chan struct{}
 	done    chan struct{}
@@ -69,6 +70,7 @@ func (l *callLog) add(e relay.Event) {
 	if l.kept < maxCallLog {
 		l.kept++
 		l.pending = append(l.pending, entry)
+		l.spoke = l.spoke || entry.CallerSpeech()
 	}
 	l.mu.Unlock()
 	select {
@@ -113,9 +115,13 @@ func (l *callLog) take() []agentline.CallLogEntry {
 }
 
 // stop ends the writer and returns the entries not stored yet, which go
-// with the call's end record in its transaction.
-func (l *callLog) stop() []agentline.CallLogEntry {
+// with the call's end record in its transaction, and whether the caller
+// said anything in the whole call (what its analysis needs to know).
+func (l *callLog) stop() (rest []agentline.CallLogEntry, spoke bool) {
 	close(l.stopped)
 	<-l.done
-	return l.take()
+	rest = l.take()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return rest, l.spoke
 }

@@ -41,7 +41,7 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 	ctx, endSpan := h.startCallSpan(ctx, sc)
 	rec := func(res relay.Result, reason string, ended time.Time) {
 		endSpan(res, reason)
-		h.finishCall(sc, res, reason, ended, entries.stop(), log)
+		h.finishCall(sc, res, reason, ended, entries, log)
 	}
 	// A model the call cannot reach (no key, a refused socket) is told to
 	// the caller and recorded alike.
@@ -269,7 +269,8 @@ func (h *Handler) apologize(sc *streamCall, res relay.Result, log *slog.Logger) 
 
 // finishCall records the call's end (at ended, when the relay returned),
 // its duration and its log.
-func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, ended time.Time, entries []agentline.CallLogEntry, log *slog.Logger) {
+func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, ended time.Time, l *callLog, log *slog.Logger) {
+	entries, spoke := l.stop()
 	// Many calls can end at once (a shutdown), and their records queue for
 	// the database: give them time.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -283,7 +284,7 @@ func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, en
 		// callback will say when it ends, and how long it lasted.
 		end.Status, end.DurationS = agentline.CallInProgress, nil
 	}
-	if _, err := h.store.ApplyCallEvent(ctx, end, conversation.CallChanged); err != nil {
+	if _, err := h.store.ApplyCallEvent(ctx, end, conversation.RelayEnded(spoke)); err != nil {
 		log.Error("could not record the call's end and transcript", "err", err, "events", len(entries))
 	}
 	log.Info("call ended", "reason", reason, "duration", d, "caller_frames", res.CallerFrames, "agent_frames", res.AgentFrames, "err", res.Err)
