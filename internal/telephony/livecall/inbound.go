@@ -89,7 +89,7 @@ func (h *Handler) answerInbound(ctx context.Context, in inboundRing) (string, er
 	if !agentline.ValidCallStatus(status) {
 		status = agentline.CallRinging
 	}
-	call, err := h.store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: status, Direction: agentline.CallInbound, From: in.From, To: to},
+	call, err := h.store.RecordInboundCall(ctx, agentline.CallEvent{CallSID: sid, Status: status, Direction: agentline.CallInbound, From: in.From, To: to},
 		conversation.CallChanged)
 	if err != nil {
 		return "", err

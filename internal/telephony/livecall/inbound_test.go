@@ -22,6 +22,10 @@ func (failingEvents) ApplyCallEvent(context.Context, agentline.CallEvent, agentl
 	return agentline.Call{}, errStoreDown
 }
 
+func (failingEvents) RecordInboundCall(context.Context, agentline.CallEvent, agentline.CallFollowUp) (agentline.Call, error) {
+	return agentline.Call{}, errStoreDown
+}
+
 // TestAnswerInboundOperation: how answerInbound answers each call coming
 // in to Ada's number (or another), what it records, and whether the call's
 // stream is then expected here, without HTTP.

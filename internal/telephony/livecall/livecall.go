@@ -39,9 +39,12 @@ type Store interface {
 	// version it records, else the published one), in one read.
 	CallAgentBySID(ctx context.Context, callSID string) (agentline.Call, agentline.Agent, error)
 	NumberAgent(ctx context.Context, phoneNumber string) (agentline.Agent, error)
-	// ApplyCallEvent records a status report; changed follows a change of
-	// status in the same transaction.
+	// ApplyCallEvent records a status report; changed follows it in the
+	// same transaction.
 	ApplyCallEvent(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error)
+	// RecordInboundCall is ApplyCallEvent for the voice webhook of a call
+	// coming in, which is usually new: inserted in one statement.
+	RecordInboundCall(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error)
 	CallByStreamRef(ctx context.Context, projectID int64, ref string) (agentline.Call, error)
 	AppendCallLog(ctx context.Context, projectID, callID int64, entries []agentline.CallLogEntry) error
 	// AdmitStream records the one use of a stream token, good until
