@@ -87,7 +87,8 @@ func TestCallLog(t *testing.T) {
 }
 
 // TestFinalStatusThatChangesNothing: the carrier's completed callback
-// after the relay has recorded the call's end is answered from one read;
+// after the relay has recorded the call's end is answered from one read
+// (ApplyCarrierStatus);
 // one that still adds something (a duration, an end reason over a
 // reconciled one) takes the write as before.
 func TestFinalStatusThatChangesNothing(t *testing.T) {
@@ -115,12 +116,21 @@ func TestFinalStatusThatChangesNothing(t *testing.T) {
 		// Now nothing is left to add: one statement, the record as it was.
 		before := db.Statements()
 		other := 9
-		c, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, DurationS: &other}, callChanged)
+		c, err := db.ApplyCarrierStatus(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted, DurationS: &other}, callChanged)
 		if err != nil || c.Status != agentline.CallCompleted || c.EndReason != "caller_hangup" || *c.DurationS != 7 {
 			t.Fatalf("a callback that changes nothing = %+v %v", c, err)
 		}
 		if n := db.Statements() - before; n != 1 {
 			t.Errorf("a callback that changes nothing made %d statements, want 1 (a read)", n)
+		}
+		// ApplyCallEvent, which a callback takes while the call's relay
+		// runs here, goes straight to the write.
+		before = db.Statements()
+		if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: "CA1", Status: agentline.CallCompleted}, callChanged); err != nil {
+			t.Fatal(err)
+		}
+		if n := db.Statements() - before; n < 3 {
+			t.Errorf("ApplyCallEvent made %d statements, want its transaction", n)
 		}
 	})
 }

@@ -205,16 +205,6 @@ func (db *DB) Calls(ctx context.Context, projectID int64, f agentline.CallFilter
 // follows every report that is written, in its transaction
 // (agentline.CallFollowUp).
 func (db *DB) ApplyCallEvent(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error) {
-	if agentline.CallStatusFinal(e.Status) && len(e.Log) == 0 && e.EndReason == "" {
-		// The carrier's final status callback (no log, no end reason of
-		// its own) often comes after the relay has recorded the call's
-		// end: it changes nothing then, and one read answers it instead
-		// of a write transaction.
-		call, err := scanCall(db.reader().queryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE call_sid = ?`, e.CallSID))
-		if err == nil && unchangedBy(call, e) {
-			return call, nil
-		}
-	}
 	var out agentline.Call
 	err := db.tx(ctx, func(c conn) (err error) {
 		out, err = db.applyCallEvent(ctx, c, e, changed)
@@ -223,12 +213,25 @@ func (db *DB) ApplyCallEvent(ctx context.Context, e agentline.CallEvent, changed
 	return out, err
 }
 
+// ApplyCarrierStatus is ApplyCallEvent for the carrier's status callback
+// when the call's relay has ended: a final status (with no log or end
+// reason of its own) then often comes after the relay has recorded the
+// call's end, changes nothing, and one read answers it instead of a write
+// transaction. Callers whose relay still runs, which will not find the
+// end recorded, take ApplyCallEvent.
+func (db *DB) ApplyCarrierStatus(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error) {
+	if agentline.CallStatusFinal(e.Status) && len(e.Log) == 0 && e.EndReason == "" {
+		call, err := scanCall(db.reader().queryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE call_sid = ?`, e.CallSID))
+		if err == nil && unchangedBy(call, e) {
+			return call, nil
+		}
+	}
+	return db.ApplyCallEvent(ctx, e, changed)
+}
+
 // applyCallEvent is ApplyCallEvent inside the transaction c.
 func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error) {
-	if e.At.IsZero() {
-		e.At = db.now()
-	}
-	e.At = e.At.UTC()
+	e = db.normalized(e)
 	lock := ""
 	if db.dialect == Postgres {
 		// Reports of one call (a status callback, the relay's end, a
@@ -246,6 +249,33 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent,
 	} else if err != nil {
 		return call, err
 	}
+	db.applyReport(&call, e)
+	if isNew {
+		// A call new to us is inserted as the report leaves it: one write.
+		err = insertCall(ctx, c, &call)
+	} else {
+		_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ?, agent_version = ?,
+		answered_by = ? WHERE id = ?`, call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt,
+			nullVersion(call.AgentVersion), call.AnsweredBy, call.ID)
+	}
+	if err != nil {
+		return call, err
+	}
+	return call, db.reported(ctx, c, e, changed, previous, call)
+}
+
+// normalized is e with its time set (now when the report gives none), in
+// UTC.
+func (db *DB) normalized(e agentline.CallEvent) agentline.CallEvent {
+	if e.At.IsZero() {
+		e.At = db.now()
+	}
+	e.At = e.At.UTC()
+	return e
+}
+
+// applyReport changes the record call as the report e leaves it.
+func (db *DB) applyReport(call *agentline.Call, e agentline.CallEvent) {
 	if agentline.CallStatusAdvances(call.Status, e.Status) {
 		call.Status = e.Status
 		if e.Status == agentline.CallInProgress && call.StartedAt == nil {
@@ -268,27 +298,21 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent,
 	if call.AnsweredBy == "" {
 		call.AnsweredBy = e.AnsweredBy
 	}
-	if isNew {
-		// A call new to us is inserted as the report leaves it: one write.
-		err = insertCall(ctx, c, &call)
-	} else {
-		_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ?, agent_version = ?,
-		answered_by = ? WHERE id = ?`, call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt,
-			nullVersion(call.AgentVersion), call.AnsweredBy, call.ID)
-	}
-	if err != nil {
-		return call, err
-	}
+}
+
+// reported is what follows a report once the call's record is written:
+// its log, the audit of a status change, and changed.
+func (db *DB) reported(ctx context.Context, c conn, e agentline.CallEvent, changed agentline.CallFollowUp, previous string, call agentline.Call) error {
 	if err := insertCallLog(ctx, c, call.ID, e.Log); err != nil {
-		return call, err
+		return err
 	}
 	if previous != call.Status {
 		if err := c.auditRequest(ctx, change(call.ProjectID, "call.end", "call", call.ID,
 			map[string][2]any{"status": {previous, call.Status}})); err != nil {
-			return call, err
+			return err
 		}
 	}
-	return call, db.followCall(ctx, c, changed, previous, call)
+	return db.followCall(ctx, c, changed, previous, call)
 }
 
 // newInboundCall is the record of a call the carrier reports to one of

@@ -229,7 +229,13 @@ func (h *Handler) statusCallback(w http.ResponseWriter, r *http.Request) error {
 	// handler formats With's at once, and the usual callback logs nothing
 	// at the default level.
 	log := httpx.Logger(r.Context())
-	call, err := h.store.ApplyCallEvent(r.Context(), e, conversation.CallChanged)
+	apply := h.store.ApplyCarrierStatus
+	if h.calls.Relaying(e.CallSID) {
+		// The relay has not written the call's end yet: a read would not
+		// find it there.
+		apply = h.store.ApplyCallEvent
+	}
+	call, err := apply(r.Context(), e, conversation.CallChanged)
 	switch {
 	case errors.Is(err, agentline.ErrNotFound):
 		log.Info("status callback for a call we do not know", "call_sid", e.CallSID, "status", e.Status, "sequence", f.Get("SequenceNumber"), "to", e.To)

@@ -11,7 +11,7 @@ import (
 // webhook to its status callback, so that they cannot creep back up: they
 // are most of what a call costs the server beyond its frames
 // (docs/benchmarks.md, "What a call costs beyond its frames").
-const maxStatementsPerCall = 23
+const maxStatementsPerCall = 21
 
 // TestStatementsPerCall counts the statements of one inbound call: the
 // webhook, the stream's admission, the relay's end with the call's log,

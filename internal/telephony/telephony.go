@@ -41,6 +41,7 @@ type Store interface {
 	DeleteCall(ctx context.Context, projectID, callID int64) error
 	ProjectOfCall(ctx context.Context, callSID string) (int64, error)
 	RecordAnsweredBy(ctx context.Context, projectID int64, callSID, answeredBy string) (agentline.Call, bool, error)
+	ApplyCarrierStatus(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error)
 	Calls(ctx context.Context, projectID int64, f agentline.CallFilter) ([]agentline.Call, error)
 	CallLog(ctx context.Context, projectID, callID int64) ([]agentline.CallLogEntry, error)
 }
@@ -136,6 +137,7 @@ type liveCalls interface {
 	ExpectOutbound(ref string)
 	Settle(ref string)
 	EndByAPI(callSID string)
+	Relaying(callSID string) bool
 }
 
 // New returns the phone channel's handler.

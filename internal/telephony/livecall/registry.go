@@ -174,6 +174,14 @@ func (h *Handler) ExpectOutbound(ref string) {
 // so it never comes.
 func (h *Handler) Settle(ref string) { h.live.settle(ref) }
 
+// Relaying reports whether this instance relays the call now: its stream
+// runs, or its end is being recorded.
+func (h *Handler) Relaying(callSID string) bool {
+	h.live.mu.Lock()
+	defer h.live.mu.Unlock()
+	return h.live.calls[callSID] != nil
+}
+
 // EndByAPI stops the relay of a call hung up through the API at once, if it
 // runs here, rather than when the carrier gets to closing its stream.
 func (h *Handler) EndByAPI(callSID string) { h.live.end(callSID, errEndedByAPI) }

@@ -101,9 +101,9 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 	ended := h.now()
 	recorder.End(ended) // the recording lasts as long as the call; nil records nothing
 	timer.Stop()
-	h.live.remove(sid)
 	h.metrics.active.Dec()
 	rec(res, h.callEndReason(sc, res, transferred, tools.optedOut.Load(), log), ended)
+	h.live.remove(sid) // after the end record: a status callback meanwhile knows to write (Relaying)
 	h.finishRecording(sc, recorder, log)
 }
 
