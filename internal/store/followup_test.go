@@ -26,6 +26,9 @@ func ended(ctx context.Context, tx agentline.ConversationTx, projectID int64, id
 // callChanged stands in for conversation.CallChanged: one
 // call.status_changed per change.
 func callChanged(ctx context.Context, tx agentline.ConversationTx, previous string, call agentline.Call) error {
+	if previous == call.Status {
+		return nil // a report that changed nothing (it follows every report)
+	}
 	return emitFollowUp(ctx, tx, call.ProjectID, agentline.CallConversationID(call.ID), agentline.EventCallStatusChanged)
 }
 

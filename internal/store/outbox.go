@@ -115,13 +115,27 @@ func (o *outbox) subscribers(ctx context.Context, projectID int64, typ string) (
 	return wanting(eps, typ), nil
 }
 
-// endpoints lists the project's enabled endpoints.
+// endpoints lists the project's enabled endpoints (from the endpoint
+// cache, on SQLite).
 func (o *outbox) endpoints(ctx context.Context, projectID int64) ([]agentline.WebhookEndpoint, error) {
+	cache := o.db.endpointCache
+	var gen uint64
+	if cache != nil {
+		eps, g, ok := cache.get(projectID)
+		if ok {
+			return eps, nil
+		}
+		gen = g
+	}
 	rows, err := o.c.queryPrepared(ctx, selectEnabledWebhooks, projectID)
 	if err != nil {
 		return nil, err
 	}
-	return scanAll(rows, scanWebhook)
+	eps, err := scanAll(rows, scanWebhook)
+	if err == nil && cache != nil {
+		cache.put(projectID, eps, gen)
+	}
+	return eps, err
 }
 
 // wanting picks the ids of the endpoints that want events of type typ.

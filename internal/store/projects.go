@@ -107,6 +107,7 @@ func (db *DB) UpdateProject(ctx context.Context, p agentline.Project) (agentline
 // call recordings live outside the database: a project that has any gets,
 // in the same transaction, the job that deletes them.
 func (db *DB) DeleteProject(ctx context.Context, projectID int64) error {
+	defer db.webhooksChanged()
 	return db.tx(ctx, func(c conn) error {
 		var recorded bool
 		var name string

@@ -47,6 +47,9 @@ type DB struct {
 	prepared   preparedStatements
 	// sessions group-commits widget sessions (sessionbatch.go).
 	sessions coalesce.Group[agentline.WidgetSession, bool]
+	// endpointCache keeps the projects' enabled webhook endpoints, on
+	// SQLite only (endpointcache.go).
+	endpointCache *endpointCache
 }
 
 // Statements returns how many statements (BEGIN and COMMIT included) the
@@ -62,6 +65,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	switch {
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		db.dialect = SQLite
+		db.endpointCache = &endpointCache{}
 		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "//")
 		if path == "" {
 			return nil, errors.New("sqlite: empty database path")

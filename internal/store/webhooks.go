@@ -39,6 +39,7 @@ func nullTime(t sql.NullTime) *time.Time {
 
 // CreateWebhook stores a new endpoint in e.ProjectID.
 func (db *DB) CreateWebhook(ctx context.Context, e agentline.WebhookEndpoint) (agentline.WebhookEndpoint, error) {
+	defer db.webhooksChanged()
 	events, err := json.Marshal(e.Events)
 	if err != nil {
 		return e, err
@@ -78,6 +79,7 @@ func (db *DB) Webhooks(ctx context.Context, projectID int64) ([]agentline.Webhoo
 // UpdateWebhook stores e's url, description, events and enabled. Enabling
 // an endpoint clears why and since when it failed.
 func (db *DB) UpdateWebhook(ctx context.Context, e agentline.WebhookEndpoint) (agentline.WebhookEndpoint, error) {
+	defer db.webhooksChanged()
 	events, err := json.Marshal(e.Events)
 	if err != nil {
 		return e, err
@@ -97,12 +99,14 @@ func (db *DB) UpdateWebhook(ctx context.Context, e agentline.WebhookEndpoint) (a
 
 // DeleteWebhook deletes an endpoint of the project with its deliveries.
 func (db *DB) DeleteWebhook(ctx context.Context, projectID, id int64) error {
+	defer db.webhooksChanged()
 	return db.deleteOwned(ctx, agentline.KindWebhook, projectID, id, "webhook endpoint")
 }
 
 // RotateWebhookSecret makes secret the endpoint's signing secret; the one
 // it replaces keeps signing until until.
 func (db *DB) RotateWebhookSecret(ctx context.Context, projectID, id int64, secret string, until time.Time) (agentline.WebhookEndpoint, error) {
+	defer db.webhooksChanged()
 	var e agentline.WebhookEndpoint
 	err := db.tx(ctx, func(c conn) error {
 		var err error
@@ -127,6 +131,7 @@ func webhookOn(ctx context.Context, projectID, id int64) func(conn) (agentline.W
 // DisableWebhook disables an endpoint (by its id alone: the delivery worker
 // has no caller) and says why.
 func (db *DB) DisableWebhook(ctx context.Context, id int64, reason string) error {
+	defer db.webhooksChanged()
 	res, err := db.writer().exec(ctx, `UPDATE webhook_endpoints SET enabled = FALSE, disabled_reason = ?, updated_at = ? WHERE id = ?`, reason, db.now(), id)
 	return mustAffect(res, err, "webhook endpoint")
 }
