@@ -68,6 +68,10 @@ e2e-cluster:
 # tune it. BenchmarkCallCostSetup runs the same calls with no frames, 200 at
 # a time in 5 rounds (CALLCOST_SETUP_ROUNDS): a call's setup and end with no
 # frame cost to subtract (docs/benchmarks.md, "Setup alone").
+# BenchmarkCallCostFloor runs the server (warmed up, as all of these) and
+# the copy-only floor side by side, 200 calls of 24 s each at the same time,
+# in 3 rounds (CALLCOST_FLOOR_ROUNDS, CALLCOST_FLOOR_SECONDS): the whole
+# server's CPU over the floor's, with the machine's load on both alike.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./internal/telephony/relay/
 	$(GO) test -run '^$$' -bench CallCost -benchtime 1x ./cmd/agentline/

@@ -60,9 +60,9 @@ type idleCPU float64
 
 // waitIdle waits until pid's CPU stops growing, at most limit, and
 // returns its CPU then. Stopped means quiet (under 10 ms a second past its
-// idle rate) for quietFor in a row: longer than a phone call's analysis
-// waits after its end (3 s) and than the job queue takes to make a
-// scheduled job available, so the end's jobs are done, not just pending.
+// idle rate) for quietFor in a row: longer than the job queue takes to
+// pick up and run what a call's end enqueued, so the end's jobs are done,
+// not just pending.
 func waitIdle(pid int, idle idleCPU, limit time.Duration) float64 {
 	const quietFor = 6
 	deadline := time.Now().Add(limit)
@@ -220,16 +220,9 @@ func BenchmarkCallCost(b *testing.B) {
 // runFloor runs n calls of d through the copy-only pass-through in a
 // child process of its own.
 func runFloor(b *testing.B, model *realtimefake.Server, n int, d time.Duration) costRun {
-	cmd := costCommand("RELAYLOAD_MODE=floor", "RELAYLOAD_MODEL_WS="+realtimefake.WSURL(model.URL(), "gpt-realtime"))
-	child, err := relayload.Start(cmd)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer child.Stop()
-	idle := measureIdle(child.Pid)
-	return runCalls(child.Pid, idle, n, d, func(ctx context.Context, i int, stopAt time.Time, st *relayload.Stats) error {
-		return relayload.Call(ctx, relayload.Stream{URL: "ws://" + child.Addr + "/", N: i}, time.Now(), stopAt, st)
-	})
+	f := startFloor(b, model)
+	defer f.stop()
+	return f.run(n, d)
 }
 
 // reportCallCost derives the per-call cost beyond frames: the two longest
