@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -24,18 +25,7 @@ import (
 func TestAnalysisFollowsEveryEnd(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		var mu sync.Mutex
-		var jobs []agentline.AnalyzeConversation
-		db.SetOutbox(store.OutboxOptions{Enqueue: func(_ context.Context, _ *sql.Tx, js []agentline.Job) error {
-			mu.Lock()
-			defer mu.Unlock()
-			for _, j := range js {
-				if a, ok := j.(agentline.AnalyzeConversation); ok {
-					jobs = append(jobs, a)
-				}
-			}
-			return nil
-		}})
+		enqueued := analysisJobs(db)
 		f := newFixture(t, db)
 		ep, err := db.CreateWebhook(ctx, agentline.WebhookEndpoint{ProjectID: f.p1.ID, URL: "https://hooks.example.com/x",
 			Events: []string{agentline.EventConversationAnalyzed}, Enabled: true, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
@@ -79,6 +69,7 @@ func TestAnalysisFollowsEveryEnd(t *testing.T) {
 		}
 		want := []string{"ses_ended", "ses_idle", "ses_gate"}
 		got := map[string]bool{}
+		jobs := enqueued()
 		for _, j := range jobs {
 			if j.ProjectID != f.p1.ID || got[j.ConversationID] {
 				t.Fatalf("job %+v (twice, or of another project)", j)
@@ -140,4 +131,26 @@ func TestAnalysisFollowsEveryEnd(t *testing.T) {
 			t.Fatalf("the deleted conversation's analysis remains: %+v", c.Analysis)
 		}
 	})
+}
+
+// analysisJobs connects db's outbox to a stand-in queue and returns what
+// reads the analyze_conversation jobs enqueued so far.
+func analysisJobs(db *store.DB) func() []agentline.AnalyzeConversation {
+	var mu sync.Mutex
+	var jobs []agentline.AnalyzeConversation
+	db.SetOutbox(store.OutboxOptions{Enqueue: func(_ context.Context, _ *sql.Tx, js []agentline.Job) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, j := range js {
+			if a, ok := j.(agentline.AnalyzeConversation); ok {
+				jobs = append(jobs, a)
+			}
+		}
+		return nil
+	}})
+	return func() []agentline.AnalyzeConversation {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(jobs)
+	}
 }

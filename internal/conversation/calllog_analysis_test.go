@@ -2,8 +2,6 @@ package conversation_test
 
 import (
 	"context"
-	"database/sql"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,18 +23,7 @@ import (
 func TestCallAnalysisFollowsItsLog(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		var mu sync.Mutex
-		jobs := map[string]int{}
-		db.SetOutbox(store.OutboxOptions{Enqueue: func(_ context.Context, _ *sql.Tx, js []agentline.Job) error {
-			mu.Lock()
-			defer mu.Unlock()
-			for _, j := range js {
-				if a, ok := j.(agentline.AnalyzeConversation); ok {
-					jobs[a.ConversationID]++
-				}
-			}
-			return nil
-		}})
+		enqueued := analysisJobs(db)
 		f := newFixture(t, db)
 		ada := f.a1
 		ada.Analysis = agentline.DefaultAnalysis()
@@ -72,9 +59,12 @@ func TestCallAnalysisFollowsItsLog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mu.Lock()
-			n := jobs[id]
-			mu.Unlock()
+			n := 0
+			for _, j := range enqueued() {
+				if j.ConversationID == id {
+					n++
+				}
+			}
 			if c.Analysis == nil || c.Analysis.Status != status || n != wantJobs {
 				t.Fatalf("%s: analysis %+v with %d jobs, want %s with %d", id, c.Analysis, n, status, wantJobs)
 			}
