@@ -193,6 +193,10 @@ type callWithLog struct {
 // encoded, signature-checked in production by Signatures.Check). Any
 // well-formed callback is acknowledged with 204, including one about a call
 // we do not know, so the carrier does not log errors for it.
+// relayEndWait bounds how long a final status callback waits for the end
+// record of the call's relay running here.
+const relayEndWait = 2 * time.Second
+
 func (h *Handler) statusCallback(w http.ResponseWriter, r *http.Request) error {
 	f := r.PostForm
 	e := agentline.CallEvent{CallSID: f.Get("CallSid"), Status: f.Get("CallStatus"), From: f.Get("From"), To: f.Get("To")}
@@ -229,10 +233,12 @@ func (h *Handler) statusCallback(w http.ResponseWriter, r *http.Request) error {
 	// handler formats With's at once, and the usual callback logs nothing
 	// at the default level.
 	log := httpx.Logger(r.Context())
+	// A final status comes as the call's relay ends: once the relay has
+	// written the call's end, one read usually answers the callback. A
+	// relay still running here after relayEndWait (or any other status
+	// while it runs) has not written it: the callback writes.
 	apply := h.store.ApplyCarrierStatus
-	if h.calls.Relaying(e.CallSID) {
-		// The relay has not written the call's end yet: a read would not
-		// find it there.
+	if !agentline.CallStatusFinal(e.Status) || !h.calls.AwaitRecorded(r.Context(), e.CallSID, relayEndWait) {
 		apply = h.store.ApplyCallEvent
 	}
 	call, err := apply(r.Context(), e, conversation.CallChanged)

@@ -137,7 +137,7 @@ type liveCalls interface {
 	ExpectOutbound(ref string)
 	Settle(ref string)
 	EndByAPI(callSID string)
-	Relaying(callSID string) bool
+	AwaitRecorded(ctx context.Context, callSID string, within time.Duration) bool
 }
 
 // New returns the phone channel's handler.

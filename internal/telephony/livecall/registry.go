@@ -14,7 +14,7 @@ import (
 // connections.
 type liveCalls struct {
 	mu    sync.Mutex
-	calls map[string]*relay.Call
+	calls map[string]*liveCall
 	// draining: no new calls are taken; streams of calls already answered
 	// still are. closing: no stream is taken at all.
 	draining, closing bool
@@ -102,17 +102,27 @@ func (l *liveCalls) add(sid string, c *relay.Call) bool {
 		return false
 	}
 	if l.calls == nil {
-		l.calls = map[string]*relay.Call{}
+		l.calls = map[string]*liveCall{}
 	}
 	if _, dup := l.calls[sid]; dup {
 		return false
 	}
-	l.calls[sid] = c
+	l.calls[sid] = &liveCall{relay: c, recorded: make(chan struct{})}
 	return true
+}
+
+// liveCall is a call relayed here: its relay, and recorded, closed once
+// the relay's end record is written (remove).
+type liveCall struct {
+	relay    *relay.Call
+	recorded chan struct{}
 }
 
 func (l *liveCalls) remove(sid string) {
 	l.mu.Lock()
+	if lc := l.calls[sid]; lc != nil {
+		close(lc.recorded)
+	}
 	delete(l.calls, sid)
 	l.mu.Unlock()
 }
@@ -120,10 +130,10 @@ func (l *liveCalls) remove(sid string) {
 // end ends the call's relay here, if it runs here.
 func (l *liveCalls) end(sid string, cause error) {
 	l.mu.Lock()
-	c := l.calls[sid]
+	lc := l.calls[sid]
 	l.mu.Unlock()
-	if c != nil {
-		c.End(cause)
+	if lc != nil {
+		lc.relay.End(cause)
 	}
 }
 
@@ -174,12 +184,28 @@ func (h *Handler) ExpectOutbound(ref string) {
 // so it never comes.
 func (h *Handler) Settle(ref string) { h.live.settle(ref) }
 
-// Relaying reports whether this instance relays the call now: its stream
-// runs, or its end is being recorded.
-func (h *Handler) Relaying(callSID string) bool {
+// AwaitRecorded waits, at most within, for the end record of the call
+// callSID if this instance relays it now, and reports whether the call
+// has no relay running here any more. The carrier's final status callback
+// usually comes as the call's relay ends: waiting for the relay's record,
+// which brings the call's log, lets the callback find the end written
+// (one read) instead of writing it first and the relay after.
+func (h *Handler) AwaitRecorded(ctx context.Context, callSID string, within time.Duration) bool {
 	h.live.mu.Lock()
-	defer h.live.mu.Unlock()
-	return h.live.calls[callSID] != nil
+	lc := h.live.calls[callSID]
+	h.live.mu.Unlock()
+	if lc == nil {
+		return true
+	}
+	t := time.NewTimer(within)
+	defer t.Stop()
+	select {
+	case <-lc.recorded:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
 }
 
 // EndByAPI stops the relay of a call hung up through the API at once, if it
@@ -194,8 +220,8 @@ func (h *Handler) EndCalls(ctx context.Context) error {
 	l := h.live
 	l.mu.Lock()
 	l.closing = true
-	for _, c := range l.calls {
-		c.End(errShutdown)
+	for _, lc := range l.calls {
+		lc.relay.End(errShutdown)
 	}
 	l.mu.Unlock()
 	done := make(chan struct{})

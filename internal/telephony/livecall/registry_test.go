@@ -1,6 +1,7 @@
 package livecall
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -38,5 +39,32 @@ func TestLiveCallsBusy(t *testing.T) {
 	l.expect("CA3", now.Add(20*time.Second), now.Add(15*time.Second)) // drops CA1, expired
 	if len(l.pending) != 1 {
 		t.Fatalf("pending = %v, want only CA3", l.pending)
+	}
+}
+
+// A final status callback waits for the end record of a call relayed
+// here, at most its bound: at once for a call with no relay here, until
+// the record is written (remove) for one, and not past the bound for a
+// relay that runs on.
+func TestAwaitRecorded(t *testing.T) {
+	h := &Handler{live: &liveCalls{}}
+	ctx := context.Background()
+	if !h.AwaitRecorded(ctx, "CA1", time.Hour) {
+		t.Fatal("no relay here, yet the wait says one runs")
+	}
+	h.live.add("CA1", nil)
+	start := time.Now()
+	if h.AwaitRecorded(ctx, "CA1", 20*time.Millisecond) {
+		t.Fatal("the relay runs on, yet the wait says its end is recorded")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("waited %v past its bound", d)
+	}
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		h.live.remove("CA1")
+	}()
+	if !h.AwaitRecorded(ctx, "CA1", time.Hour) {
+		t.Fatal("the end was recorded, yet the wait says the relay runs")
 	}
 }

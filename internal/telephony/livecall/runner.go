@@ -103,7 +103,7 @@ func (h *Handler) runCall(ctx context.Context, conn *relay.Socket, sc *streamCal
 	timer.Stop()
 	h.metrics.active.Dec()
 	rec(res, h.callEndReason(sc, res, transferred, tools.optedOut.Load(), log), ended)
-	h.live.remove(sid) // after the end record: a status callback meanwhile knows to write (Relaying)
+	h.live.remove(sid) // after the end record, which a status callback may wait for (AwaitRecorded)
 	h.finishRecording(sc, recorder, log)
 }
 
