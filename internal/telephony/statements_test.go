@@ -67,6 +67,7 @@ func TestStatementsPerCall(t *testing.T) {
 		}
 	}
 }
+
 // settled waits until count has not moved for 300 ms (at most 5 s), and
 // returns it: the relay writes a call's end after the carrier's socket has
 // closed.
