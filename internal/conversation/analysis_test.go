@@ -32,11 +32,7 @@ func TestAnalysisFollowsEveryEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ada := f.a1
-		ada.Analysis = agentline.DefaultAnalysis()
-		if ada, err = db.UpdateAgent(ctx, ada); err != nil {
-			t.Fatal(err)
-		}
+		ada := analysing(t, db, f.a1)
 		quiet := mustAgent(t, db, f.p1.ID, "Quiet") // asks for no analysis
 
 		start := time.Now().UTC().Add(-time.Hour)
@@ -153,4 +149,15 @@ func analysisJobs(db *store.DB) func() []agentline.AnalyzeConversation {
 		defer mu.Unlock()
 		return slices.Clone(jobs)
 	}
+}
+
+// analysing returns a with the default analysis switched on.
+func analysing(t *testing.T, db *store.DB, a agentline.Agent) agentline.Agent {
+	t.Helper()
+	a.Analysis = agentline.DefaultAnalysis()
+	a, err := db.UpdateAgent(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

@@ -25,12 +25,7 @@ func TestCallAnalysisFollowsItsLog(t *testing.T) {
 		ctx := context.Background()
 		enqueued := analysisJobs(db)
 		f := newFixture(t, db)
-		ada := f.a1
-		ada.Analysis = agentline.DefaultAnalysis()
-		ada, err := db.UpdateAgent(ctx, ada)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ada := analysing(t, db, f.a1)
 		call := func(sid string) string {
 			t.Helper()
 			c, err := db.ReserveCall(ctx, agentline.Call{ProjectID: f.p1.ID, AgentID: ada.ID, CallSID: sid, Direction: agentline.CallOutbound,

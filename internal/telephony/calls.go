@@ -234,11 +234,11 @@ func (h *Handler) statusCallback(w http.ResponseWriter, r *http.Request) error {
 	// at the default level.
 	log := httpx.Logger(r.Context())
 	// A final status comes as the call's relay ends: once the relay has
-	// written the call's end, one read usually answers the callback. A
-	// relay still running here after relayEndWait (or any other status
-	// while it runs) has not written it: the callback writes.
+	// written the call's end, one read usually answers the callback
+	// (ApplyCarrierStatus). A relay still running here after relayEndWait
+	// has not written it: the callback writes.
 	apply := h.store.ApplyCarrierStatus
-	if !agentline.CallStatusFinal(e.Status) || !h.calls.AwaitRecorded(r.Context(), e.CallSID, relayEndWait) {
+	if agentline.CallStatusFinal(e.Status) && !h.calls.AwaitRecorded(r.Context(), e.CallSID, relayEndWait) {
 		apply = h.store.ApplyCallEvent
 	}
 	call, err := apply(r.Context(), e, conversation.CallChanged)
