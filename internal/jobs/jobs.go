@@ -100,6 +100,8 @@ type Queue struct {
 	started bool
 	watch   sync.WaitGroup
 	unsub   func()
+	// listener, on SQLite, is told of each insert (quietDriver).
+	listener *quietListener
 }
 
 func driver(dialect string, pool *sql.DB) (riverdriver.Driver[*sql.Tx], error) {
@@ -150,6 +152,11 @@ func New(o Options, r *Registry) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
+	var listener *quietListener
+	if o.Dialect == "sqlite" {
+		qd := newQuietDriver(d, o.PollInterval)
+		d, listener = qd, qd.listener
+	}
 	var mw []rivertype.Middleware
 	if o.Tracing != nil {
 		mw = append(mw, tracingMiddleware(o.Tracing))
@@ -172,7 +179,7 @@ func New(o Options, r *Registry) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
-	q := &Queue{client: client, opts: r.opts, logger: o.Logger, metrics: newMetrics(o.Registerer)}
+	q := &Queue{client: client, opts: r.opts, logger: o.Logger, metrics: newMetrics(o.Registerer), listener: listener}
 	return q, nil
 }
 
@@ -189,6 +196,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sql.Tx, jobs []agentline.Job)
 	if _, err := q.client.InsertManyTx(ctx, tx, params); err != nil {
 		return fmt.Errorf("insert %d jobs: %w", len(jobs), err)
 	}
+	q.inserted()
 	for _, j := range jobs {
 		q.metrics.enqueued.WithLabelValues(j.Kind()).Inc()
 	}
@@ -205,8 +213,17 @@ func (q *Queue) Enqueue(ctx context.Context, j agentline.Job) error {
 	if _, err := q.client.Insert(ctx, a, &opts); err != nil {
 		return fmt.Errorf("insert a %s job: %w", a.Kind(), err)
 	}
+	q.inserted()
 	q.metrics.enqueued.WithLabelValues(a.Kind()).Inc()
 	return nil
+}
+
+// inserted tells the SQLite listener of an insert: its notification is
+// read at River's pace, not the quiet one.
+func (q *Queue) inserted() {
+	if q.listener != nil {
+		q.listener.inserted()
+	}
 }
 
 // insertArgs returns a job as River inserts it, with the options its kind

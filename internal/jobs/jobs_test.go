@@ -116,3 +116,49 @@ func TestEnqueueInTransaction(t *testing.T) {
 		}
 	})
 }
+
+// On SQLite, with the listener quiet between inserts (quietDriver) and a
+// poll interval of an hour, jobs inserted in transactions still run: each
+// through River's notification, read after the insert. (That the insert,
+// not the notifier's own re-reads every 5 s, is what reads it at once is
+// TestQuietListenerFollowsInserts'.)
+func TestSQLiteInsertWakesTheListener(t *testing.T) {
+	db := storetest.Open(t, store.SQLite)
+	ctx := context.Background()
+	if err := jobs.Migrate(ctx, string(db.Dialect()), db.JobPool(), db.MigrationLock); err != nil {
+		t.Fatal(err)
+	}
+	w := &pingWorker{runs: map[int]int{}, done: make(chan int, 10)}
+	r := jobs.NewRegistry()
+	jobs.Add(r, w, 5)
+	q, err := jobs.New(jobs.Options{Pool: db.JobPool(), Dialect: string(db.Dialect()), PollInterval: time.Hour}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx})
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer q.Stop(ctx)
+	time.Sleep(time.Second) // past the start's first fetch
+	for n := 1; n <= 2; n++ {
+		err := db.WithOutbox(ctx, func(ctx context.Context, out agentline.Outbox) error {
+			return out.Enqueue(ctx, pingArgs{N: n})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-w.done:
+			if got != n {
+				t.Fatalf("ran job %d, want %d", got, n)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("job %d did not run", n)
+		}
+		time.Sleep(activeForTest) // quiet again before the next
+	}
+}
+
+// activeForTest outlasts the listener's active window after an insert.
+const activeForTest = 2500 * time.Millisecond
