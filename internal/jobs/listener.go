@@ -66,27 +66,29 @@ func (l *quietListener) inserted() {
 // until activeUntil, then once per quiet interval or at the next insert.
 func (l *quietListener) WaitForNotification(ctx context.Context) (*riverdriver.Notification, error) {
 	for {
-		window := quietProbe
-		if active := time.Duration(l.activeUntil.Load() - time.Now().UnixNano()); active > window {
-			window = active
-		}
-		n, err := l.read(ctx, window)
+		n, err := l.read(ctx, max(l.activeLeft(), quietProbe))
 		if n != nil || err != nil {
 			return n, err
 		}
-		if time.Duration(l.activeUntil.Load()-time.Now().UnixNano()) > 0 {
+		if l.activeLeft() > 0 {
 			continue // an insert came while reading
 		}
 		t := time.NewTimer(l.quiet)
 		select {
 		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
 		case <-l.wake:
 		case <-t.C:
 		}
 		t.Stop()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
+}
+
+// activeLeft is how long the listener keeps River's pace still.
+func (l *quietListener) activeLeft() time.Duration {
+	return time.Duration(l.activeUntil.Load() - time.Now().UnixNano())
 }
 
 // read waits at most window for a notification; nil, nil when none came.

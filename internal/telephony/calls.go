@@ -189,14 +189,14 @@ type callWithLog struct {
 	Events []agentline.CallLogEntry `json:"events"`
 }
 
-// POST /api/telephony/status: the carrier's call status callback (form
-// encoded, signature-checked in production by Signatures.Check). Any
-// well-formed callback is acknowledged with 204, including one about a call
-// we do not know, so the carrier does not log errors for it.
 // relayEndWait bounds how long a final status callback waits for the end
 // record of the call's relay running here.
 const relayEndWait = 2 * time.Second
 
+// POST /api/telephony/status: the carrier's call status callback (form
+// encoded, signature-checked in production by Signatures.Check). Any
+// well-formed callback is acknowledged with 204, including one about a call
+// we do not know, so the carrier does not log errors for it.
 func (h *Handler) statusCallback(w http.ResponseWriter, r *http.Request) error {
 	f := r.PostForm
 	e := agentline.CallEvent{CallSID: f.Get("CallSid"), Status: f.Get("CallStatus"), From: f.Get("From"), To: f.Get("To")}
