@@ -104,7 +104,7 @@ func newObjects(t *testing.T, s *apptest.Server, token string, projectID, agentI
 	ctx := context.Background()
 	seq := phoneSeq.Add(1)
 	n, err := s.App.Store.CreatePhoneNumber(ctx, agentline.PhoneNumber{ProjectID: projectID, AgentID: &agentID,
-		PhoneNumber: fmt.Sprintf("+1415555%04d", seq), Status: agentline.NumberActive, CarrierSID: fmt.Sprintf("PN%032d", seq)})
+		PhoneNumber: fmt.Sprintf("+1415557%04d", seq), Status: agentline.NumberActive, CarrierSID: fmt.Sprintf("PN%032d", seq)})
 	if err != nil {
 		t.Fatal(err)
 	}
