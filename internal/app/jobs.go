@@ -93,7 +93,8 @@ func (a *App) campaignJobs(r *jobs.Registry, s shared) {
 	}
 	e := campaign.NewEngine(o)
 	jobs.AddCoalescingByArgs(r, e, 10)
-	jobs.AddPeriodic(r, e.Sweeper(), campaign.SweepInterval, agentline.SweepCampaigns{})
+	sweeper := e.Sweeper()
+	jobs.AddPeriodicWhen(r, sweeper, campaign.SweepInterval, agentline.SweepCampaigns{}, sweeper.Due)
 }
 
 // phoneDialer places the campaign engine's calls with the phone channel's

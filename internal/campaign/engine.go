@@ -30,7 +30,8 @@ type EngineStore interface {
 	FinishDialPass(ctx context.Context, projectID, campaignID int64, now time.Time, wake bool,
 		finish func(ctx context.Context, tx *sql.Tx) error) (bool, error)
 
-	// Recovery (engine_sweep.go).
+	// The sweep and recovery (engine_sweep.go).
+	CampaignsToSweep(ctx context.Context) (bool, error)
 	StaleDials(ctx context.Context, before time.Time, limit int) ([]agentline.StaleDial, error)
 	ProjectOfCall(ctx context.Context, callSID string) (int64, error)
 	AttachCallSID(ctx context.Context, projectID, callID int64, callSID, status string) (agentline.Call, error)

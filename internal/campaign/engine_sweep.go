@@ -26,8 +26,9 @@ const stallAfter = 3 * SweepInterval
 // campaign, so that one sweep ends before the next.
 const sweepBudget = SweepInterval / 2
 
-// Sweeper is the worker of the SweepCampaigns job (every SweepInterval,
-// once per deployment): nothing in the engine waits on a single wake.
+// Sweeper is the worker of the SweepCampaigns job (every SweepInterval
+// while Due, once per deployment): nothing in the engine waits on a single
+// wake.
 type Sweeper struct {
 	river.WorkerDefaults[agentline.SweepCampaigns]
 	e *Engine
@@ -35,6 +36,12 @@ type Sweeper struct {
 
 // Sweeper returns the worker of SweepCampaigns jobs.
 func (e *Engine) Sweeper() *Sweeper { return &Sweeper{e: e} }
+
+// Due reports whether a sweep has anything to do: a campaign is running,
+// or a contact is still calling on a dial that recovery may have to
+// settle. A deployment with no campaign under way then inserts no job
+// every SweepInterval.
+func (s *Sweeper) Due(ctx context.Context) (bool, error) { return s.e.store.CampaignsToSweep(ctx) }
 
 // Work recovers the dials instances left unfinished, then, for each
 // running campaign: completes it when nobody is left to call; wakes its

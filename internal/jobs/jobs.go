@@ -61,6 +61,30 @@ func AddPeriodic[T river.JobArgs](r *Registry, w river.Worker[T], every time.Dur
 	r.addPeriodic(every, args, r.opts[args.Kind()])
 }
 
+// AddPeriodicWhen is AddPeriodic for a job that often has nothing to do:
+// at each interval, due is asked first and the job inserted only when it
+// says so (or fails to answer, so that the job's run reports the failure).
+// An insert, a fetch and a completion cost far more than a look at an
+// index, and an idle deployment should cost next to nothing. River's
+// constructor must not block, so due gets at most dueTimeout.
+func AddPeriodicWhen[T river.JobArgs](r *Registry, w river.Worker[T], every time.Duration, args T,
+	due func(context.Context) (bool, error)) {
+	Add(r, w, 1)
+	opts := r.opts[args.Kind()]
+	r.periodic = append(r.periodic, river.NewPeriodicJob(river.PeriodicInterval(every),
+		func() (river.JobArgs, *river.InsertOpts) {
+			ctx, cancel := context.WithTimeout(context.Background(), dueTimeout)
+			defer cancel()
+			if ok, err := due(ctx); err == nil && !ok {
+				return nil, nil
+			}
+			return args, &opts
+		}, &river.PeriodicJobOpts{RunOnStart: true}))
+}
+
+// dueTimeout bounds AddPeriodicWhen's question.
+const dueTimeout = time.Second
+
 // addPeriodic inserts args with opts every interval and once at start.
 func (r *Registry) addPeriodic(every time.Duration, args river.JobArgs, opts river.InsertOpts) {
 	r.periodic = append(r.periodic, river.NewPeriodicJob(river.PeriodicInterval(every),

@@ -162,3 +162,80 @@ func TestSQLiteInsertWakesTheListener(t *testing.T) {
 
 // activeForTest outlasts the listener's active window after an insert.
 const activeForTest = 2500 * time.Millisecond
+
+// A periodic job added with AddPeriodicWhen is inserted only at the
+// intervals whose question says there is work, or that fail to answer.
+func TestPeriodicJobRunsWhenDue(t *testing.T) {
+	db := storetest.Open(t, store.SQLite)
+	ctx := context.Background()
+	if err := jobs.Migrate(ctx, string(db.Dialect()), db.JobPool(), db.MigrationLock); err != nil {
+		t.Fatal(err)
+	}
+	w := &pingWorker{runs: map[int]int{}, done: make(chan int, 100)}
+	var mu sync.Mutex
+	answer, asked := error(nil), 0
+	due := false
+	r := jobs.NewRegistry()
+	jobs.AddPeriodicWhen(r, w, 100*time.Millisecond, pingArgs{N: 1}, func(context.Context) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked++
+		return due, answer
+	})
+	q, err := jobs.New(jobs.Options{Pool: db.JobPool(), Dialect: string(db.Dialect()), PollInterval: 50 * time.Millisecond}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer q.Stop(ctx)
+	set := func(d bool, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		due, answer, asked = d, err, 0
+	}
+	waitAsked := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			mu.Lock()
+			a := asked
+			mu.Unlock()
+			if a >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("asked %d times, want %d", a, n)
+			}
+		}
+	}
+	waitAsked(5) // River's leader asks from its start on
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-w.done:
+		t.Fatal("a job ran with nothing due")
+	default:
+	}
+	for _, c := range []struct {
+		due bool
+		err error
+	}{{true, nil}, {false, errors.New("database unavailable")}} {
+		set(c.due, c.err)
+		select {
+		case <-w.done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no job ran with due %v, err %v", c.due, c.err)
+		}
+		set(false, nil)
+		waitAsked(2)
+		time.Sleep(300 * time.Millisecond) // a job inserted just before runs
+		for len(w.done) > 0 {
+			<-w.done
+		}
+		waitAsked(4)
+		time.Sleep(300 * time.Millisecond)
+		if n := len(w.done); n != 0 {
+			t.Fatalf("%d jobs ran after due went false again", n)
+		}
+	}
+}

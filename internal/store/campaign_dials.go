@@ -215,6 +215,20 @@ func (db *DB) RunningCampaigns(ctx context.Context) ([]agentline.Campaign, error
 		agentline.CampaignRunning)
 }
 
+// CampaignsToSweep reports whether the campaign sweep has anything to
+// look at: a running campaign, or a contact still calling in any campaign
+// (a dial of a paused or cancelled one may need recovery). Both are index
+// probes, so asking every sweep interval costs far less than the sweep's
+// job.
+func (db *DB) CampaignsToSweep(ctx context.Context) (bool, error) {
+	var due bool
+	// The statuses are written out, not bound: a partial index serves only
+	// a query whose condition names its own.
+	err := db.reader().queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM campaigns WHERE status = '`+agentline.CampaignRunning+`')
+		OR EXISTS (SELECT 1 FROM campaign_contacts WHERE status = '`+agentline.ContactCalling+`')`).Scan(&due)
+	return due, err
+}
+
 // FinishDialPass ends a pass of the dialing engine over a campaign, in one
 // transaction: finish, when not nil, runs first (the DialCampaign job's
 // completion, see jobs.CompleteTx, so that a transaction that makes

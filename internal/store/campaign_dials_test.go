@@ -344,3 +344,34 @@ func TestReserveDialCallTakesTheSendSlot(t *testing.T) {
 		}
 	})
 }
+
+// The campaign sweep has work while a campaign runs, and while a contact
+// of any campaign is still calling (a paused campaign's dial in flight);
+// otherwise none.
+func TestCampaignsToSweep(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		want := func(w bool, when string) {
+			t.Helper()
+			if got, err := db.CampaignsToSweep(ctx); err != nil || got != w {
+				t.Fatalf("%s: to sweep %v, %v; want %v", when, got, err, w)
+			}
+		}
+		want(false, "no campaign")
+		f := newEngineFixture(t, db, "+14155550101")
+		want(true, "running")
+		r, err := db.ClaimDial(ctx, agentline.DialClaim{ProjectID: f.p1.ID, CampaignID: f.c.ID, ContactID: f.contact(t, db, 0).ID,
+			Now: time.Now().UTC().Add(time.Second), Interval: time.Second})
+		if err != nil || r.Result != agentline.Claimed {
+			t.Fatalf("claim %+v %v", r, err)
+		}
+		if _, _, err := db.TransitionCampaign(ctx, f.p1.ID, f.c.ID, []string{agentline.CampaignRunning}, agentline.CampaignPaused); err != nil {
+			t.Fatal(err)
+		}
+		want(true, "paused with a contact calling")
+		if ok, err := db.UnclaimDial(ctx, f.p1.ID, r.Dial.ID); err != nil || !ok {
+			t.Fatalf("unclaim %v %v", ok, err)
+		}
+		want(false, "paused with nobody calling")
+	})
+}
