@@ -65,30 +65,36 @@ func AddPeriodic[T river.JobArgs](r *Registry, w river.Worker[T], every time.Dur
 // at each interval, due is asked first and the job inserted only when it
 // says so (or fails to answer, so that the job's run reports the failure).
 // An insert, a fetch and a completion cost far more than a look at an
-// index, and an idle deployment should cost next to nothing. River's
-// constructor must not block, so due gets at most dueTimeout.
+// index, and an idle deployment should cost next to nothing.
 func AddPeriodicWhen[T river.JobArgs](r *Registry, w river.Worker[T], every time.Duration, args T,
 	due func(context.Context) (bool, error)) {
 	Add(r, w, 1)
-	opts := r.opts[args.Kind()]
-	r.periodic = append(r.periodic, river.NewPeriodicJob(river.PeriodicInterval(every),
-		func() (river.JobArgs, *river.InsertOpts) {
-			ctx, cancel := context.WithTimeout(context.Background(), dueTimeout)
-			defer cancel()
-			if ok, err := due(ctx); err == nil && !ok {
-				return nil, nil
-			}
-			return args, &opts
-		}, &river.PeriodicJobOpts{RunOnStart: true}))
+	r.addPeriodicWhen(every, args, r.opts[args.Kind()], due)
 }
 
-// dueTimeout bounds AddPeriodicWhen's question.
+// dueTimeout bounds AddPeriodicWhen's question: River's constructor must
+// not block.
 const dueTimeout = time.Second
 
 // addPeriodic inserts args with opts every interval and once at start.
 func (r *Registry) addPeriodic(every time.Duration, args river.JobArgs, opts river.InsertOpts) {
+	r.addPeriodicWhen(every, args, opts, nil)
+}
+
+// addPeriodicWhen is addPeriodic asking due first, when not nil.
+func (r *Registry) addPeriodicWhen(every time.Duration, args river.JobArgs, opts river.InsertOpts,
+	due func(context.Context) (bool, error)) {
 	r.periodic = append(r.periodic, river.NewPeriodicJob(river.PeriodicInterval(every),
-		func() (river.JobArgs, *river.InsertOpts) { return args, &opts }, &river.PeriodicJobOpts{RunOnStart: true}))
+		func() (river.JobArgs, *river.InsertOpts) {
+			if due != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), dueTimeout)
+				defer cancel()
+				if ok, err := due(ctx); err == nil && !ok {
+					return nil, nil
+				}
+			}
+			return args, &opts
+		}, &river.PeriodicJobOpts{RunOnStart: true}))
 }
 
 // Options configures a Queue.
