@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/app/apptest"
@@ -153,10 +154,25 @@ func auditCases() map[string]auditCase {
 		"PATCH /api/webhooks/{webhook_id}":                                {body: map[string]string{"description": "orders"}, status: 200, action: "webhook.update"},
 		"POST /api/webhooks/{webhook_id}/deliveries/{delivery_id}/retry": {status: 202, action: "webhook.delivery_retry",
 			prep: func(t *testing.T, s *apptest.Server, f tenants, tok string) map[string]string {
-				// As the delivery worker leaves it once it gives up.
-				if err := s.App.Store.ExecAdmin(context.Background(), "UPDATE webhook_deliveries SET status = 'failed' WHERE id = "+itoa(f.own.delivery)); err != nil {
-					t.Fatal(err)
+				// As the delivery worker leaves it once it gives up. An
+				// attempt in flight (the endpoint refuses, and retries come
+				// every few seconds) writes it pending again when it ends;
+				// once it stays failed, no later attempt starts.
+				ctx := context.Background()
+				for range 20 {
+					if err := s.App.Store.ExecAdmin(ctx, "UPDATE webhook_deliveries SET status = 'failed' WHERE id = "+itoa(f.own.delivery)); err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(300 * time.Millisecond)
+					d, err := s.App.Store.WebhookDelivery(ctx, f.ownProject, f.own.webhook, f.own.delivery)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d.Status == agentline.DeliveryFailed {
+						return nil
+					}
 				}
+				t.Fatal("the delivery did not stay failed")
 				return nil
 			}},
 		"POST /api/webhooks/{webhook_id}/rotate-secret": {status: 200, action: "webhook.rotate_secret"},
