@@ -80,13 +80,13 @@ func waitIdle(pid int, idle idleCPU, limit time.Duration) float64 {
 	return prev
 }
 
-// measureIdle waits for pid to settle, then measures its CPU over 5 s
-// (the kernel counts it in 10 ms ticks).
+// measureIdle waits for pid to settle, then measures its CPU over 5 s,
+// to the nanosecond (ProcCPUPrecise: 10 ms ticks would make it ±2 ms/s).
 func measureIdle(pid int) idleCPU {
 	waitIdle(pid, 0.005, 30*time.Second)
-	c0, _ := relayload.ProcCPU(pid)
+	c0, _ := relayload.ProcCPUPrecise(pid)
 	time.Sleep(5 * time.Second)
-	c1, _ := relayload.ProcCPU(pid)
+	c1, _ := relayload.ProcCPUPrecise(pid)
 	return idleCPU((c1 - c0) / 5)
 }
 

@@ -172,6 +172,36 @@ func ProcCPU(pid int) (float64, error) {
 	return (ut + st) / 100, nil // USER_HZ is 100 on Linux
 }
 
+// ProcCPUPrecise returns the CPU seconds the live threads of pid have
+// run, from the nanosecond counts of /proc/pid/task/*/schedstat, where
+// ProcCPU counts 10 ms ticks (±2 ms/s over 5 s). It misses the time of
+// threads that have exited, so it suits a quiet window, an idle rate, and
+// not a busy one.
+func ProcCPUPrecise(pid int) (float64, error) {
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "task")
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var ns int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if err != nil {
+			continue // the thread has exited
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			continue
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", t.Name(), err)
+		}
+		ns += n
+	}
+	return float64(ns) / 1e9, nil
+}
+
 // ProcIO returns the read and write syscalls pid has made (syscr and
 // syscw in /proc/pid/io: read, write, writev and the like, sockets
 // included; a read that finds nothing yet, EAGAIN, counts too).
