@@ -31,7 +31,7 @@ func AddCoalescing[T river.JobArgs](r *Registry, w river.Worker[T], maxAttempts 
 		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateScheduled,
 	}}}
 	if every > 0 {
-		r.addPeriodic(every, args, river.InsertOpts{MaxAttempts: maxAttempts})
+		r.addPeriodic(every, args, river.InsertOpts{MaxAttempts: maxAttempts}, nil)
 	}
 }
 

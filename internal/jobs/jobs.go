@@ -58,7 +58,7 @@ func Add[T river.JobArgs](r *Registry, w river.Worker[T], maxAttempts int) {
 // so they run once per deployment, whatever the number of instances.
 func AddPeriodic[T river.JobArgs](r *Registry, w river.Worker[T], every time.Duration, args T) {
 	Add(r, w, 1)
-	r.addPeriodic(every, args, r.opts[args.Kind()])
+	r.addPeriodic(every, args, r.opts[args.Kind()], nil)
 }
 
 // AddPeriodicWhen is AddPeriodic for a job that often has nothing to do:
@@ -69,20 +69,16 @@ func AddPeriodic[T river.JobArgs](r *Registry, w river.Worker[T], every time.Dur
 func AddPeriodicWhen[T river.JobArgs](r *Registry, w river.Worker[T], every time.Duration, args T,
 	due func(context.Context) (bool, error)) {
 	Add(r, w, 1)
-	r.addPeriodicWhen(every, args, r.opts[args.Kind()], due)
+	r.addPeriodic(every, args, r.opts[args.Kind()], due)
 }
 
 // dueTimeout bounds AddPeriodicWhen's question: River's constructor must
 // not block.
 const dueTimeout = time.Second
 
-// addPeriodic inserts args with opts every interval and once at start.
-func (r *Registry) addPeriodic(every time.Duration, args river.JobArgs, opts river.InsertOpts) {
-	r.addPeriodicWhen(every, args, opts, nil)
-}
-
-// addPeriodicWhen is addPeriodic asking due first, when not nil.
-func (r *Registry) addPeriodicWhen(every time.Duration, args river.JobArgs, opts river.InsertOpts,
+// addPeriodic inserts args with opts every interval and once at start,
+// each time due (when not nil) does not say there is nothing to do.
+func (r *Registry) addPeriodic(every time.Duration, args river.JobArgs, opts river.InsertOpts,
 	due func(context.Context) (bool, error)) {
 	r.periodic = append(r.periodic, river.NewPeriodicJob(river.PeriodicInterval(every),
 		func() (river.JobArgs, *river.InsertOpts) {

@@ -46,8 +46,9 @@ func (w *pingWorker) Work(ctx context.Context, j *river.Job[pingArgs]) error {
 
 func (w *pingWorker) NextRetry(*river.Job[pingArgs]) time.Time { return time.Now() }
 
-// newQueue migrates River's tables on db and starts a queue with w.
-func newQueue(t *testing.T, db *store.DB, w *pingWorker) *jobs.Queue {
+// newQueue migrates River's tables on db and builds a queue with r's
+// workers, polling every poll, that the store's outbox inserts into.
+func newQueue(t *testing.T, db *store.DB, r *jobs.Registry, poll time.Duration) *jobs.Queue {
 	t.Helper()
 	ctx := context.Background()
 	if err := jobs.Migrate(ctx, string(db.Dialect()), db.JobPool(), db.MigrationLock); err != nil {
@@ -57,9 +58,7 @@ func newQueue(t *testing.T, db *store.DB, w *pingWorker) *jobs.Queue {
 	if err := jobs.Migrate(ctx, string(db.Dialect()), db.JobPool(), db.MigrationLock); err != nil {
 		t.Fatal(err)
 	}
-	r := jobs.NewRegistry()
-	jobs.Add(r, w, 5)
-	q, err := jobs.New(jobs.Options{Pool: db.JobPool(), Dialect: string(db.Dialect()), PollInterval: 50 * time.Millisecond}, r)
+	q, err := jobs.New(jobs.Options{Pool: db.JobPool(), Dialect: string(db.Dialect()), PollInterval: poll}, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +73,9 @@ func TestEnqueueInTransaction(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		w := &pingWorker{failFirst: 2, runs: map[int]int{}, done: make(chan int, 10)}
-		q := newQueue(t, db, w)
+		r := jobs.NewRegistry()
+		jobs.Add(r, w, 5)
+		q := newQueue(t, db, r, 50*time.Millisecond)
 		enqueue := func(n int, fail bool) error {
 			return db.WithOutbox(ctx, func(ctx context.Context, out agentline.Outbox) error {
 				if err := out.Enqueue(ctx, pingArgs{N: n}); err != nil {
@@ -125,17 +126,10 @@ func TestEnqueueInTransaction(t *testing.T) {
 func TestSQLiteInsertWakesTheListener(t *testing.T) {
 	db := storetest.Open(t, store.SQLite)
 	ctx := context.Background()
-	if err := jobs.Migrate(ctx, string(db.Dialect()), db.JobPool(), db.MigrationLock); err != nil {
-		t.Fatal(err)
-	}
 	w := &pingWorker{runs: map[int]int{}, done: make(chan int, 10)}
 	r := jobs.NewRegistry()
 	jobs.Add(r, w, 5)
-	q, err := jobs.New(jobs.Options{Pool: db.JobPool(), Dialect: string(db.Dialect()), PollInterval: time.Hour}, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.SetOutbox(store.OutboxOptions{Enqueue: q.EnqueueTx})
+	q := newQueue(t, db, r, time.Hour)
 	if err := q.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -168,9 +162,6 @@ const activeForTest = 2500 * time.Millisecond
 func TestPeriodicJobRunsWhenDue(t *testing.T) {
 	db := storetest.Open(t, store.SQLite)
 	ctx := context.Background()
-	if err := jobs.Migrate(ctx, string(db.Dialect()), db.JobPool(), db.MigrationLock); err != nil {
-		t.Fatal(err)
-	}
 	w := &pingWorker{runs: map[int]int{}, done: make(chan int, 100)}
 	var mu sync.Mutex
 	answer, asked := error(nil), 0
@@ -182,10 +173,7 @@ func TestPeriodicJobRunsWhenDue(t *testing.T) {
 		asked++
 		return due, answer
 	})
-	q, err := jobs.New(jobs.Options{Pool: db.JobPool(), Dialect: string(db.Dialect()), PollInterval: 50 * time.Millisecond}, r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := newQueue(t, db, r, 50*time.Millisecond)
 	if err := q.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
