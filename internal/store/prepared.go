@@ -67,6 +67,10 @@ func (c conn) execPrepared(ctx context.Context, q string, args ...any) (sql.Resu
 		return c.exec(ctx, q, args...)
 	}
 	c.db.statements.Add(1)
+	ctx, err := c.context(ctx)
+	if err != nil {
+		return nil, err
+	}
 	res, err := st.ExecContext(ctx, args...)
 	return res, classify(err)
 }
@@ -78,6 +82,10 @@ func (c conn) queryPrepared(ctx context.Context, q string, args ...any) (*sql.Ro
 		return c.query(ctx, q, args...)
 	}
 	c.db.statements.Add(1)
+	ctx, err := c.context(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := st.QueryContext(ctx, args...)
 	return rows, classify(err)
 }
@@ -89,7 +97,11 @@ func (c conn) queryRowPrepared(ctx context.Context, q string, args ...any) row {
 		return c.queryRow(ctx, q, args...)
 	}
 	c.db.statements.Add(1)
-	return row{st.QueryRowContext(ctx, args...)}
+	ctx, err := c.context(ctx)
+	if err != nil {
+		return row{err: err}
+	}
+	return row{r: st.QueryRowContext(ctx, args...)}
 }
 
 // closePrepared closes the prepared statements (at Close).

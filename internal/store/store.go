@@ -221,26 +221,57 @@ type conn struct {
 
 func (c conn) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	c.db.statements.Add(1)
+	if pool, ok := c.pooled(ctx); ok {
+		return c.execHeld(ctx, pool, q, args...)
+	}
+	ctx, err := c.context(ctx)
+	if err != nil {
+		return nil, err
+	}
 	res, err := c.q.ExecContext(ctx, c.db.rebind(q), args...)
 	return res, classify(err)
 }
 
 func (c conn) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	c.db.statements.Add(1)
+	ctx, err := c.context(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := c.q.QueryContext(ctx, c.db.rebind(q), args...)
 	return rows, classify(err)
 }
 
 func (c conn) queryRow(ctx context.Context, q string, args ...any) row {
 	c.db.statements.Add(1)
-	return row{c.q.QueryRowContext(ctx, c.db.rebind(q), args...)}
+	if pool, ok := c.pooled(ctx); ok {
+		return c.queryRowHeld(ctx, pool, q, args...)
+	}
+	ctx, err := c.context(ctx)
+	if err != nil {
+		return row{err: err}
+	}
+	return row{r: c.q.QueryRowContext(ctx, c.db.rebind(q), args...)}
 }
 
 // row is a *sql.Row whose Scan classifies the error like every other
 // store call, so an unreachable server is unavailable wherever it shows.
-type row struct{ r *sql.Row }
+type row struct {
+	r    *sql.Row
+	err  error     // the statement did not run
+	conn *sql.Conn // the connection taken for the row, given back by Scan
+}
 
-func (r row) Scan(dest ...any) error { return classify(r.r.Scan(dest...)) }
+func (r row) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	err := r.r.Scan(dest...)
+	if r.conn != nil {
+		r.conn.Close()
+	}
+	return classify(err)
+}
 
 // scanString is queryAll's scan of a one-column text result.
 func scanString(r interface{ Scan(...any) error }) (string, error) {
@@ -264,10 +295,11 @@ func (db *DB) writer() conn { return conn{db: db, q: db.write} }
 // tx runs fn in a write transaction, committed when fn returns nil.
 func (db *DB) tx(ctx context.Context, fn func(c conn) error) error {
 	db.statements.Add(2) // BEGIN, then COMMIT or ROLLBACK
-	t, err := db.write.BeginTx(ctx, nil)
+	t, end, err := db.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", classify(err))
 	}
+	defer end()
 	c := conn{db, t, &txState{}}
 	err = fn(c)
 	if err == nil {
