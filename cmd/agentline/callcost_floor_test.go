@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -31,7 +32,7 @@ func BenchmarkCallCostFloor(b *testing.B) {
 	rounds := costEnvInt(b, "CALLCOST_FLOOR_ROUNDS", 3, 20)
 	for range b.N {
 		load := "load average " + relayload.LoadAverage()
-		rig := startCarrierRig(b, n)
+		rig := startCarrierRig(b, n, os.Args[0])
 		floor := startFloor(b, rig.model)
 		var ratios, withIdle []float64
 		for round := range rounds {

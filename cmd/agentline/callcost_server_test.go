@@ -46,13 +46,13 @@ func costCommand(extra ...string) *exec.Cmd {
 	return cmd
 }
 
-// startCostServer runs `agentline serve` (this test binary as the command,
-// see TestMain) on a temp SQLite database, its carrier the fake and its
+// startCostServer runs `agentline serve` (bin, this test binary or another
+// build of it, as the command, see TestMain) on a temp SQLite database, its carrier the fake and its
 // model the echoing fake, and creates through the API a project, an agent
 // and the number that reaches it, bought from the fake carrier.
-func startCostServer(b *testing.B, fake *twiliofake.Fake, model *realtimefake.Server, extraEnv ...string) *costServer {
+func startCostServer(b *testing.B, bin string, fake *twiliofake.Fake, model *realtimefake.Server, extraEnv ...string) *costServer {
 	dir := b.TempDir()
-	cmd := exec.Command(os.Args[0], "serve")
+	cmd := exec.Command(bin, "serve")
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"), "GOMAXPROCS=2", "AGENTLINE_DOCS_CLI=1",
 		"CALLCOST_CPUPROFILE=" + os.Getenv("CALLCOST_CPUPROFILE"),
@@ -158,10 +158,12 @@ type carrierRig struct {
 	idle   idleCPU
 }
 
-func startCarrierRig(b *testing.B, n int) *carrierRig {
+// startCarrierRig starts a rig whose server is bin (os.Args[0]: this
+// build).
+func startCarrierRig(b *testing.B, n int, bin string) *carrierRig {
 	r := &carrierRig{model: realtimefake.New(costKey), fake: twiliofake.New(twiliofake.Options{})}
 	r.model.Echo = true
-	r.srv = startCostServer(b, r.fake, r.model)
+	r.srv = startCostServer(b, bin, r.fake, r.model)
 	r.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}, Timeout: 30 * time.Second}
 	// The first calls of a new process pay once for what a running server
 	// has: statements prepared, pools and caches filled, goroutine stacks

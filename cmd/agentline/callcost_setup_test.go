@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -21,12 +22,20 @@ import (
 // round's figure is reported, and the median and the spread of them.
 //
 //	go test -run '^$' -bench CallCostSetup -benchtime 1x ./cmd/agentline/
+//
+// With CALLCOST_SETUP_AGAINST naming another build of this test binary
+// (from other code), the rounds run on both side by side (setupAgainst).
 func BenchmarkCallCostSetup(b *testing.B) {
 	n := costEnvInt(b, "CALLCOST_CALLS", 200, 2000)
 	rounds := costEnvInt(b, "CALLCOST_SETUP_ROUNDS", 5, 50)
+	against := os.Getenv("CALLCOST_SETUP_AGAINST")
 	for range b.N {
+		if against != "" {
+			setupAgainst(b, n, rounds, against)
+			continue
+		}
 		load := []string{relayload.LoadAverage()}
-		rig := startCarrierRig(b, n)
+		rig := startCarrierRig(b, n, os.Args[0])
 		idle := rig.idle
 		var perCall []float64
 		lost := 0
@@ -55,4 +64,42 @@ func BenchmarkCallCostSetup(b *testing.B) {
 			b.Logf("%d calls lost: their rounds count less work than %d calls", lost, n)
 		}
 	}
+}
+
+// setupAgainst runs the setup rounds on this build and on another one
+// (against) side by side: a round on each in turn, the order swapped every
+// round, so that the machine's drift, which moves the figure more than most
+// changes to the code do, falls on both alike. It reports each side's
+// median per call and the median of the rounds' ratios, this build over
+// the other.
+func setupAgainst(b *testing.B, n, rounds int, against string) {
+	rigs := [2]*carrierRig{startCarrierRig(b, n, os.Args[0]), startCarrierRig(b, n, against)}
+	var perCall [2][]float64
+	var ratios []float64
+	var load []string
+	lost := 0
+	for round := range rounds {
+		var ms [2]float64
+		for j := range 2 {
+			k := (j + round) % 2
+			r := rigs[k].run(n, 0)
+			ms[k] = r.cpu / float64(r.calls) * 1000
+			perCall[k] = append(perCall[k], ms[k])
+			lost += r.lost
+		}
+		ratios = append(ratios, ms[0]/ms[1])
+		load = append(load, relayload.LoadAverage())
+	}
+	for _, r := range rigs {
+		r.srv.stop(b)
+		r.close()
+	}
+	// One line: the testing package keeps only a benchmark's first lines.
+	b.Logf("per call: this build median %.2f ms, the other %.2f ms; median ratio %.3fx over %d rounds; %d calls lost; "+
+		"by round, this build %.2f, the other %.2f, ratios %.3f; load average after each %s",
+		median(perCall[0]), median(perCall[1]), median(ratios), rounds, lost, perCall[0], perCall[1], ratios, strings.Join(load, " | "))
+	b.ReportMetric(median(perCall[0]), "setup-ms/call")
+	b.ReportMetric(median(perCall[1]), "against-ms/call")
+	b.ReportMetric(median(ratios), "ratio")
+	b.ReportMetric(float64(lost), "lost-calls")
 }

@@ -203,7 +203,7 @@ func BenchmarkCallCost(b *testing.B) {
 	}
 	for range b.N {
 		load := fmt.Sprintf("load average %s", relayload.LoadAverage())
-		rig := startCarrierRig(b, n)
+		rig := startCarrierRig(b, n, os.Args[0])
 		var runs []costRun
 		for _, d := range lengths {
 			runs = append(runs, rig.run(n, d))

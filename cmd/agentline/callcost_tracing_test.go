@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,7 +114,7 @@ func pairedRound(b *testing.B, model *realtimefake.Server, otlp string, n int, d
 		if k == 1 {
 			env = append(env, "OTEL_EXPORTER_OTLP_ENDPOINT="+otlp)
 		}
-		srvs[k] = startCostServer(b, fakes[k], model, env...)
+		srvs[k] = startCostServer(b, os.Args[0], fakes[k], model, env...)
 		defer srvs[k].stop(b)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * n}, Timeout: 30 * time.Second}
