@@ -29,6 +29,20 @@ for dir in "${dirs[@]}"; do
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
 
+# fuzz runs target $name of the package in $dir ($pkg, built as $test).
+fuzz() {
+  (cd "$dir" && "$test" -test.run '^$' -test.fuzz "^${name}\$" -test.fuzztime "$fuzztime" \
+    -test.fuzzcachedir "$cache/$pkg" 2>&1)
+}
+# raced reports whether output $1 is Go 1.26's fuzz coordinator failing a
+# target at the end of its -fuzztime with a bare "context deadline
+# exceeded" and no input written, when a loaded machine keeps a worker from
+# stopping in time (go.dev/issue/75804, fixed in Go 1.27). Such a run is
+# fuzzed once more; a run that wrote a failing input fails at once.
+raced() {
+  ! grep -q 'Failing input written' <<<"$1" && grep -q '^    context deadline exceeded$' <<<"$1"
+}
+
 failed=()
 count=0
 for dir in "${dirs[@]}"; do
@@ -37,17 +51,7 @@ for dir in "${dirs[@]}"; do
   for name in $("$test" -test.list '^Fuzz'); do
     count=$((count + 1))
     start=$SECONDS
-    fuzz() {
-      (cd "$dir" && "$test" -test.run '^$' -test.fuzz "^${name}\$" -test.fuzztime "$fuzztime" \
-        -test.fuzzcachedir "$cache/$pkg" 2>&1)
-    }
-    # Go 1.26's fuzz coordinator can fail a target at the end of its
-    # -fuzztime with a bare "context deadline exceeded" and no input
-    # written, when a loaded machine keeps a worker from stopping in time
-    # (go.dev/issue/75804, fixed in Go 1.27): such a run is fuzzed once more.
-    # A run that wrote a failing input fails at once.
-    if out=$(fuzz) || { ! grep -q 'Failing input written' <<<"$out" &&
-      grep -q '^    context deadline exceeded$' <<<"$out" &&
+    if out=$(fuzz) || { raced "$out" &&
       echo "again $pkg $name: the fuzz coordinator's deadline race, no input written" && out=$(fuzz); }; then
       echo "ok   $pkg $name ($((SECONDS - start))s)"
     else
