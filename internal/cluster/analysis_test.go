@@ -65,7 +65,8 @@ var orderLine = regexp.MustCompile(`Order K-(\d+)`)
 
 // Two instances on PostgreSQL analyse conversations through a provider
 // that holds every request; instance a is killed (-9) while its analysis
-// jobs wait for answers. The provider then answers; River rescues a's jobs
+// jobs wait for answers. b starts only once a holds the first half of the
+// jobs, so a has jobs in flight at the kill whichever instance polls first. The provider then answers; River rescues a's jobs
 // (AGENTLINE_JOB_RESCUE_AFTER, 30 s: also the jobs' timeout, longer than
 // the hold) and they run again. Every
 // conversation ends with exactly one done analysis and one
@@ -87,7 +88,10 @@ func TestAnalysisSurvivesKill(t *testing.T) {
 		"GEMINI_API_KEY": "gemini-test", "GEMINI_BASE_URL": providers.URL, "AGENTLINE_ALLOW_PRIVATE_WEBHOOKS": "true",
 		"AGENTLINE_WEBHOOK_RETRY_SPAN": "10m", "AGENTLINE_JOB_RESCUE_AFTER": "30s",
 		"AGENTLINE_ANALYSIS_MAX_ATTEMPTS": "8", "AGENTLINE_ANALYSIS_RETRY_BACKOFF": "200ms"}
-	a, b := start(t, "a", env), start(t, "b", env)
+	a := start(t, "a", env)
+	var b *instance
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 
 	rc := &analyzedReceiver{t: t, per: map[string]int{}, ids: map[string]bool{}}
 	receiver := httptest.NewServer(rc)
@@ -113,7 +117,17 @@ func TestAnalysisSurvivesKill(t *testing.T) {
 	fake.Hold()
 	ids := map[string]int{} // conversation id -> its order number
 	for n := range conversations {
-		i := []*instance{a, b}[n%2]
+		i := a
+		if n >= conversations/2 {
+			if b == nil {
+				// a has fetched the first half, each job's request held.
+				if err := fake.Wait(ctx, n); err != nil {
+					t.Fatal(err)
+				}
+				b = start(t, "b", env)
+			}
+			i = b
+		}
 		var sess struct {
 			SessionID string `json:"session_id"`
 		}
@@ -131,8 +145,6 @@ func TestAnalysisSurvivesKill(t *testing.T) {
 		}
 		ids[sess.SessionID] = n
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	// Every job is running, its request held by the provider.
 	if err := fake.Wait(ctx, conversations); err != nil {
 		t.Fatal(err)
