@@ -41,7 +41,7 @@ func migrateSQLiteTemplate() (sqliteTemplate, error) {
 	if err != nil {
 		return sqliteTemplate{}, err
 	}
-	err = db.Migrate(ctx)
+	err = migrate(ctx, db)
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
