@@ -13,10 +13,14 @@ run:
 # Every fuzz target runs briefly too (scripts/fuzz.sh finds them). The
 # app package's end-to-end and browser tests take several minutes under
 # -race on two cores: past go test's default 10-minute bound on a loaded
-# machine, so the bound is raised.
+# machine, so the bound is raised. -race also turns on the compiler's
+# unsafe.Pointer checks (checkptr) everywhere; in modernc.org's SQLite,
+# C translated to Go that does pointer arithmetic by design, they found
+# nothing of ours and cost over half of the store tests' CPU, so they are
+# off there alone. The race detector itself still covers every package.
 test:
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -gcflags='modernc.org/...=-d=checkptr=0' -count=1 -timeout 30m ./...
 	GO=$(GO) scripts/fuzz.sh 3s
 
 # The multi-instance tests alone, verbosely: the real binary, three
