@@ -1,5 +1,11 @@
 # The two commands of the README: `make run` and `make test`.
 GO ?= go
+# -race also turns on the compiler's unsafe.Pointer checks (checkptr)
+# everywhere; in modernc.org's SQLite, C translated to Go that does pointer
+# arithmetic by design, they found nothing of ours and cost over half of
+# the store tests' CPU, so they are off there alone. The race detector
+# itself still covers every package.
+RACE = -race -gcflags='modernc.org/...=-d=checkptr=0'
 
 .PHONY: run test bench lint build e2e-cluster
 
@@ -13,21 +19,17 @@ run:
 # Every fuzz target runs briefly too (scripts/fuzz.sh finds them). The
 # app package's end-to-end and browser tests take several minutes under
 # -race on two cores: past go test's default 10-minute bound on a loaded
-# machine, so the bound is raised. -race also turns on the compiler's
-# unsafe.Pointer checks (checkptr) everywhere; in modernc.org's SQLite,
-# C translated to Go that does pointer arithmetic by design, they found
-# nothing of ours and cost over half of the store tests' CPU, so they are
-# off there alone. The race detector itself still covers every package.
+# machine, so the bound is raised.
 test:
 	$(GO) vet ./...
-	$(GO) test -race -gcflags='modernc.org/...=-d=checkptr=0' -count=1 -timeout 30m ./...
+	$(GO) test $(RACE) -count=1 -timeout 30m ./...
 	GO=$(GO) scripts/fuzz.sh 3s
 
 # The multi-instance tests alone, verbosely: the real binary, three
 # instances on one PostgreSQL and one redis-server, drain and faults. `make
 # test` runs them too; missing services fail them like CI does.
 e2e-cluster:
-	AGENTLINE_REQUIRE_POSTGRES=1 AGENTLINE_REQUIRE_REDIS=1 $(GO) test -race -count=1 -v ./internal/cluster/
+	AGENTLINE_REQUIRE_POSTGRES=1 AGENTLINE_REQUIRE_REDIS=1 $(GO) test $(RACE) -count=1 -v ./internal/cluster/
 
 # Benchmarks and long load runs; results go to docs/benchmarks.md.
 # The relay run puts agentline's relay beside the no-marks pass-through

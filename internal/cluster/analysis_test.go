@@ -66,11 +66,11 @@ var orderLine = regexp.MustCompile(`Order K-(\d+)`)
 // Two instances on PostgreSQL analyse conversations through a provider
 // that holds every request; instance a is killed (-9) while its analysis
 // jobs wait for answers. b starts only once a holds the first half of the
-// jobs, so a has jobs in flight at the kill whichever instance polls first. The provider then answers; River rescues a's jobs
+// jobs, so a has jobs in flight at the kill whichever instance polls
+// first. The provider then answers; River rescues a's jobs
 // (AGENTLINE_JOB_RESCUE_AFTER, 30 s: also the jobs' timeout, longer than
-// the hold) and they run again. Every
-// conversation ends with exactly one done analysis and one
-// conversation.analyzed event. Provider requests made twice for one
+// the hold) and they run again. Every conversation ends with exactly one
+// done analysis and one conversation.analyzed event. Provider requests made twice for one
 // conversation can only be those a had in flight at the kill: they are
 // counted and reported.
 func TestAnalysisSurvivesKill(t *testing.T) {
