@@ -163,11 +163,16 @@ func (db *DB) AgentAtVersion(ctx context.Context, projectID, agentID int64, n in
 }
 
 func (db *DB) atVersion(ctx context.Context, a agentline.Agent, n int) (agentline.Agent, error) {
+	return atVersionOn(ctx, db.reader(), a, n)
+}
+
+// atVersionOn is atVersion on c.
+func atVersionOn(ctx context.Context, c conn, a agentline.Agent, n int) (agentline.Agent, error) {
 	a.Running = n
 	if n == a.Version {
 		return a, nil
 	}
-	v, err := db.AgentVersion(ctx, a.ProjectID, a.ID, n)
+	v, err := versionOn(ctx, c, a.ProjectID, a.ID, n)
 	if err != nil {
 		return a, err
 	}

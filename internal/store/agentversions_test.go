@@ -61,7 +61,7 @@ func TestAgentVersions(t *testing.T) {
 		if run, _ = db.PublishedAgent(ctx, p.ID, a.ID); run.Instructions != "v1" || run.Running != 1 {
 			t.Fatalf("after rollback runs %+v", run)
 		}
-		// A call read with its agent runs the version it records, else
+		// A call admitted with its agent runs the version it records, else
 		// the published one: what PublishedAgent and AgentAtVersion give.
 		for _, c := range []struct {
 			sid          string
@@ -72,15 +72,25 @@ func TestAgentVersions(t *testing.T) {
 				Status: agentline.CallQueued, AgentVersion: c.version}, 10); err != nil {
 				t.Fatal(err)
 			}
-			call, run, err := db.CallAgentBySID(ctx, c.sid)
+			var read agentline.Call
+			call, run, err := db.AdmitCallStream(ctx, c.sid, "test:"+c.sid, time.Now().Add(time.Hour),
+				func(call agentline.Call, run agentline.Agent) (agentline.CallEvent, error) {
+					read = call
+					return agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress, AgentVersion: run.Running}, nil
+				}, nil)
 			want := max(c.version, 1)
-			if err != nil || call.CallSID != c.sid || call.AgentVersion != c.version || run.ID != a.ID || run.Name != "Ada Lovelace" ||
-				run.Instructions != c.instructions || run.Running != want || run.Analysis.Summary != a.Analysis.Summary {
-				t.Fatalf("CallAgentBySID(%s) = %+v, %+v %v", c.sid, call, run, err)
+			if err != nil || read.CallSID != c.sid || read.AgentVersion != c.version || run.ID != a.ID || run.Name != "Ada Lovelace" ||
+				run.Instructions != c.instructions || run.Running != want || run.Analysis.Summary != a.Analysis.Summary ||
+				call.Status != agentline.CallInProgress || call.AgentVersion != want {
+				t.Fatalf("AdmitCallStream(%s) = %+v, %+v %v (read %+v)", c.sid, call, run, err, read)
 			}
 		}
-		if _, _, err := db.CallAgentBySID(ctx, "CA404"); !errors.Is(err, agentline.ErrNotFound) {
-			t.Fatalf("CallAgentBySID of no call: %v", err)
+		admit := func(agentline.Call, agentline.Agent) (agentline.CallEvent, error) {
+			t.Error("admit asked about no call")
+			return agentline.CallEvent{}, nil
+		}
+		if _, _, err := db.AdmitCallStream(ctx, "CA404", "test:CA404", time.Now().Add(time.Hour), admit, nil); !errors.Is(err, agentline.ErrNotFound) {
+			t.Fatalf("AdmitCallStream of no call: %v", err)
 		}
 		list, err := db.AgentVersions(ctx, p.ID, a.ID, 0, 10)
 		if err != nil || len(list) != 3 || list[0].Version != 3 || list[2].Version != 1 || !list[2].Published || list[0].Published {

@@ -13,9 +13,11 @@ import (
 
 // TestRecordInboundCall: the voice webhook's report of a call new to us is
 // inserted in one statement with its number's project, agent and id, as
-// the report leaves it, and its follow-up runs as for a new call; the
-// carrier's retry of the webhook finds the call and changes nothing; a
-// number without an agent, or none of ours, records nothing.
+// the report leaves it, in the transaction that reads the number's
+// published agent, and its follow-up runs as for a new call; the carrier's
+// retry of the webhook finds the call and changes nothing; a number
+// without an agent, none of ours, or an agent that take refuses records
+// nothing.
 func TestRecordInboundCall(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -36,13 +38,21 @@ func TestRecordInboundCall(t *testing.T) {
 		}
 		at := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
 		ring := agentline.CallEvent{CallSID: "CA1", Status: agentline.CallRinging, Direction: agentline.CallInbound, From: "+14155550199", To: n.PhoneNumber, At: at}
+		var asked []string
+		take := func(a agentline.Agent) error {
+			asked = append(asked, a.Name)
+			return nil
+		}
 		before := db.Statements()
-		c, err := db.RecordInboundCall(ctx, ring, follow)
+		c, a, err := db.RecordInboundCall(ctx, ring, take, follow)
 		if err != nil || c.ID == 0 || c.ProjectID != p.ID || c.AgentID != ada.ID || c.NumberID == nil || *c.NumberID != n.ID || c.Status != agentline.CallRinging {
 			t.Fatalf("new inbound call = %+v %v", c, err)
 		}
-		if s := db.Statements() - before; s > 4 { // BEGIN, the insert, COMMIT, and the webhook endpoints' read
-			t.Errorf("a new inbound call took %d statements, want at most 4", s)
+		if a.ID != ada.ID || a.ProjectID != p.ID || a.Running != a.PublishedVersion || len(asked) != 1 || asked[0] != ada.Name {
+			t.Fatalf("the number's agent = %+v, take asked about %q", a, asked)
+		}
+		if s := db.Statements() - before; s > 5 { // BEGIN, the agent's read, the insert, COMMIT, and the webhook endpoints' read
+			t.Errorf("a new inbound call took %d statements, want at most 5", s)
 		}
 		stored, err := db.CallBySID(ctx, "CA1")
 		if err != nil || stored.ID != c.ID || stored.Status != agentline.CallRinging || stored.From != ring.From || stored.To != ring.To ||
@@ -50,7 +60,7 @@ func TestRecordInboundCall(t *testing.T) {
 			t.Fatalf("stored = %+v %v", stored, err)
 		}
 		// The carrier retries its webhook: the same call, nothing new.
-		again, err := db.RecordInboundCall(ctx, ring, follow)
+		again, _, err := db.RecordInboundCall(ctx, ring, take, follow)
 		if err != nil || again.ID != c.ID || again.Status != agentline.CallRinging {
 			t.Fatalf("retried webhook = %+v %v", again, err)
 		}
@@ -60,9 +70,18 @@ func TestRecordInboundCall(t *testing.T) {
 		for _, to := range []string{"+14155550111", "+14155550122"} {
 			e := ring
 			e.CallSID, e.To = "CA2", to
-			if _, err := db.RecordInboundCall(ctx, e, follow); !errors.Is(err, agentline.ErrNotFound) {
+			if _, _, err := db.RecordInboundCall(ctx, e, take, follow); !errors.Is(err, agentline.ErrNotFound) {
 				t.Errorf("a call to %s: %v, want not found", to, err)
 			}
+		}
+		refused := errors.New("the agent takes no calls")
+		e := ring
+		e.CallSID = "CA3"
+		if _, _, err := db.RecordInboundCall(ctx, e, func(agentline.Agent) error { return refused }, follow); !errors.Is(err, refused) {
+			t.Errorf("a call the agent does not take: %v, want take's error", err)
+		}
+		if len(asked) != 2 {
+			t.Errorf("take asked %d times, want twice (a number without an agent asks nothing)", len(asked))
 		}
 		if calls, err := db.Calls(ctx, p.ID, agentline.CallFilter{}); err != nil || len(calls) != 1 {
 			t.Fatalf("calls = %+v %v", calls, err)

@@ -116,21 +116,6 @@ func (db *DB) PhoneNumberByE164(ctx context.Context, phoneNumber string) (agentl
 	return n, notFound(err, "phone number")
 }
 
-// NumberAgent returns the published agent that answers calls to the
-// active number phoneNumber, in one read of the number and the agent (an
-// inbound call's webhook); not found when the number is unknown, not
-// active or has no agent, which PhoneNumberByE164 tells apart.
-func (db *DB) NumberAgent(ctx context.Context, phoneNumber string) (agentline.Agent, error) {
-	a, err := scanAgent(db.reader().queryRow(ctx, `SELECT `+agentColumns+` FROM agents
-		WHERE id = (SELECT agent_id FROM phone_numbers WHERE phone_number = ? AND status = ?)
-		AND project_id = (SELECT project_id FROM phone_numbers WHERE phone_number = ?)`,
-		phoneNumber, agentline.NumberActive, phoneNumber))
-	if err != nil {
-		return a, notFound(err, "agent")
-	}
-	return db.atVersion(ctx, a, a.PublishedVersion)
-}
-
 // UpdatePhoneNumber saves a number's agent link and status, scoped to
 // n.ProjectID. Linking an agent that already has a number is a conflict.
 func (db *DB) UpdatePhoneNumber(ctx context.Context, n agentline.PhoneNumber) (agentline.PhoneNumber, error) {

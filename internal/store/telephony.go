@@ -239,25 +239,34 @@ func (db *DB) applyCallEvent(ctx context.Context, c conn, e agentline.CallEvent,
 		lock = " FOR UPDATE"
 	}
 	call, err := scanCall(c.queryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE call_sid = ?`+lock, e.CallSID))
-	previous := call.Status // "" for a call new to us
-	isNew := errors.Is(err, sql.ErrNoRows)
-	if isNew {
-		call, err = newInboundCall(ctx, c, e, db.now())
-		if err != nil {
-			return call, err
-		}
-	} else if err != nil {
+	if err == nil {
+		return db.updateCall(ctx, c, call, e, changed)
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return call, err
+	}
+	// A call new to us is inserted as the report leaves it: one write.
+	if call, err = newInboundCall(ctx, c, e, db.now()); err != nil {
 		return call, err
 	}
 	db.applyReport(&call, e)
-	if isNew {
-		// A call new to us is inserted as the report leaves it: one write.
-		err = insertCall(ctx, c, &call)
-	} else {
-		_, err = c.exec(ctx, `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ?, agent_version = ?,
-		answered_by = ? WHERE id = ?`, call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt,
-			nullVersion(call.AgentVersion), call.AnsweredBy, call.ID)
+	if err := insertCall(ctx, c, &call); err != nil {
+		return call, err
 	}
+	return call, db.reported(ctx, c, e, changed, "", call)
+}
+
+// updateCallReport writes what a report changes in a call's record.
+const updateCallReport = `UPDATE calls SET status = ?, started_at = ?, ended_at = ?, duration_s = ?, end_reason = ?, updated_at = ?,
+	agent_version = ?, answered_by = ? WHERE id = ?`
+
+// updateCall applies the report e (normalized) to call, read in c's
+// transaction (for update, on PostgreSQL), and writes it.
+func (db *DB) updateCall(ctx context.Context, c conn, call agentline.Call, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error) {
+	previous := call.Status
+	db.applyReport(&call, e)
+	_, err := c.exec(ctx, updateCallReport, call.Status, call.StartedAt, call.EndedAt, call.DurationS, call.EndReason, call.UpdatedAt,
+		nullVersion(call.AgentVersion), call.AnsweredBy, call.ID)
 	if err != nil {
 		return call, err
 	}

@@ -12,13 +12,13 @@ import (
 // webhook to its status callback, so that they cannot creep back up: they
 // are most of what a call costs the server beyond its frames
 // (docs/benchmarks.md, "What a call costs beyond its frames").
-const maxStatementsPerCall = 18
+const maxStatementsPerCall = 17
 
 // maxStatementsCallbackFirst is the same when the carrier's completed
 // callback comes as the stream stops: it waits for the relay's end record
 // (telephony.relayEndWait) and finds the end written, as when it comes
 // after. (One that waits in vain writes the end itself: 22.)
-const maxStatementsCallbackFirst = 18
+const maxStatementsCallbackFirst = 17
 
 // TestStatementsPerCall counts the statements of one inbound call: the
 // webhook, the stream's admission, the relay's end with the call's log,

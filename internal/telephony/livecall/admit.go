@@ -150,64 +150,86 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 		return nil, errors.New("the start message's stream token is not the test call token the stream was opened with")
 	}
 	h.live.settle(claims.Ref)
-	call, agent, err := h.streamCallRecord(ctx, agentID, claims, start)
-	if err != nil {
-		return nil, err
-	}
-	if call.AgentID != agentID {
-		return nil, errors.New("the call belongs to another agent")
-	}
-	if agentline.CallStatusFinal(call.Status) || call.EndReason != "" {
-		// A call whose relay has ended (a transferred call stays in
-		// progress) takes no second stream on the same token.
-		return nil, fmt.Errorf("the call has ended (%s %s)", call.Status, call.EndReason)
-	}
-	if err := CheckAgent(agent); err != nil {
-		return nil, err
-	}
-	// Last, so a replay that fails another check cannot use up the token
-	// of the carrier's own stream; before the model is dialed, so a replay
-	// of a live call's token costs no model session, on any instance.
-	// One transaction with the call going in progress.
+	ref, expires := claims.Direction+":"+claims.Ref, time.Unix(claims.Expires, 0)
 	// The call starts now, for its record and its recording alike, so that
 	// the two last equally long.
 	started := h.now()
-	call, err = h.store.AdmitStream(ctx, claims.Direction+":"+claims.Ref, time.Unix(claims.Expires, 0),
-		agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress, At: started, AgentVersion: agent.Running},
-		conversation.CallChanged)
+	// The token is used last, in one transaction with the call going in
+	// progress: a replay that fails another check cannot use up the token
+	// of the carrier's own stream, and before the model is dialed, so a
+	// replay of a live call's token costs no model session, on any
+	// instance.
+	admit := func(call agentline.Call, agent agentline.Agent) (agentline.CallEvent, error) {
+		if err := admissible(agentID, call, agent); err != nil {
+			return agentline.CallEvent{}, err
+		}
+		return agentline.CallEvent{CallSID: call.CallSID, Status: agentline.CallInProgress, At: started, AgentVersion: agent.Running}, nil
+	}
+	var call agentline.Call
+	var agent agentline.Agent
+	switch claims.Direction {
+	case agentline.CallInbound, agentline.CallTest:
+		// By call SID, the call and its agent read in the admission's
+		// transaction (a call SID is unique, and the call names its
+		// project and agent, which admissible checks).
+		if claims.Ref != start.CallSID {
+			return nil, errors.New("stream token issued for another call")
+		}
+		call, agent, err = h.store.AdmitCallStream(ctx, start.CallSID, ref, expires, func(call agentline.Call, agent agentline.Agent) (agentline.CallEvent, error) {
+			if claims.Direction == agentline.CallTest && call.Direction != agentline.CallTest {
+				return agentline.CallEvent{}, errors.New("a test call's token for a call that is not a test call")
+			}
+			return admit(call, agent)
+		}, conversation.CallChanged)
+		if errors.Is(err, agentline.ErrNotFound) {
+			err = fmt.Errorf("call record: %w", err)
+		}
+	case agentline.CallOutbound:
+		call, agent, err = h.admitOutbound(ctx, agentID, claims, start, ref, expires, admit)
+	default:
+		return nil, errors.New("stream token without a direction")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("admit stream: %w", err)
 	}
 	return &streamCall{start: start, claims: claims, call: call, agent: withVariables(agent, call), started: started}, nil
 }
 
-// streamCallRecord finds the record of the call a stream token was issued
-// for and its agent as the call runs it. Inbound and test calls by call
-// SID, with the agent in the same read (a call SID is unique, and the call
-// names its project and agent, which the caller checks); outbound ones by
-// stream ref (outboundCallRecord), their agent read after.
-func (h *Handler) streamCallRecord(ctx context.Context, agentID int64, claims streamtoken.Claims, start streamStart) (agentline.Call, agentline.Agent, error) {
-	var none agentline.Agent
-	switch claims.Direction {
-	case agentline.CallInbound, agentline.CallTest:
-		if claims.Ref != start.CallSID {
-			return agentline.Call{}, none, errors.New("stream token issued for another call")
-		}
-		call, agent, err := h.store.CallAgentBySID(ctx, start.CallSID)
-		if err == nil && claims.Direction == agentline.CallTest && call.Direction != agentline.CallTest {
-			return agentline.Call{}, none, errors.New("a test call's token for a call that is not a test call")
-		}
-		call, err = wrapRecord(call, err)
-		return call, agent, err
-	case agentline.CallOutbound:
-		call, err := h.outboundCallRecord(ctx, agentID, claims, start)
-		if err != nil {
-			return call, none, err
-		}
-		agent, err := h.callAgent(ctx, call.ProjectID, call)
-		return call, agent, err
+// admissible says whether a stream for the agent agentID may reach the
+// call's agent: the call must be that agent's, must not have ended, and
+// the agent must take calls.
+func admissible(agentID int64, call agentline.Call, agent agentline.Agent) error {
+	if call.AgentID != agentID {
+		return errors.New("the call belongs to another agent")
 	}
-	return agentline.Call{}, none, errors.New("stream token without a direction")
+	if agentline.CallStatusFinal(call.Status) || call.EndReason != "" {
+		// A call whose relay has ended (a transferred call stays in
+		// progress) takes no second stream on the same token.
+		return fmt.Errorf("the call has ended (%s %s)", call.Status, call.EndReason)
+	}
+	return CheckAgent(agent)
+}
+
+// admitOutbound admits an outbound call's stream: its record found by
+// stream ref (outboundCallRecord), its agent read after, then the token's
+// use and admit's event in one transaction.
+func (h *Handler) admitOutbound(ctx context.Context, agentID int64, claims streamtoken.Claims, start streamStart, ref string, expires time.Time,
+	admit func(agentline.Call, agentline.Agent) (agentline.CallEvent, error)) (agentline.Call, agentline.Agent, error) {
+	var none agentline.Agent
+	call, err := h.outboundCallRecord(ctx, agentID, claims, start)
+	if err != nil {
+		return call, none, err
+	}
+	agent, err := h.callAgent(ctx, call.ProjectID, call)
+	if err != nil {
+		return call, none, err
+	}
+	e, err := admit(call, agent)
+	if err != nil {
+		return call, none, err
+	}
+	call, err = h.store.AdmitStream(ctx, ref, expires, e, conversation.CallChanged)
+	return call, agent, err
 }
 
 // outboundCallRecord finds an outbound call's record by its stream ref in

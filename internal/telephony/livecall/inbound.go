@@ -77,20 +77,24 @@ func (h *Handler) answerInbound(ctx context.Context, in inboundRing) (string, er
 		log.Info("inbound call refused busy: this instance is draining")
 		return rejectBusy, nil
 	}
-	agent, err := h.inboundAgent(ctx, to)
-	if errors.Is(err, errNotInService) {
-		log.Info("inbound call to a number that takes no calls", "why", err)
-		return sayAndHangUp(notInService), nil
-	}
-	if err != nil {
-		return "", err
-	}
 	status := in.Status
 	if !agentline.ValidCallStatus(status) {
 		status = agentline.CallRinging
 	}
-	call, err := h.store.RecordInboundCall(ctx, agentline.CallEvent{CallSID: sid, Status: status, Direction: agentline.CallInbound, From: in.From, To: to},
-		conversation.CallChanged)
+	call, agent, err := h.store.RecordInboundCall(ctx, agentline.CallEvent{CallSID: sid, Status: status, Direction: agentline.CallInbound, From: in.From, To: to},
+		func(a agentline.Agent) error {
+			if CheckAgent(a) != nil {
+				return errors.Join(errNotInService, errors.New("agent cannot take calls"))
+			}
+			return nil
+		}, conversation.CallChanged)
+	if errors.Is(err, agentline.ErrNotFound) {
+		err = h.whyNotInService(ctx, to)
+	}
+	if errors.Is(err, errNotInService) {
+		log.Info("inbound call to a number that takes no calls", "why", err)
+		return sayAndHangUp(notInService), nil
+	}
 	if err != nil {
 		return "", err
 	}
@@ -108,41 +112,28 @@ func (h *Handler) answerInbound(ctx context.Context, in inboundRing) (string, er
 // errNotInService explains, for the log, why a number takes no calls.
 var errNotInService = errors.New("not in service")
 
-// inboundAgent is the agent that answers calls to the number to, or
-// errNotInService joined with the reason none does: one read when one
-// does, the number and the agent apart only to find why not.
-func (h *Handler) inboundAgent(ctx context.Context, to string) (agentline.Agent, error) {
-	agent, err := h.store.NumberAgent(ctx, to)
-	if err == nil {
-		if CheckAgent(agent) != nil {
-			return agentline.Agent{}, errors.Join(errNotInService, errors.New("agent cannot take calls"))
-		}
-		return agent, nil
-	}
-	if !errors.Is(err, agentline.ErrNotFound) {
-		return agentline.Agent{}, err
-	}
+// whyNotInService is errNotInService joined with the reason the number to
+// takes no calls, read once RecordInboundCall has found no agent for it.
+func (h *Handler) whyNotInService(ctx context.Context, to string) error {
 	n, err := h.store.PhoneNumberByE164(ctx, to)
 	if errors.Is(err, agentline.ErrNotFound) {
-		return agentline.Agent{}, errors.Join(errNotInService, errors.New("unknown number"))
+		return errors.Join(errNotInService, errors.New("unknown number"))
 	}
 	if err != nil {
-		return agentline.Agent{}, err
+		return err
 	}
 	if n.Status != agentline.NumberActive || n.AgentID == nil {
-		return agentline.Agent{}, errors.Join(errNotInService, errors.New("number is "+string(n.Status)))
+		return errors.Join(errNotInService, errors.New("number is "+string(n.Status)))
 	}
-	agent, err = h.store.PublishedAgent(ctx, n.ProjectID, *n.AgentID)
+	_, err = h.store.PublishedAgent(ctx, n.ProjectID, *n.AgentID)
 	if errors.Is(err, agentline.ErrNotFound) {
-		return agentline.Agent{}, errors.Join(errNotInService, errors.New("agent is gone"))
+		return errors.Join(errNotInService, errors.New("agent is gone"))
 	}
 	if err != nil {
-		return agentline.Agent{}, err
+		return err
 	}
-	if CheckAgent(agent) != nil {
-		return agentline.Agent{}, errors.Join(errNotInService, errors.New("agent cannot take calls"))
-	}
-	return agent, nil
+	// The number was linked to an agent as the call came in.
+	return errors.Join(errNotInService, errors.New("the number changed as the call came in"))
 }
 
 func writeTwiML(w http.ResponseWriter, doc string) {

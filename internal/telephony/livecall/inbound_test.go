@@ -22,8 +22,8 @@ func (failingEvents) ApplyCallEvent(context.Context, agentline.CallEvent, agentl
 	return agentline.Call{}, errStoreDown
 }
 
-func (failingEvents) RecordInboundCall(context.Context, agentline.CallEvent, agentline.CallFollowUp) (agentline.Call, error) {
-	return agentline.Call{}, errStoreDown
+func (failingEvents) RecordInboundCall(context.Context, agentline.CallEvent, func(agentline.Agent) error, agentline.CallFollowUp) (agentline.Call, agentline.Agent, error) {
+	return agentline.Call{}, agentline.Agent{}, errStoreDown
 }
 
 // TestAnswerInboundOperation: how answerInbound answers each call coming

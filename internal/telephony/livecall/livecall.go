@@ -35,22 +35,27 @@ type Store interface {
 	AttachCallSID(ctx context.Context, projectID, callID int64, callSID, status string) (agentline.Call, error)
 	Call(ctx context.Context, projectID int64, callSID string) (agentline.Call, error)
 	CallBySID(ctx context.Context, callSID string) (agentline.Call, error)
-	// CallAgentBySID is a call and its agent as the call runs it (the
-	// version it records, else the published one), in one read.
-	CallAgentBySID(ctx context.Context, callSID string) (agentline.Call, agentline.Agent, error)
-	NumberAgent(ctx context.Context, phoneNumber string) (agentline.Agent, error)
 	// ApplyCallEvent records a status report; changed follows it in the
 	// same transaction.
 	ApplyCallEvent(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error)
 	// RecordInboundCall is ApplyCallEvent for the voice webhook of a call
-	// coming in, which is usually new: inserted in one statement.
-	RecordInboundCall(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error)
+	// coming in, which is usually new: the agent that answers the number
+	// read, take asked whether it takes the call, and the call inserted,
+	// in one transaction. Not found when the number has no agent.
+	RecordInboundCall(ctx context.Context, e agentline.CallEvent, take func(agentline.Agent) error,
+		changed agentline.CallFollowUp) (agentline.Call, agentline.Agent, error)
 	CallByStreamRef(ctx context.Context, projectID int64, ref string) (agentline.Call, error)
 	AppendCallLog(ctx context.Context, projectID, callID int64, entries []agentline.CallLogEntry) error
 	// AdmitStream records the one use of a stream token, good until
 	// expires, across every instance on the database (conflict when it was
 	// used before), and applies e in the same transaction.
 	AdmitStream(ctx context.Context, ref string, expires time.Time, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error)
+	// AdmitCallStream is AdmitStream for a call known by its SID, with
+	// the call and its agent as the call runs it (the version it
+	// records, else the published one) read in the same transaction;
+	// admit checks them and gives the event.
+	AdmitCallStream(ctx context.Context, callSID, ref string, expires time.Time,
+		admit func(agentline.Call, agentline.Agent) (agentline.CallEvent, error), changed agentline.CallFollowUp) (agentline.Call, agentline.Agent, error)
 	// OptOutContact puts a campaign contact's number on the project's
 	// do-not-call list and marks the contact opted_out, in one write.
 	OptOutContact(ctx context.Context, projectID, contactID int64, reason string) (agentline.DoNotCall, error)
