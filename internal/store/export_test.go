@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -99,4 +100,39 @@ func (db *DB) AuditRows(ctx context.Context, t testing.TB) string {
 		t.Fatal(err)
 	}
 	return strings.Join(rows, "\n")
+}
+
+// The statements of a call's record that TestLiveCallConditions looks at.
+const (
+	UpdateCallReport = updateCallReport
+	CallIsLive       = callIsLive
+)
+
+// Explain is SQLite's program (EXPLAIN: one opcode a line) or plan
+// (EXPLAIN QUERY PLAN: one step a line) for q, with args parameters, all
+// null.
+func (db *DB) Explain(ctx context.Context, t testing.TB, plan bool, q string, args int) []string {
+	t.Helper()
+	rows, err := db.reader().query(ctx, map[bool]string{false: "EXPLAIN ", true: "EXPLAIN QUERY PLAN "}[plan]+q, make([]any, args)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprint(vals...))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

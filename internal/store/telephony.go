@@ -57,9 +57,12 @@ func scanCall(row interface{ Scan(...any) error }) (agentline.Call, error) {
 // can match with the index's, and a status list of bound parameters
 // never matches, so a query with one read every call the project ever
 // made (every call of the deployment, for reconciliation), on every
-// reservation of a call.
-const callIsLive = `status IN ('` + agentline.CallQueued + `', '` + agentline.CallInitiated + `', '` +
-	agentline.CallRinging + `', '` + agentline.CallInProgress + `')`
+// reservation of a call. Comparisons, not an IN list: SQLite builds a
+// temporary table for an IN list of more than two constants, each time it
+// evaluates one, and it evaluates the indexes' condition on every write
+// of a call (migration 00036).
+const callIsLive = `(status = '` + agentline.CallQueued + `' OR status = '` + agentline.CallInitiated + `' OR status = '` +
+	agentline.CallRinging + `' OR status = '` + agentline.CallInProgress + `')`
 
 // LiveCallWindow bounds how long a call without a final status counts as
 // live for the concurrency cap: the carrier ends every call within four
