@@ -222,9 +222,15 @@ func (db *DB) ApplyCallEvent(ctx context.Context, e agentline.CallEvent, changed
 // call's end, changes nothing, and one read answers it instead of a write
 // transaction. Callers whose relay still runs, which will not find the
 // end recorded, take ApplyCallEvent.
+//
+// On SQLite that read runs on the connection that writes, whose page
+// cache holds the call's pages from the end just written, where a
+// reader's has been emptied by the writes since its last read (a read
+// waits for a write in progress, as the write transaction it spares
+// would).
 func (db *DB) ApplyCarrierStatus(ctx context.Context, e agentline.CallEvent, changed agentline.CallFollowUp) (agentline.Call, error) {
 	if agentline.CallStatusFinal(e.Status) && len(e.Log) == 0 && e.EndReason == "" {
-		call, err := scanCall(db.reader().queryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE call_sid = ?`, e.CallSID))
+		call, err := scanCall(db.writer().queryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE call_sid = ?`, e.CallSID))
 		if err == nil && unchangedBy(call, e) {
 			return call, nil
 		}
