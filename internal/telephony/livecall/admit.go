@@ -169,21 +169,7 @@ func (h *Handler) admitStream(ctx context.Context, agentID int64, start streamSt
 	var agent agentline.Agent
 	switch claims.Direction {
 	case agentline.CallInbound, agentline.CallTest:
-		// By call SID, the call and its agent read in the admission's
-		// transaction (a call SID is unique, and the call names its
-		// project and agent, which admissible checks).
-		if claims.Ref != start.CallSID {
-			return nil, errors.New("stream token issued for another call")
-		}
-		call, agent, err = h.store.AdmitCallStream(ctx, start.CallSID, ref, expires, func(call agentline.Call, agent agentline.Agent) (agentline.CallEvent, error) {
-			if claims.Direction == agentline.CallTest && call.Direction != agentline.CallTest {
-				return agentline.CallEvent{}, errors.New("a test call's token for a call that is not a test call")
-			}
-			return admit(call, agent)
-		}, conversation.CallChanged)
-		if errors.Is(err, agentline.ErrNotFound) {
-			err = fmt.Errorf("call record: %w", err)
-		}
+		call, agent, err = h.admitBySID(ctx, claims, start, ref, expires, admit)
 	case agentline.CallOutbound:
 		call, agent, err = h.admitOutbound(ctx, agentID, claims, start, ref, expires, admit)
 	default:
@@ -208,6 +194,27 @@ func admissible(agentID int64, call agentline.Call, agent agentline.Agent) error
 		return fmt.Errorf("the call has ended (%s %s)", call.Status, call.EndReason)
 	}
 	return CheckAgent(agent)
+}
+
+// admitBySID admits an inbound or a test call's stream: the call, by its
+// SID, and its agent are read in the admission's transaction (a call SID
+// is unique, and the call names its project and agent, which admissible
+// checks).
+func (h *Handler) admitBySID(ctx context.Context, claims streamtoken.Claims, start streamStart, ref string, expires time.Time,
+	admit func(agentline.Call, agentline.Agent) (agentline.CallEvent, error)) (agentline.Call, agentline.Agent, error) {
+	if claims.Ref != start.CallSID {
+		return agentline.Call{}, agentline.Agent{}, errors.New("stream token issued for another call")
+	}
+	call, agent, err := h.store.AdmitCallStream(ctx, start.CallSID, ref, expires, func(call agentline.Call, agent agentline.Agent) (agentline.CallEvent, error) {
+		if claims.Direction == agentline.CallTest && call.Direction != agentline.CallTest {
+			return agentline.CallEvent{}, errors.New("a test call's token for a call that is not a test call")
+		}
+		return admit(call, agent)
+	}, conversation.CallChanged)
+	if errors.Is(err, agentline.ErrNotFound) {
+		return call, agent, fmt.Errorf("call record: %w", err)
+	}
+	return call, agent, err
 }
 
 // admitOutbound admits an outbound call's stream: its record found by
