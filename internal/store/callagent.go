@@ -52,11 +52,11 @@ func (db *DB) AdmitCallStream(ctx context.Context, callSID, ref string, expires 
 // runs it: at the version the call records (a test call's choice, or the
 // one it was admitted with), otherwise the published one. Both come in one
 // read; the settings of another version than the agent's latest are read
-// apart, as for PublishedAgent. In a transaction on PostgreSQL the call is
-// locked for update, as applyCallEvent locks it.
+// apart, as for PublishedAgent. c is a transaction's: on PostgreSQL the
+// call is locked for update, as applyCallEvent locks it.
 func (db *DB) callAgentOn(ctx context.Context, c conn, callSID string) (agentline.Call, agentline.Agent, error) {
 	q := callAgentBySID
-	if db.dialect == Postgres && c.tx != nil {
+	if db.dialect == Postgres {
 		q += " FOR UPDATE OF c"
 	}
 	var cr callRow
