@@ -144,7 +144,7 @@ func TestConsoleBrowserCall(t *testing.T) {
 	counts := eval[map[string]string](t, ctx, `Object.assign({}, document.getElementById("browser-call").dataset)`)
 	t.Logf("the page: %s frames sent, %s received, %s played, %s clears; truncated at %d ms", counts["sent"], counts["received"], counts["played"], counts["clears"], truncate.AudioEndMs)
 	played := eval[int](t, ctx, `+document.getElementById("browser-call").dataset.played`)
-	if played >= int(spoken/(20*time.Millisecond)) {
+	if played >= len(speech)/callsim.FrameBytes {
 		t.Errorf("the page played all %d frames: the clear did not drop its queue", played)
 	}
 
