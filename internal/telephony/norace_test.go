@@ -1,0 +1,5 @@
+//go:build !race
+
+package telephony_test
+
+const raceEnabled = false
