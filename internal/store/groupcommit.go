@@ -20,7 +20,9 @@ import (
 // whose function fails is rolled back to its savepoint alone, and none
 // returns before the group's commit, which fails them all if it fails.
 // With no queue nothing changes: a lone transaction runs as before, with
-// no savepoint. Measured in docs/benchmarks.md (round ten).
+// no savepoint. Measured in docs/benchmarks.md (round ten): calls that
+// come spread out seldom group; a burst of them gets through where one
+// commit per transaction refused some.
 //
 // A member waits for its turn with its context, as it would wait for the
 // connection, and the first member still queued after a group leads the
