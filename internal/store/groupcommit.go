@@ -80,8 +80,9 @@ func (db *DB) groupTx(ctx context.Context, fn func(c conn) error) error {
 	if g.leave(m) {
 		return fmt.Errorf("begin: %w", ctx.Err())
 	}
-	// Taken into a group (or given the lead) meanwhile: its function runs,
-	// held, as a statement that has begun does.
+	// Taken into a group (or given the lead) meanwhile: it gets its turn,
+	// and fails there at once, as a transaction whose context has ended
+	// stops at its next statement.
 	if <-m.turn {
 		db.lead(m)
 	}
