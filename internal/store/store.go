@@ -47,9 +47,6 @@ type DB struct {
 	prepared   preparedStatements
 	// sessions group-commits widget sessions (sessionbatch.go).
 	sessions coalesce.Group[agentline.WidgetSession, bool]
-	// group queues SQLite's write transactions to commit together
-	// (groupcommit.go).
-	group writeGroup
 	// endpointCache keeps the projects' enabled webhook endpoints, on
 	// SQLite only (endpointcache.go).
 	endpointCache *endpointCache
@@ -297,9 +294,6 @@ func (db *DB) writer() conn { return conn{db: db, q: db.write} }
 
 // tx runs fn in a write transaction, committed when fn returns nil.
 func (db *DB) tx(ctx context.Context, fn func(c conn) error) error {
-	if db.dialect == SQLite {
-		return db.groupTx(ctx, fn)
-	}
 	db.statements.Add(2) // BEGIN, then COMMIT or ROLLBACK
 	t, end, err := db.begin(ctx)
 	if err != nil {
