@@ -229,8 +229,8 @@ func (SweepConversations) Kind() string { return "sweep_conversations" }
 // ReconcileCalls is the job that asks the carrier about phone calls our
 // records show live but nobody has reported on for a while (their instance
 // died, a status callback was lost) and applies the final statuses it
-// learns. All asks about every live call, however recent: the run each
-// instance enqueues when it starts.
+// learns. All asks about every live call not heard of since the job was
+// enqueued, however recent: the run each instance enqueues when it starts.
 type ReconcileCalls struct {
 	All bool `json:"all,omitempty"`
 }

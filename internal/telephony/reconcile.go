@@ -57,15 +57,25 @@ func (r *Reconciler) Interval() time.Duration {
 }
 
 // Work runs one reconciliation.
+//
+// The run an instance enqueues at its start (All) asks about the calls
+// not heard of since it was enqueued, not since it runs: under load it may
+// run seconds later, and a call admitted meanwhile is live and heard of
+// (the sandbox's carrier, which never placed the calls of `agentline call`,
+// would say it is gone and end it).
 func (r *Reconciler) Work(ctx context.Context, job *river.Job[agentline.ReconcileCalls]) error {
-	_, err := r.Reconcile(ctx, job.Args.All)
+	var heardBefore time.Time
+	if job.Args.All {
+		heardBefore = job.CreatedAt
+	}
+	_, err := r.Reconcile(ctx, heardBefore)
 	return err
 }
 
-// Reconcile asks the carrier about the calls not heard of for After
-// (every live call when all is set) and ends those it says have ended. It
+// Reconcile asks the carrier about the live calls not heard of since
+// heardBefore (when zero, for After) and ends those it says have ended. It
 // returns how many it ended.
-func (r *Reconciler) Reconcile(ctx context.Context, all bool) (int, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, heardBefore time.Time) (int, error) {
 	if r.Carrier == nil {
 		return 0, nil
 	}
@@ -75,8 +85,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, all bool) (int, error) {
 	}
 	t := now().UTC()
 	before := t.Add(-r.After)
-	if all {
-		before = t
+	if !heardBefore.IsZero() {
+		before = heardBefore.UTC()
 	}
 	sids, err := r.Store.ClaimStaleCalls(ctx, before, t, reconcileBatch)
 	if err != nil {

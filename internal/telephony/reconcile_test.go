@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
 	"github.com/agentline/agentline"
 	"github.com/agentline/agentline/internal/conversation"
 	"github.com/agentline/agentline/internal/telephony"
@@ -48,7 +51,7 @@ func TestReconcilerAsksOncePerPeriod(t *testing.T) {
 	step := func(at time.Duration, wantEnded, wantAsked int) {
 		t.Helper()
 		clock = t0.Add(at)
-		ended, err := r.Reconcile(ctx, false)
+		ended, err := r.Reconcile(ctx, time.Time{})
 		if err != nil || ended != wantEnded || asked() != wantAsked {
 			t.Fatalf("at +%v: ended %d (%v), asked %d times; want %d ended, asked %d times", at, ended, err, asked(), wantEnded, wantAsked)
 		}
@@ -68,7 +71,50 @@ func TestReconcilerAsksOncePerPeriod(t *testing.T) {
 	step(time.Hour, 0, 2) // a final call is never asked about again
 
 	none := &telephony.Reconciler{Store: e.app.Store, After: time.Minute, Logger: r.Logger}
-	if ended, err := none.Reconcile(ctx, true); ended != 0 || err != nil {
+	if ended, err := none.Reconcile(ctx, time.Now()); ended != 0 || err != nil {
 		t.Fatalf("without a carrier: %d %v", ended, err)
+	}
+}
+
+// The run an instance enqueues at its start (All) asks about the calls not
+// heard of since the job was enqueued, and leaves alone a call admitted
+// after that, even when the job runs later: the sandbox's carrier says the
+// calls of `agentline call` are gone, and would end a live one.
+func TestReconcilerStartRunLeavesNewerCalls(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	n := e.provision("+14155550100", e.ada)
+	live := func() string {
+		sid := e.fake.IncomingCall("+14155550199", n.PhoneNumber)
+		if _, err := e.app.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallInProgress,
+			Direction: agentline.CallInbound, From: "+14155550199", To: n.PhoneNumber}, conversation.CallChanged); err != nil {
+			t.Fatal(err)
+		}
+		e.fake.SetCallStatus(sid, agentline.CallCompleted)
+		return sid
+	}
+	older := live()
+	time.Sleep(2 * time.Millisecond)
+	enqueued := time.Now()
+	time.Sleep(2 * time.Millisecond)
+	newer := live()
+	tw, err := carrier.NewTwilio(carrier.TwilioConfig{AccountSID: e.fake.AccountSID(), AuthToken: e.fake.AuthToken(), BaseURL: e.fake.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &telephony.Reconciler{Store: e.app.Store, Carrier: tw, After: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	job := &river.Job[agentline.ReconcileCalls]{JobRow: &rivertype.JobRow{CreatedAt: enqueued}, Args: agentline.ReconcileCalls{All: true}}
+	if err := r.Work(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	for sid, want := range map[string]string{older: agentline.CallCompleted, newer: agentline.CallInProgress} {
+		if c, err := e.app.Store.Call(ctx, e.project, sid); err != nil || c.Status != want {
+			t.Errorf("call %s after the start run: %q (%v), want %q", sid, c.Status, err, want)
+		}
+	}
+	for _, req := range e.fake.Requests() {
+		if strings.Contains(req, "/Calls/"+newer) && strings.HasPrefix(req, "GET ") {
+			t.Errorf("the carrier was asked about the call admitted after the job: %s", req)
+		}
 	}
 }
