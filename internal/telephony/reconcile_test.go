@@ -25,29 +25,12 @@ func TestReconcilerAsksOncePerPeriod(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
 	n := e.provision("+14155550100", e.ada)
-	sid := e.fake.IncomingCall("+14155550199", n.PhoneNumber)
-	if _, err := e.app.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallInProgress,
-		Direction: agentline.CallInbound, From: "+14155550199", To: n.PhoneNumber}, conversation.CallChanged); err != nil {
-		t.Fatal(err)
-	}
-	e.fake.SetCallStatus(sid, agentline.CallCompleted)
-	tw, err := carrier.NewTwilio(carrier.TwilioConfig{AccountSID: e.fake.AccountSID(), AuthToken: e.fake.AuthToken(), BaseURL: e.fake.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sid := endedAtCarrier(t, e, n)
 	t0 := time.Now()
 	clock := t0
-	r := &telephony.Reconciler{Store: e.app.Store, Carrier: tw, After: time.Minute, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Now: func() time.Time { return clock }}
-	asked := func() int {
-		k := 0
-		for _, req := range e.fake.Requests() {
-			if strings.HasPrefix(req, "GET ") && strings.Contains(req, "/Calls/"+sid) {
-				k++
-			}
-		}
-		return k
-	}
+	r := fakeReconciler(t, e, time.Minute)
+	r.Now = func() time.Time { return clock }
+	asked := func() int { return askedAbout(e, sid) }
 	step := func(at time.Duration, wantEnded, wantAsked int) {
 		t.Helper()
 		clock = t0.Add(at)
@@ -84,25 +67,12 @@ func TestReconcilerStartRunLeavesNewerCalls(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
 	n := e.provision("+14155550100", e.ada)
-	live := func() string {
-		sid := e.fake.IncomingCall("+14155550199", n.PhoneNumber)
-		if _, err := e.app.Store.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallInProgress,
-			Direction: agentline.CallInbound, From: "+14155550199", To: n.PhoneNumber}, conversation.CallChanged); err != nil {
-			t.Fatal(err)
-		}
-		e.fake.SetCallStatus(sid, agentline.CallCompleted)
-		return sid
-	}
-	older := live()
+	older := endedAtCarrier(t, e, n)
 	time.Sleep(2 * time.Millisecond)
 	enqueued := time.Now()
 	time.Sleep(2 * time.Millisecond)
-	newer := live()
-	tw, err := carrier.NewTwilio(carrier.TwilioConfig{AccountSID: e.fake.AccountSID(), AuthToken: e.fake.AuthToken(), BaseURL: e.fake.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &telephony.Reconciler{Store: e.app.Store, Carrier: tw, After: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	newer := endedAtCarrier(t, e, n)
+	r := fakeReconciler(t, e, time.Hour)
 	job := &river.Job[agentline.ReconcileCalls]{JobRow: &rivertype.JobRow{CreatedAt: enqueued}, Args: agentline.ReconcileCalls{All: true}}
 	if err := r.Work(ctx, job); err != nil {
 		t.Fatal(err)
@@ -112,9 +82,41 @@ func TestReconcilerStartRunLeavesNewerCalls(t *testing.T) {
 			t.Errorf("call %s after the start run: %q (%v), want %q", sid, c.Status, err, want)
 		}
 	}
+	if k := askedAbout(e, newer); k != 0 {
+		t.Errorf("the carrier was asked %d times about the call admitted after the job", k)
+	}
+}
+
+// endedAtCarrier is an inbound call to n that our records show in progress
+// and the carrier says has completed.
+func endedAtCarrier(t *testing.T, e *env, n agentline.PhoneNumber) string {
+	t.Helper()
+	sid := e.fake.IncomingCall("+14155550199", n.PhoneNumber)
+	if _, err := e.app.Store.ApplyCallEvent(context.Background(), agentline.CallEvent{CallSID: sid, Status: agentline.CallInProgress,
+		Direction: agentline.CallInbound, From: "+14155550199", To: n.PhoneNumber}, conversation.CallChanged); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.SetCallStatus(sid, agentline.CallCompleted)
+	return sid
+}
+
+// fakeReconciler reconciles e's calls with e's carrier fake.
+func fakeReconciler(t *testing.T, e *env, after time.Duration) *telephony.Reconciler {
+	t.Helper()
+	tw, err := carrier.NewTwilio(carrier.TwilioConfig{AccountSID: e.fake.AccountSID(), AuthToken: e.fake.AuthToken(), BaseURL: e.fake.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &telephony.Reconciler{Store: e.app.Store, Carrier: tw, After: after, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+}
+
+// askedAbout counts the carrier fake's requests for the call sid.
+func askedAbout(e *env, sid string) int {
+	k := 0
 	for _, req := range e.fake.Requests() {
-		if strings.Contains(req, "/Calls/"+newer) && strings.HasPrefix(req, "GET ") {
-			t.Errorf("the carrier was asked about the call admitted after the job: %s", req)
+		if strings.HasPrefix(req, "GET ") && strings.Contains(req, "/Calls/"+sid) {
+			k++
 		}
 	}
+	return k
 }
