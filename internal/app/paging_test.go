@@ -29,7 +29,13 @@ type pagedList struct {
 func TestEveryListPagesByCursor(t *testing.T) {
 	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, databaseURL string) {
-		s := apptest.Start(t, apptest.Config(t, databaseURL, map[string]string{"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test"}))
+		// The seeded widget sessions started an hour ago and hear nothing
+		// after: with the default idle timeout the recurring sweep (every
+		// 30 s) abandons them whenever it next runs, and each one's
+		// conversation.ended deliveries, made during a walk of the
+		// deliveries' list, would fail the walk although the paging is right.
+		s := apptest.Start(t, apptest.Config(t, databaseURL, map[string]string{"TELEPHONY_ENABLED": "true", "BOT_HOST": "bot.example.test",
+			"AGENTLINE_SESSION_IDLE_TIMEOUT": "24h"}))
 		admin := s.Admin(t)
 		lists, tok := seedLists(t, s, admin)
 		for _, l := range lists {
