@@ -75,6 +75,12 @@ func CallStatusFinal(s string) bool { return callStatusRank[s] == 4 }
 // callback; a later report with a reason of its own replaces it.
 const EndReasonReconciled = "reconciled"
 
+// EndReasonTransferred is the end reason of a call whose relay ended
+// because the call went on to the agent's transfer number: the relay's
+// record leaves the call in progress, and the carrier's status callback
+// ends it later.
+const EndReasonTransferred = "transferred"
+
 // LiveCallStatuses returns the statuses of calls that have not ended, a new
 // slice on each call so that no caller can change another's.
 func LiveCallStatuses() []string {

@@ -19,7 +19,8 @@ import (
 // relay's record ends the wait the same way. A wait the log never ends
 // (the relay's instance died) gets its job from the conversation sweep
 // after agentline.CallLogWait. A transferred call's relay ends with the
-// call in progress: nothing follows until the carrier ends it.
+// call in progress: nothing follows until the carrier ends it, and then
+// its analysis starts at once, its log whole since the transfer.
 func TestCallAnalysisFollowsItsLog(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -42,12 +43,13 @@ func TestCallAnalysisFollowsItsLog(t *testing.T) {
 				report(t, db, agentline.CallEvent{CallSID: sid, Status: agentline.CallCompleted}, conversation.CallChanged)
 			}
 		}
-		relayEnds := func(sid string, status string, spoke bool) {
+		relayEndsFor := func(reason, sid, status string, spoke bool) {
 			t.Helper()
-			report(t, db, agentline.CallEvent{CallSID: sid, Status: status, EndReason: "caller_hangup",
+			report(t, db, agentline.CallEvent{CallSID: sid, Status: status, EndReason: reason,
 				Log: []agentline.CallLogEntry{{Type: agentline.EventTranscript, Role: "agent", Text: "Hello", At: time.Now().UTC()}}},
 				conversation.RelayEnded(spoke))
 		}
+		relayEnds := func(sid, status string, spoke bool) { t.Helper(); relayEndsFor("caller_hangup", sid, status, spoke) }
 		check := func(id, status string, wantJobs int) {
 			t.Helper()
 			c, err := db.Conversation(ctx, f.p1.ID, id)
@@ -98,15 +100,21 @@ func TestCallAnalysisFollowsItsLog(t *testing.T) {
 		relayEnds("CAcarrier1", agentline.CallCompleted, true) // a record applied twice queues nothing more
 		check(spoken, agentline.AnalysisPending, 1)
 
-		// A transfer: the relay ends, the call goes on; the carrier's end
-		// then waits for a log that is not coming, and the sweep queues it.
+		// A transfer: the relay ends at the transfer, the call goes on; the
+		// carrier's end then has the whole log already, and analyses it.
 		transferred := call("CAtransfer")
-		relayEnds("CAtransfer", agentline.CallInProgress, true)
+		relayEndsFor(agentline.EndReasonTransferred, "CAtransfer", agentline.CallInProgress, true)
 		if c, _ := db.Conversation(ctx, f.p1.ID, transferred); c.Analysis != nil {
 			t.Fatalf("a call still in progress has an analysis: %+v", c.Analysis)
 		}
 		carrierEnds("CAtransfer")
-		check(transferred, agentline.AnalysisPending, 0)
+		check(transferred, agentline.AnalysisPending, 1)
+
+		// A relay that never reports (its instance died): the carrier's end
+		// waits for a log that is not coming, and the sweep queues it.
+		lost := call("CAlost")
+		carrierEnds("CAlost")
+		check(lost, agentline.AnalysisPending, 0)
 		sweep := func(at time.Time) {
 			t.Helper()
 			s := &conversation.Sweeper{Store: db, IdleTimeout: time.Hour, ConnectTimeout: time.Hour, Now: func() time.Time { return at }}
@@ -115,15 +123,15 @@ func TestCallAnalysisFollowsItsLog(t *testing.T) {
 			}
 		}
 		sweep(time.Now().Add(agentline.CallLogWait - time.Second))
-		check(transferred, agentline.AnalysisPending, 0)
+		check(lost, agentline.AnalysisPending, 0)
 		sweep(time.Now().Add(agentline.CallLogWait + time.Second))
 		sweep(time.Now().Add(agentline.CallLogWait + 2*time.Second))
-		check(transferred, agentline.AnalysisPending, 1)
+		check(lost, agentline.AnalysisPending, 1)
 		if n, err := db.QueueAnalysesAwaitingLog(ctx, time.Now().Add(time.Hour), 10); err != nil || n != 0 {
 			t.Fatalf("a later sweep queued %d (%v) more", n, err)
 		}
-		relayEnds("CAtransfer", agentline.CallCompleted, false) // too late: the job has it
-		check(transferred, agentline.AnalysisPending, 1)
+		relayEnds("CAlost", agentline.CallCompleted, false) // too late: the job has it
+		check(lost, agentline.AnalysisPending, 1)
 	})
 }
 

@@ -120,14 +120,16 @@ func callChanged(ctx context.Context, tx agentline.ConversationTx, previous stri
 // callAnalysis is how an ended call's analysis starts. A call nobody
 // answered (busy, no answer, failed, canceled) has nothing to analyse; one
 // whose log the report completes is analysed at once unless the caller
-// never spoke. Any other waits for its relay's end, at most CallLogWait
-// (store.QueueAnalysesAwaitingLog): the carrier's final status often comes
-// before the relay has written the call's last lines.
+// never spoke. So is a transferred call: its relay ended at the transfer,
+// before the carrier ended the call, so its log is whole already, and a
+// transfer follows a conversation. Any other waits for its relay's end, at
+// most CallLogWait (store.QueueAnalysesAwaitingLog): the carrier's final
+// status often comes before the relay has written the call's last lines.
 func callAnalysis(call agentline.Call, log callLog) analysisStart {
 	switch {
 	case call.Status != agentline.CallCompleted, log.complete && !log.spoke:
 		return analysisSkipped
-	case log.complete:
+	case log.complete, call.EndReason == agentline.EndReasonTransferred:
 		return analyseNow
 	}
 	return analysisAwaitsLog

@@ -185,10 +185,6 @@ func (h *Handler) carrierLost(sc *streamCall, log *slog.Logger) string {
 	return lost
 }
 
-// reasonTransferred is the end reason of a relay whose call went on to the
-// agent's transfer number.
-const reasonTransferred = "transferred"
-
 // transfer redirects the live call to the agent's transfer number, calling
 // from our number, and reports whether the carrier took it.
 func (h *Handler) transfer(sc *streamCall, log *slog.Logger) bool {
@@ -229,7 +225,7 @@ func (h *Handler) callEndReason(sc *streamCall, res relay.Result, transferred, o
 	reason := endReason(res)
 	switch {
 	case transferred:
-		return reasonTransferred
+		return agentline.EndReasonTransferred
 	case res.Reason == relay.EndCarrierDisconnect:
 		reason = h.carrierLost(sc, log)
 	}
@@ -279,7 +275,7 @@ func (h *Handler) finishCall(sc *streamCall, res relay.Result, reason string, en
 	secs := int(d.Round(time.Second) / time.Second)
 	h.metrics.duration.Observe(d.Seconds())
 	end := agentline.CallEvent{CallSID: sc.start.CallSID, Status: agentline.CallCompleted, At: ended, DurationS: &secs, EndReason: reason, Log: entries}
-	if reason == reasonTransferred {
+	if reason == agentline.EndReasonTransferred {
 		// The call goes on with the person dialed; the carrier's status
 		// callback will say when it ends, and how long it lasted.
 		end.Status, end.DurationS = agentline.CallInProgress, nil
