@@ -493,56 +493,6 @@ func goroutinesSettle(want int) int {
 	return n
 }
 
-func TestTransferCallTool(t *testing.T) {
-	t.Parallel()
-	e := newPhoneEnv(t, nil)
-	ctx := testCtx(t)
-	path := fmt.Sprintf("/api/agents/%d", e.ada)
-	if res := e.do(e.owner, "PATCH", path, map[string]any{"transfer_number": "555-0123"}); res.status != 400 || res.errorCode() != "invalid_request" {
-		t.Fatalf("bad transfer number: %d %s", res.status, res.body)
-	}
-	if res := e.do(e.owner, "PATCH", path, map[string]any{"transfer_number": "+14155550123"}); res.status != 200 || !strings.Contains(string(res.body), `"transfer_number":"+14155550123"`) {
-		t.Fatalf("set transfer number: %d %s", res.status, res.body)
-	}
-	c, ss := e.call(ctx, true)
-	if ev, _ := ss.WaitType(ctx, "session.update"); !strings.Contains(string(ev.Raw), `"name":"transfer_call"`) {
-		t.Fatalf("transfer_call is not offered: %s", ev.Raw)
-	}
-	ss.Send(ctx, map[string]any{"type": "response.created"})
-	ss.Send(ctx, map[string]any{"type": "response.output_audio.delta", "item_id": "item_3", "delta": base64.StdEncoding.EncodeToString(frame(1))})
-	ss.Send(ctx, map[string]any{"type": "response.function_call_arguments.done", "call_id": "call_7", "name": "transfer_call", "arguments": "{}"})
-	ss.Send(ctx, map[string]any{"type": "response.output_audio.done", "item_id": "item_3"})
-	ss.Send(ctx, map[string]any{"type": "response.done"})
-	waitClosed(t, c, ss)
-	if len(c.Audio()) != callsim.FrameBytes {
-		t.Fatal("the agent's last words did not play before the transfer")
-	}
-	var twiml string
-	for _, call := range e.fake.Calls() {
-		if call.SID == c.CallSID {
-			twiml = call.Twiml
-		}
-	}
-	if !strings.Contains(twiml, `<Dial callerId="`+e.number+`">+14155550123</Dial>`) {
-		t.Fatalf("carrier TwiML = %q", twiml)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var rec map[string]any
-		e.do(e.viewer, "GET", "/api/calls/"+c.CallSID, nil).json(&rec)
-		if rec["end_reason"] == "transferred" {
-			if rec["status"] != "in-progress" || !strings.Contains(fmt.Sprint(rec["events"]), "transfer_call") {
-				t.Fatalf("record = %v", rec)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("record = %v", rec)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestStreamUpgradeSignatureInProduction(t *testing.T) {
 	t.Parallel()
 	e := newPhoneEnv(t, map[string]string{"AGENTLINE_ENV": "production"})
