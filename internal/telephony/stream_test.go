@@ -433,16 +433,23 @@ func TestEndings(t *testing.T) {
 	}
 }
 
+// lastWordsThenTool plays one response of the model: the item's audio
+// (one frame, f), and while it plays a call of the tool (no arguments) that
+// ends the call or hands it on once those words have played.
+func lastWordsThenTool(ctx context.Context, ss *realtimefake.Session, item string, f []byte, callID, tool string) {
+	ss.Send(ctx, map[string]any{"type": "response.created"})
+	ss.Send(ctx, map[string]any{"type": "response.output_audio.delta", "item_id": item, "delta": base64.StdEncoding.EncodeToString(f)})
+	ss.Send(ctx, map[string]any{"type": "response.function_call_arguments.done", "call_id": callID, "name": tool, "arguments": "{}"})
+	ss.Send(ctx, map[string]any{"type": "response.output_audio.done", "item_id": item})
+	ss.Send(ctx, map[string]any{"type": "response.done"})
+}
+
 func TestEndCallTool(t *testing.T) {
 	t.Parallel()
 	e := newPhoneEnv(t, nil)
 	ctx := testCtx(t)
 	c, ss := e.call(ctx, true)
-	ss.Send(ctx, map[string]any{"type": "response.created"})
-	ss.Send(ctx, map[string]any{"type": "response.output_audio.delta", "item_id": "item_9", "delta": base64.StdEncoding.EncodeToString(frame(3))})
-	ss.Send(ctx, map[string]any{"type": "response.function_call_arguments.done", "call_id": "call_1", "name": "end_call", "arguments": "{}"})
-	ss.Send(ctx, map[string]any{"type": "response.output_audio.done", "item_id": "item_9"})
-	ss.Send(ctx, map[string]any{"type": "response.done"})
+	lastWordsThenTool(ctx, ss, "item_9", frame(3), "call_1", "end_call")
 	waitClosed(t, c, ss)
 	if len(c.Audio()) != callsim.FrameBytes {
 		t.Fatalf("the last words did not reach the caller before the hang-up")

@@ -2,7 +2,6 @@ package telephony_test
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -29,11 +28,7 @@ func TestTransferCallTool(t *testing.T) {
 	if ev, _ := ss.WaitType(ctx, "session.update"); !strings.Contains(string(ev.Raw), `"name":"transfer_call"`) {
 		t.Fatalf("transfer_call is not offered: %s", ev.Raw)
 	}
-	ss.Send(ctx, map[string]any{"type": "response.created"})
-	ss.Send(ctx, map[string]any{"type": "response.output_audio.delta", "item_id": "item_3", "delta": base64.StdEncoding.EncodeToString(frame(1))})
-	ss.Send(ctx, map[string]any{"type": "response.function_call_arguments.done", "call_id": "call_7", "name": "transfer_call", "arguments": "{}"})
-	ss.Send(ctx, map[string]any{"type": "response.output_audio.done", "item_id": "item_3"})
-	ss.Send(ctx, map[string]any{"type": "response.done"})
+	lastWordsThenTool(ctx, ss, "item_3", frame(1), "call_7", "transfer_call")
 	waitClosed(t, c, ss)
 	if len(c.Audio()) != callsim.FrameBytes {
 		t.Fatal("the agent's last words did not play before the transfer")
