@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentline/agentline"
 )
 
 // CountKnowledgeIndexRows counts the rows of the full-text index itself (not
@@ -135,4 +138,48 @@ func (db *DB) Explain(ctx context.Context, t testing.TB, plan bool, q string, ar
 		t.Fatal(err)
 	}
 	return out
+}
+
+// ConversationWithWriteBetween reads conversation id as Conversation does,
+// in one read transaction when inTx, else statement by statement on the
+// pool; write runs just before the read's second statement, as a write
+// landing in the middle of an answer would.
+func (db *DB) ConversationWithWriteBetween(ctx context.Context, projectID int64, id string, inTx bool, write func()) (conv agentline.Conversation, err error) {
+	read := func(c conn) error {
+		c.q = &beforeSecond{querier: c.q, fn: write}
+		conv, err = conversationIn(ctx, c, projectID, id)
+		return err
+	}
+	if inTx {
+		return conv, db.readTx(ctx, read)
+	}
+	return conv, read(db.reader())
+}
+
+// beforeSecond is a querier that runs fn once, before its second statement.
+type beforeSecond struct {
+	querier
+	n  int
+	fn func()
+}
+
+func (q *beforeSecond) next() {
+	if q.n++; q.n == 2 {
+		q.fn()
+	}
+}
+
+func (q *beforeSecond) ExecContext(ctx context.Context, s string, args ...any) (sql.Result, error) {
+	q.next()
+	return q.querier.ExecContext(ctx, s, args...)
+}
+
+func (q *beforeSecond) QueryContext(ctx context.Context, s string, args ...any) (*sql.Rows, error) {
+	q.next()
+	return q.querier.QueryContext(ctx, s, args...)
+}
+
+func (q *beforeSecond) QueryRowContext(ctx context.Context, s string, args ...any) *sql.Row {
+	q.next()
+	return q.querier.QueryRowContext(ctx, s, args...)
 }

@@ -90,24 +90,30 @@ func (c conn) queryRowHeld(ctx context.Context, pool *sql.DB, q string, args ...
 
 // begin begins a write transaction; end is to be called once it has ended.
 func (db *DB) begin(ctx context.Context) (t *sql.Tx, end func(), err error) {
+	return db.beginOn(ctx, db.write, nil)
+}
+
+// beginOn begins a transaction with opts on a connection of pool; end is
+// to be called once it has ended.
+func (db *DB) beginOn(ctx context.Context, pool *sql.DB, opts *sql.TxOptions) (t *sql.Tx, end func(), err error) {
 	if db.dialect == SQLite && ctx.Done() != nil {
-		return db.beginHeld(ctx)
+		return db.beginHeld(ctx, pool, opts)
 	}
-	t, err = db.write.BeginTx(ctx, nil)
+	t, err = pool.BeginTx(ctx, opts)
 	return t, func() {}, err
 }
 
-// beginHeld begins a write transaction on SQLite: its connection is taken
-// with ctx, and the transaction runs held. end returns the connection to
-// the pool once the transaction has ended.
-func (db *DB) beginHeld(ctx context.Context) (t *sql.Tx, end func(), err error) {
-	sc, err := db.write.Conn(ctx)
+// beginHeld begins a transaction on SQLite: its connection is taken with
+// ctx, and the transaction runs held. end returns the connection to the
+// pool once the transaction has ended.
+func (db *DB) beginHeld(ctx context.Context, pool *sql.DB, opts *sql.TxOptions) (t *sql.Tx, end func(), err error) {
+	sc, err := pool.Conn(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	hctx, err := db.held(ctx)
 	if err == nil {
-		t, err = sc.BeginTx(hctx, nil)
+		t, err = sc.BeginTx(hctx, opts)
 	}
 	if err != nil {
 		sc.Close()

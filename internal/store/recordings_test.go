@@ -95,3 +95,50 @@ func TestRecordings(t *testing.T) {
 		}
 	})
 }
+
+// A conversation is read at one moment: a call that ends and has its
+// recording stored while the conversation is being read (between the
+// read's first statement and its second) shows either before both or after
+// both, never still live beside its stored recording. Read statement by
+// statement, as before, it shows the mix; the API then answered such a
+// conversation to whoever waited for its recording.
+func TestConversationReadsOneMoment(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := newWidgetFixture(t, db)
+		n := 0
+		for _, inTx := range []bool{false, true} {
+			n++
+			sid := fmt.Sprintf("CAmoment%d", n)
+			call, err := db.ReserveCall(ctx, agentline.Call{ProjectID: f.p1.ID, AgentID: f.a1.ID, CallSID: sid, Direction: agentline.CallInbound,
+				From: "+14155550199", To: "+14155550100", Status: agentline.CallInProgress}, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			end := func() {
+				if _, err := db.ApplyCallEvent(ctx, agentline.CallEvent{CallSID: sid, Status: agentline.CallCompleted, EndReason: "caller_hangup"}, nil); err != nil {
+					t.Fatal(err)
+				}
+				if err := db.AddRecording(ctx, agentline.CallRecording{CallID: call.ID, ProjectID: f.p1.ID,
+					Key: agentline.RecordingKey(f.p1.ID, call.ID), Status: agentline.RecordingStored, SizeBytes: 64044, DurationMS: 2000}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			id := agentline.CallConversationID(call.ID)
+			conv, err := db.ConversationWithWriteBetween(ctx, f.p1.ID, id, inTx, end)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mixed := conv.EndedAt == nil && conv.Recording != nil
+			if !inTx && !mixed {
+				t.Fatalf("read statement by statement, the write did not land between them: %+v", conv)
+			}
+			if inTx && (conv.EndedAt != nil || conv.Recording != nil) {
+				t.Fatalf("read in one transaction, the conversation shows the write made during it: ended %v, recording %+v", conv.EndedAt, conv.Recording)
+			}
+			if conv, err := db.Conversation(ctx, f.p1.ID, id); err != nil || conv.EndedAt == nil || conv.Recording == nil {
+				t.Fatalf("read after the write: ended %v, recording %+v, %v", conv.EndedAt, conv.Recording, err)
+			}
+		}
+	})
+}

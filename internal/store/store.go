@@ -292,29 +292,6 @@ func queryAll[T any](ctx context.Context, c conn, scan func(interface{ Scan(...a
 func (db *DB) reader() conn { return conn{db: db, q: db.read} }
 func (db *DB) writer() conn { return conn{db: db, q: db.write} }
 
-// tx runs fn in a write transaction, committed when fn returns nil.
-func (db *DB) tx(ctx context.Context, fn func(c conn) error) error {
-	db.statements.Add(2) // BEGIN, then COMMIT or ROLLBACK
-	t, end, err := db.begin(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", classify(err))
-	}
-	defer end()
-	c := conn{db, t, &txState{}}
-	err = fn(c)
-	if err == nil {
-		err = c.beforeCommit(ctx)
-	}
-	if err != nil {
-		t.Rollback()
-		return err
-	}
-	if err := t.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", classify(err))
-	}
-	return nil
-}
-
 // isUniqueViolation reports whether err is a unique-constraint failure.
 func isUniqueViolation(err error) bool {
 	var se *sqlite.Error
