@@ -302,15 +302,11 @@ func (db *DB) emitCampaign(ctx context.Context, c conn, out agentline.Outbox, ty
 // counts as the transaction c sees them.
 func (db *DB) emitCampaignWith(ctx context.Context, c conn, out agentline.Outbox, projectID, campaignID int64,
 	build func(agentline.Campaign) (agentline.Event, error)) error {
-	cp, err := scanCampaign(c.queryRow(ctx, `SELECT `+campaignColumns+` FROM campaigns WHERE project_id = ? AND id = ?`, projectID, campaignID))
+	cp, err := campaignIn(ctx, c, projectID, campaignID)
 	if err != nil {
-		return notFound(err, "campaign")
-	}
-	list := []agentline.Campaign{cp}
-	if err := countContactsIn(ctx, c, list); err != nil {
 		return err
 	}
-	e, err := build(list[0])
+	e, err := build(cp)
 	if err != nil {
 		return err
 	}

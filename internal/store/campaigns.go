@@ -80,29 +80,41 @@ func (db *DB) CreateCampaign(ctx context.Context, c agentline.Campaign) (agentli
 }
 
 // Campaign returns a campaign of the project with its contacts counted by
-// status.
-func (db *DB) Campaign(ctx context.Context, projectID, id int64) (agentline.Campaign, error) {
-	c, err := scanCampaign(db.reader().queryRow(ctx, `SELECT `+campaignColumns+` FROM campaigns WHERE project_id = ? AND id = ?`, projectID, id))
+// status, both read at one moment (readTx).
+func (db *DB) Campaign(ctx context.Context, projectID, id int64) (c agentline.Campaign, err error) {
+	err = db.readTx(ctx, func(rc conn) error {
+		c, err = campaignIn(ctx, rc, projectID, id)
+		return err
+	})
+	return c, err
+}
+
+// campaignIn is Campaign read on c.
+func campaignIn(ctx context.Context, c conn, projectID, id int64) (agentline.Campaign, error) {
+	cp, err := scanCampaign(c.queryRow(ctx, `SELECT `+campaignColumns+` FROM campaigns WHERE project_id = ? AND id = ?`, projectID, id))
 	if err != nil {
-		return c, notFound(err, "campaign")
+		return cp, notFound(err, "campaign")
 	}
-	list := []agentline.Campaign{c}
-	if err := countContactsIn(ctx, db.reader(), list); err != nil {
-		return c, err
+	list := []agentline.Campaign{cp}
+	if err := countContactsIn(ctx, c, list); err != nil {
+		return cp, err
 	}
 	return list[0], nil
 }
 
 // Campaigns lists at most limit campaigns of the project after the one
 // with id after (0: from the first), in the order they were made, each
-// with its contacts counted by status.
-func (db *DB) Campaigns(ctx context.Context, projectID, after int64, limit int) ([]agentline.Campaign, error) {
-	list, err := queryAll(ctx, db.reader(), scanCampaign, `SELECT `+campaignColumns+` FROM campaigns
-		WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?`, projectID, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	return list, countContactsIn(ctx, db.reader(), list)
+// with its contacts counted by status, all read at one moment.
+func (db *DB) Campaigns(ctx context.Context, projectID, after int64, limit int) (list []agentline.Campaign, err error) {
+	err = db.readTx(ctx, func(c conn) error {
+		list, err = queryAll(ctx, c, scanCampaign, `SELECT `+campaignColumns+` FROM campaigns
+			WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?`, projectID, after, limit)
+		if err != nil {
+			return err
+		}
+		return countContactsIn(ctx, c, list)
+	})
+	return list, err
 }
 
 // countContactsIn fills the Counts of each campaign of list (at most a

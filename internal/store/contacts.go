@@ -204,21 +204,36 @@ func scanContact(row interface{ Scan(...any) error }) (agentline.CampaignContact
 // Each comes with its dials, the conversation ids of those that made a
 // call, and its last dial's outcome with the analysis of its
 // conversation.
-func (db *DB) CampaignContacts(ctx context.Context, projectID, campaignID int64, status string, after int64, limit int) ([]agentline.CampaignContact, error) {
+//
+// The three reads see one moment (readTx): a contact's status agrees with
+// its dials.
+func (db *DB) CampaignContacts(ctx context.Context, projectID, campaignID int64, status string, after int64, limit int) (list []agentline.CampaignContact, err error) {
+	err = db.readTx(ctx, func(c conn) error {
+		list, err = campaignContactsIn(ctx, c, projectID, campaignID, status, after, limit)
+		return err
+	})
+	return list, err
+}
+
+// campaignContactsIn is CampaignContacts read on c.
+func campaignContactsIn(ctx context.Context, c conn, projectID, campaignID int64, status string, after int64, limit int) ([]agentline.CampaignContact, error) {
 	q := `SELECT ` + contactColumns + ` FROM campaign_contacts WHERE project_id = ? AND campaign_id = ? AND id > ?`
 	args := []any{projectID, campaignID, after}
 	if status != "" {
 		q += ` AND status = ?`
 		args = append(args, status)
 	}
-	list, err := queryAll(ctx, db.reader(), scanContact, q+` ORDER BY id LIMIT ?`, append(args, limit)...)
+	list, err := queryAll(ctx, c, scanContact, q+` ORDER BY id LIMIT ?`, append(args, limit)...)
 	if err != nil || len(list) == 0 {
 		return list, err
 	}
-	if err := db.fillDials(ctx, projectID, list); err != nil {
+	if err := fillDials(ctx, c, projectID, list); err != nil {
 		return nil, err
 	}
-	return list, db.fillOutcomes(ctx, projectID, list)
+	if err := fillOutcomes(ctx, c, projectID, list); err != nil {
+		return nil, err
+	}
+	return list, nil
 }
 
 const dialColumns = `id, campaign_id, contact_id, attempt, call_id, dialed_at, consent_source, consent_at, outcome`
@@ -239,13 +254,13 @@ func scanDial(row interface{ Scan(...any) error }) (agentline.CampaignDial, erro
 }
 
 // fillDials reads the dials of the contacts of list (a page) in one query.
-func (db *DB) fillDials(ctx context.Context, projectID int64, list []agentline.CampaignContact) error {
+func fillDials(ctx context.Context, c conn, projectID int64, list []agentline.CampaignContact) error {
 	args := []any{projectID}
 	byID := make(map[int64]int, len(list))
 	for i, ct := range list {
 		args, byID[ct.ID] = append(args, ct.ID), i
 	}
-	dials, err := queryAll(ctx, db.reader(), scanDial, `SELECT `+dialColumns+` FROM campaign_dials
+	dials, err := queryAll(ctx, c, scanDial, `SELECT `+dialColumns+` FROM campaign_dials
 		WHERE project_id = ? AND contact_id IN (`+placeholders(len(list))+`) ORDER BY contact_id, attempt`, args...)
 	if err != nil {
 		return err
@@ -262,7 +277,7 @@ func (db *DB) fillDials(ctx context.Context, projectID int64, list []agentline.C
 
 // fillOutcomes sets each contact's LastOutcome from its last dial and the
 // analysis of that dial's conversation, read in one query.
-func (db *DB) fillOutcomes(ctx context.Context, projectID int64, list []agentline.CampaignContact) error {
+func fillOutcomes(ctx context.Context, c conn, projectID int64, list []agentline.CampaignContact) error {
 	args := []any{projectID, agentline.AnalysisDone}
 	for i := range list {
 		ct := &list[i]
@@ -279,7 +294,7 @@ func (db *DB) fillOutcomes(ctx context.Context, projectID int64, list []agentlin
 	if len(args) == 2 {
 		return nil
 	}
-	rows, err := db.reader().query(ctx, `SELECT conversation_id, success, summary FROM conversation_analyses
+	rows, err := c.query(ctx, `SELECT conversation_id, success, summary FROM conversation_analyses
 		WHERE project_id = ? AND status = ? AND conversation_id IN (`+placeholders(len(args)-2)+`)`, args...)
 	if err != nil {
 		return err

@@ -145,15 +145,41 @@ func (db *DB) Explain(ctx context.Context, t testing.TB, plan bool, q string, ar
 // pool; write runs just before the read's second statement, as a write
 // landing in the middle of an answer would.
 func (db *DB) ConversationWithWriteBetween(ctx context.Context, projectID int64, id string, inTx bool, write func()) (conv agentline.Conversation, err error) {
-	read := func(c conn) error {
-		c.q = &beforeSecond{querier: c.q, fn: write}
+	err = db.writeBetween(ctx, inTx, write, func(c conn) error {
 		conv, err = conversationIn(ctx, c, projectID, id)
 		return err
+	})
+	return
+}
+
+// CampaignWithWriteBetween is ConversationWithWriteBetween for Campaign.
+func (db *DB) CampaignWithWriteBetween(ctx context.Context, projectID, id int64, inTx bool, write func()) (cp agentline.Campaign, err error) {
+	err = db.writeBetween(ctx, inTx, write, func(c conn) error {
+		cp, err = campaignIn(ctx, c, projectID, id)
+		return err
+	})
+	return
+}
+
+// CampaignContactsWithWriteBetween is ConversationWithWriteBetween for
+// CampaignContacts.
+func (db *DB) CampaignContactsWithWriteBetween(ctx context.Context, projectID, campaignID int64, inTx bool, write func()) (list []agentline.CampaignContact, err error) {
+	err = db.writeBetween(ctx, inTx, write, func(c conn) error {
+		list, err = campaignContactsIn(ctx, c, projectID, campaignID, "", 0, 100)
+		return err
+	})
+	return
+}
+
+func (db *DB) writeBetween(ctx context.Context, inTx bool, write func(), read func(c conn) error) error {
+	wrapped := func(c conn) error {
+		c.q = &beforeSecond{querier: c.q, fn: write}
+		return read(c)
 	}
 	if inTx {
-		return conv, db.readTx(ctx, read)
+		return db.readTx(ctx, wrapped)
 	}
-	return conv, read(db.reader())
+	return wrapped(db.reader())
 }
 
 // beforeSecond is a querier that runs fn once, before its second statement.
