@@ -47,14 +47,24 @@ func (db *DB) webhookDeliveries(ctx context.Context, projectID, endpointID, befo
 }
 
 // WebhookDelivery returns one delivery of the project's endpoint with its
-// attempts.
-func (db *DB) WebhookDelivery(ctx context.Context, projectID, endpointID, id int64) (agentline.WebhookDelivery, error) {
-	d, err := scanDelivery(db.reader().queryRow(ctx, `SELECT `+deliveryColumns+deliveryFrom+
+// attempts, both read at one moment (readTx): its attempt count is the
+// length of its history.
+func (db *DB) WebhookDelivery(ctx context.Context, projectID, endpointID, id int64) (d agentline.WebhookDelivery, err error) {
+	err = db.readTx(ctx, func(c conn) error {
+		d, err = webhookDeliveryIn(ctx, c, projectID, endpointID, id)
+		return err
+	})
+	return d, err
+}
+
+// webhookDeliveryIn is WebhookDelivery read on c.
+func webhookDeliveryIn(ctx context.Context, c conn, projectID, endpointID, id int64) (agentline.WebhookDelivery, error) {
+	d, err := scanDelivery(c.queryRow(ctx, `SELECT `+deliveryColumns+deliveryFrom+
 		`WHERE d.project_id = ? AND d.endpoint_id = ? AND d.id = ?`, projectID, endpointID, id))
 	if err != nil {
 		return d, notFound(err, "delivery")
 	}
-	d.History, err = queryAll(ctx, db.reader(), scanAttempt, `SELECT attempted_at, status_code, latency_ms, response, error
+	d.History, err = queryAll(ctx, c, scanAttempt, `SELECT attempted_at, status_code, latency_ms, response, error
 		FROM webhook_attempts WHERE delivery_id = ? ORDER BY id`, id)
 	return d, err
 }

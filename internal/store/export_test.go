@@ -171,6 +171,26 @@ func (db *DB) CampaignContactsWithWriteBetween(ctx context.Context, projectID, c
 	return
 }
 
+// WidgetSessionsWithWriteBetween is ConversationWithWriteBetween for
+// WidgetSessions.
+func (db *DB) WidgetSessionsWithWriteBetween(ctx context.Context, projectID int64, inTx bool, write func()) (list []agentline.SessionWithEvents, err error) {
+	err = db.writeBetween(ctx, inTx, write, func(c conn) error {
+		list, err = widgetSessionsIn(ctx, c, projectID, agentline.SessionFilter{Limit: 100})
+		return err
+	})
+	return
+}
+
+// WebhookDeliveryWithWriteBetween is ConversationWithWriteBetween for
+// WebhookDelivery.
+func (db *DB) WebhookDeliveryWithWriteBetween(ctx context.Context, projectID, endpointID, id int64, inTx bool, write func()) (d agentline.WebhookDelivery, err error) {
+	err = db.writeBetween(ctx, inTx, write, func(c conn) error {
+		d, err = webhookDeliveryIn(ctx, c, projectID, endpointID, id)
+		return err
+	})
+	return
+}
+
 func (db *DB) writeBetween(ctx context.Context, inTx bool, write func(), read func(c conn) error) error {
 	wrapped := func(c conn) error {
 		c.q = &beforeSecond{querier: c.q, fn: write}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"testing"
 	"time"
@@ -115,6 +116,70 @@ func TestCampaignReadsOneMoment(t *testing.T) {
 		if list, err := db.CampaignContacts(ctx, f.p1.ID, f.c.ID, "", 0, 100); err != nil || list[0].ID != first.ID ||
 			list[0].Status != agentline.ContactCalling || len(list[0].Dials) != 1 {
 			t.Fatalf("read after the claims: %+v %v", list, err)
+		}
+	})
+}
+
+// A page of widget sessions and their events, and a webhook delivery and
+// its attempts, are read at one moment as well: a session that ends, or a
+// delivery that is attempted, between the read's two statements shows in
+// neither part of the answer.
+func TestSessionsAndDeliveriesReadOneMoment(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := newWidgetFixture(t, db)
+		n := 0
+		for _, inTx := range []bool{false, true} {
+			n++
+			id := fmt.Sprintf("ses_moment%d", n)
+			if _, err := db.CreateWidgetSession(ctx, agentline.WidgetSession{ID: id, ProjectID: f.p2.ID, ChannelID: f.c2.ID, AgentID: f.a2.ID,
+				Provider: agentline.ProviderOpenAI, Model: "gpt-realtime", StartedAt: time.Now().UTC().Add(time.Duration(n) * time.Second)}, started); err != nil {
+				t.Fatal(err)
+			}
+			end := func() {
+				if err := db.AddSessionEvents(ctx, f.p2.ID, id, []agentline.SessionEvent{{Type: agentline.EventSessionEnded, At: time.Now().UTC()}}, ended); err != nil {
+					t.Fatal(err)
+				}
+			}
+			list, err := db.WidgetSessionsWithWriteBetween(ctx, f.p2.ID, inTx, end)
+			if err != nil || len(list) == 0 || list[0].ID != id {
+				t.Fatalf("sessions: %+v %v", list, err)
+			}
+			s := list[0]
+			if s.EndedAt != nil {
+				t.Fatalf("session read before its end shows it ended at %v", s.EndedAt)
+			}
+			if mixed := len(s.Events) > 0; mixed != !inTx {
+				t.Fatalf("in one transaction %v: session %s, not ended, shows events %+v", inTx, id, s.Events)
+			}
+		}
+
+		db.SetOutbox(store.OutboxOptions{Enqueue: func(context.Context, *sql.Tx, []agentline.Job) error { return nil }})
+		hook, err := db.CreateWebhook(ctx, agentline.WebhookEndpoint{ProjectID: f.p1.ID, URL: "https://hooks.example.com/x",
+			Events: []string{"*"}, Enabled: true, Secret: "whsec_dGVzdA=="})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, inTx := range []bool{false, true} {
+			d, err := db.SendTestEvent(ctx, f.p1.ID, hook.ID, agentline.Event{ID: fmt.Sprint("evt_moment", inTx), Type: "webhook.test", ProjectID: f.p1.ID, Data: []byte(`{}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			attempt := func() {
+				if err := db.RecordAttempt(ctx, d.ID, agentline.WebhookAttempt{At: time.Now().UTC(), StatusCode: 500}, agentline.DeliveryPending); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := db.WebhookDeliveryWithWriteBetween(ctx, f.p1.ID, hook.ID, d.ID, inTx, attempt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mixed := got.Attempts != len(got.History); mixed != !inTx {
+				t.Fatalf("in one transaction %v: %d attempts with a history of %d", inTx, got.Attempts, len(got.History))
+			}
+			if got, err := db.WebhookDelivery(ctx, f.p1.ID, hook.ID, d.ID); err != nil || got.Attempts != 1 || len(got.History) != 1 {
+				t.Fatalf("read after the attempt: %+v %v", got, err)
+			}
 		}
 	})
 }

@@ -164,8 +164,18 @@ func sessionWhere(f agentline.SessionFilter, projectID int64, timeColumn string,
 }
 
 // WidgetSessions lists the project's sessions, newest first, each with its
-// events in order.
-func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.SessionWithEvents, error) {
+// events in order, both read at one moment (readTx): a session's status
+// agrees with its events.
+func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f agentline.SessionFilter) (list []agentline.SessionWithEvents, err error) {
+	err = db.readTx(ctx, func(c conn) error {
+		list, err = widgetSessionsIn(ctx, c, projectID, f)
+		return err
+	})
+	return list, err
+}
+
+// widgetSessionsIn is WidgetSessions read on c.
+func widgetSessionsIn(ctx context.Context, c conn, projectID int64, f agentline.SessionFilter) ([]agentline.SessionWithEvents, error) {
 	var afterID any
 	if f.After != nil {
 		afterID = f.After.ID
@@ -175,7 +185,7 @@ func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f agentline.S
 		where, args = where+" AND id = ?", append(args, f.ID)
 	}
 	args = append(args, f.Limit, f.Offset)
-	rows, err := db.reader().query(ctx, `SELECT `+sessionColumns+` FROM widget_sessions WHERE `+where+
+	rows, err := c.query(ctx, `SELECT `+sessionColumns+` FROM widget_sessions WHERE `+where+
 		` ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`, args...)
 	if err != nil {
 		return nil, err
@@ -199,7 +209,7 @@ func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f agentline.S
 	for _, s := range out {
 		ids = append(ids, s.ID)
 	}
-	erows, err := db.reader().query(ctx, `SELECT session_id, type, at, data FROM session_events WHERE session_id IN (?`+
+	erows, err := c.query(ctx, `SELECT session_id, type, at, data FROM session_events WHERE session_id IN (?`+
 		strings.Repeat(", ?", len(ids)-1)+`) ORDER BY id`, ids...)
 	if err != nil {
 		return nil, err
