@@ -81,12 +81,8 @@ func (db *DB) CreateCampaign(ctx context.Context, c agentline.Campaign) (agentli
 
 // Campaign returns a campaign of the project with its contacts counted by
 // status, both read at one moment (readTx).
-func (db *DB) Campaign(ctx context.Context, projectID, id int64) (c agentline.Campaign, err error) {
-	err = db.readTx(ctx, func(rc conn) error {
-		c, err = campaignIn(ctx, rc, projectID, id)
-		return err
-	})
-	return c, err
+func (db *DB) Campaign(ctx context.Context, projectID, id int64) (agentline.Campaign, error) {
+	return readIn(ctx, db, func(c conn) (agentline.Campaign, error) { return campaignIn(ctx, c, projectID, id) })
 }
 
 // campaignIn is Campaign read on c.
@@ -105,16 +101,15 @@ func campaignIn(ctx context.Context, c conn, projectID, id int64) (agentline.Cam
 // Campaigns lists at most limit campaigns of the project after the one
 // with id after (0: from the first), in the order they were made, each
 // with its contacts counted by status, all read at one moment.
-func (db *DB) Campaigns(ctx context.Context, projectID, after int64, limit int) (list []agentline.Campaign, err error) {
-	err = db.readTx(ctx, func(c conn) error {
-		list, err = queryAll(ctx, c, scanCampaign, `SELECT `+campaignColumns+` FROM campaigns
+func (db *DB) Campaigns(ctx context.Context, projectID, after int64, limit int) ([]agentline.Campaign, error) {
+	return readIn(ctx, db, func(c conn) ([]agentline.Campaign, error) {
+		list, err := queryAll(ctx, c, scanCampaign, `SELECT `+campaignColumns+` FROM campaigns
 			WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?`, projectID, after, limit)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		return countContactsIn(ctx, c, list)
+		return list, countContactsIn(ctx, c, list)
 	})
-	return list, err
 }
 
 // countContactsIn fills the Counts of each campaign of list (at most a

@@ -207,12 +207,10 @@ func scanContact(row interface{ Scan(...any) error }) (agentline.CampaignContact
 //
 // The three reads see one moment (readTx): a contact's status agrees with
 // its dials.
-func (db *DB) CampaignContacts(ctx context.Context, projectID, campaignID int64, status string, after int64, limit int) (list []agentline.CampaignContact, err error) {
-	err = db.readTx(ctx, func(c conn) error {
-		list, err = campaignContactsIn(ctx, c, projectID, campaignID, status, after, limit)
-		return err
+func (db *DB) CampaignContacts(ctx context.Context, projectID, campaignID int64, status string, after int64, limit int) ([]agentline.CampaignContact, error) {
+	return readIn(ctx, db, func(c conn) ([]agentline.CampaignContact, error) {
+		return campaignContactsIn(ctx, c, projectID, campaignID, status, after, limit)
 	})
-	return list, err
 }
 
 // campaignContactsIn is CampaignContacts read on c.

@@ -215,12 +215,8 @@ func conversationWhere(f agentline.ConversationFilter) (string, []any) {
 // Conversations lists the project's conversations, newest first, each
 // whole: transcript, tool calls and, for a live chat, its lead. Their
 // several reads see one moment (readTx).
-func (db *DB) Conversations(ctx context.Context, projectID int64, f agentline.ConversationFilter) (list []agentline.Conversation, err error) {
-	err = db.readTx(ctx, func(c conn) error {
-		list, err = conversations(ctx, c, projectID, f)
-		return err
-	})
-	return list, err
+func (db *DB) Conversations(ctx context.Context, projectID int64, f agentline.ConversationFilter) ([]agentline.Conversation, error) {
+	return readIn(ctx, db, func(c conn) ([]agentline.Conversation, error) { return conversations(ctx, c, projectID, f) })
 }
 
 func conversations(ctx context.Context, c conn, projectID int64, f agentline.ConversationFilter) ([]agentline.Conversation, error) {
@@ -254,12 +250,8 @@ func conversations(ctx context.Context, c conn, projectID int64, f agentline.Con
 }
 
 // Conversation returns one conversation of the project, whole.
-func (db *DB) Conversation(ctx context.Context, projectID int64, id string) (conv agentline.Conversation, err error) {
-	err = db.readTx(ctx, func(c conn) error {
-		conv, err = conversationIn(ctx, c, projectID, id)
-		return err
-	})
-	return conv, err
+func (db *DB) Conversation(ctx context.Context, projectID int64, id string) (agentline.Conversation, error) {
+	return readIn(ctx, db, func(c conn) (agentline.Conversation, error) { return conversationIn(ctx, c, projectID, id) })
 }
 
 func conversationIn(ctx context.Context, c conn, projectID int64, id string) (agentline.Conversation, error) {

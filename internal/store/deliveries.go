@@ -49,12 +49,10 @@ func (db *DB) webhookDeliveries(ctx context.Context, projectID, endpointID, befo
 // WebhookDelivery returns one delivery of the project's endpoint with its
 // attempts, both read at one moment (readTx): its attempt count is the
 // length of its history.
-func (db *DB) WebhookDelivery(ctx context.Context, projectID, endpointID, id int64) (d agentline.WebhookDelivery, err error) {
-	err = db.readTx(ctx, func(c conn) error {
-		d, err = webhookDeliveryIn(ctx, c, projectID, endpointID, id)
-		return err
+func (db *DB) WebhookDelivery(ctx context.Context, projectID, endpointID, id int64) (agentline.WebhookDelivery, error) {
+	return readIn(ctx, db, func(c conn) (agentline.WebhookDelivery, error) {
+		return webhookDeliveryIn(ctx, c, projectID, endpointID, id)
 	})
-	return d, err
 }
 
 // webhookDeliveryIn is WebhookDelivery read on c.

@@ -144,60 +144,48 @@ func (db *DB) Explain(ctx context.Context, t testing.TB, plan bool, q string, ar
 // in one read transaction when inTx, else statement by statement on the
 // pool; write runs just before the read's second statement, as a write
 // landing in the middle of an answer would.
-func (db *DB) ConversationWithWriteBetween(ctx context.Context, projectID int64, id string, inTx bool, write func()) (conv agentline.Conversation, err error) {
-	err = db.writeBetween(ctx, inTx, write, func(c conn) error {
-		conv, err = conversationIn(ctx, c, projectID, id)
-		return err
-	})
-	return
+func (db *DB) ConversationWithWriteBetween(ctx context.Context, projectID int64, id string, inTx bool, write func()) (agentline.Conversation, error) {
+	return writeBetween(ctx, db, inTx, write, func(c conn) (agentline.Conversation, error) { return conversationIn(ctx, c, projectID, id) })
 }
 
 // CampaignWithWriteBetween is ConversationWithWriteBetween for Campaign.
-func (db *DB) CampaignWithWriteBetween(ctx context.Context, projectID, id int64, inTx bool, write func()) (cp agentline.Campaign, err error) {
-	err = db.writeBetween(ctx, inTx, write, func(c conn) error {
-		cp, err = campaignIn(ctx, c, projectID, id)
-		return err
-	})
-	return
+func (db *DB) CampaignWithWriteBetween(ctx context.Context, projectID, id int64, inTx bool, write func()) (agentline.Campaign, error) {
+	return writeBetween(ctx, db, inTx, write, func(c conn) (agentline.Campaign, error) { return campaignIn(ctx, c, projectID, id) })
 }
 
 // CampaignContactsWithWriteBetween is ConversationWithWriteBetween for
 // CampaignContacts.
-func (db *DB) CampaignContactsWithWriteBetween(ctx context.Context, projectID, campaignID int64, inTx bool, write func()) (list []agentline.CampaignContact, err error) {
-	err = db.writeBetween(ctx, inTx, write, func(c conn) error {
-		list, err = campaignContactsIn(ctx, c, projectID, campaignID, "", 0, 100)
-		return err
+func (db *DB) CampaignContactsWithWriteBetween(ctx context.Context, projectID, campaignID int64, inTx bool, write func()) ([]agentline.CampaignContact, error) {
+	return writeBetween(ctx, db, inTx, write, func(c conn) ([]agentline.CampaignContact, error) {
+		return campaignContactsIn(ctx, c, projectID, campaignID, "", 0, 100)
 	})
-	return
 }
 
 // WidgetSessionsWithWriteBetween is ConversationWithWriteBetween for
 // WidgetSessions.
-func (db *DB) WidgetSessionsWithWriteBetween(ctx context.Context, projectID int64, inTx bool, write func()) (list []agentline.SessionWithEvents, err error) {
-	err = db.writeBetween(ctx, inTx, write, func(c conn) error {
-		list, err = widgetSessionsIn(ctx, c, projectID, agentline.SessionFilter{Limit: 100})
-		return err
+func (db *DB) WidgetSessionsWithWriteBetween(ctx context.Context, projectID int64, inTx bool, write func()) ([]agentline.SessionWithEvents, error) {
+	return writeBetween(ctx, db, inTx, write, func(c conn) ([]agentline.SessionWithEvents, error) {
+		return widgetSessionsIn(ctx, c, projectID, agentline.SessionFilter{Limit: 100})
 	})
-	return
 }
 
 // WebhookDeliveryWithWriteBetween is ConversationWithWriteBetween for
 // WebhookDelivery.
-func (db *DB) WebhookDeliveryWithWriteBetween(ctx context.Context, projectID, endpointID, id int64, inTx bool, write func()) (d agentline.WebhookDelivery, err error) {
-	err = db.writeBetween(ctx, inTx, write, func(c conn) error {
-		d, err = webhookDeliveryIn(ctx, c, projectID, endpointID, id)
-		return err
+func (db *DB) WebhookDeliveryWithWriteBetween(ctx context.Context, projectID, endpointID, id int64, inTx bool, write func()) (agentline.WebhookDelivery, error) {
+	return writeBetween(ctx, db, inTx, write, func(c conn) (agentline.WebhookDelivery, error) {
+		return webhookDeliveryIn(ctx, c, projectID, endpointID, id)
 	})
-	return
 }
 
-func (db *DB) writeBetween(ctx context.Context, inTx bool, write func(), read func(c conn) error) error {
-	wrapped := func(c conn) error {
+// writeBetween is read's answer, read in one transaction (readIn) when
+// inTx, else on the pool, with write run just before its second statement.
+func writeBetween[T any](ctx context.Context, db *DB, inTx bool, write func(), read func(c conn) (T, error)) (T, error) {
+	wrapped := func(c conn) (T, error) {
 		c.q = &beforeSecond{querier: c.q, fn: write}
 		return read(c)
 	}
 	if inTx {
-		return db.readTx(ctx, wrapped)
+		return readIn(ctx, db, wrapped)
 	}
 	return wrapped(db.reader())
 }

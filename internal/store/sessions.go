@@ -166,12 +166,8 @@ func sessionWhere(f agentline.SessionFilter, projectID int64, timeColumn string,
 // WidgetSessions lists the project's sessions, newest first, each with its
 // events in order, both read at one moment (readTx): a session's status
 // agrees with its events.
-func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f agentline.SessionFilter) (list []agentline.SessionWithEvents, err error) {
-	err = db.readTx(ctx, func(c conn) error {
-		list, err = widgetSessionsIn(ctx, c, projectID, f)
-		return err
-	})
-	return list, err
+func (db *DB) WidgetSessions(ctx context.Context, projectID int64, f agentline.SessionFilter) ([]agentline.SessionWithEvents, error) {
+	return readIn(ctx, db, func(c conn) ([]agentline.SessionWithEvents, error) { return widgetSessionsIn(ctx, c, projectID, f) })
 }
 
 // widgetSessionsIn is WidgetSessions read on c.

@@ -51,3 +51,13 @@ func (db *DB) readTx(ctx context.Context, fn func(c conn) error) error {
 	// outside a transaction do (heldctx.go): a search can run long.
 	return fn(conn{db: db, q: t})
 }
+
+// readIn is read's answer, read in one read-only transaction (readTx).
+func readIn[T any](ctx context.Context, db *DB, read func(c conn) (T, error)) (T, error) {
+	var out T
+	err := db.readTx(ctx, func(c conn) (err error) {
+		out, err = read(c)
+		return err
+	})
+	return out, err
+}
