@@ -20,10 +20,17 @@ trap 'rm -rf "$bin"' EXIT
 
 mapfile -t dirs < <(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -r -n1 dirname | sort -u)
 binary() { echo "$bin/$(echo "${1#./}" | tr / _).test"; }
-# Build every package's binary at once (linking is mostly one core each),
-# -w: without DWARF, a third less linking; stack traces are unaffected.
+# Build the packages' binaries two at a time: linking is mostly one core
+# each, and with all at once, on a fresh checkout (the build cache is keyed
+# by the source's path), each build compiled the packages they share for
+# itself: 130 s, against 91 s two at a time and 92 s one at a time. -w:
+# without DWARF, a third less linking; stack traces are unaffected.
 pids=()
 for dir in "${dirs[@]}"; do
+  if ((${#pids[@]} == 2)); then
+    wait "${pids[0]}"
+    pids=("${pids[@]:1}")
+  fi
   "$go" test -c -fuzz '^Fuzz' -ldflags=-w -o "$(binary "$dir")" "$dir" &
   pids+=($!)
 done

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -28,6 +29,15 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// The tests here run instances as processes of their own and mostly wait
+	// on them (kills, restarts, River's rescue), so four run at once, not
+	// go test's default of one per CPU, unless -parallel is given.
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", "4")
+	}
 	dir, err := os.MkdirTemp("", "agentline-cluster-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

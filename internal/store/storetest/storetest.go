@@ -236,7 +236,7 @@ func (c *cluster) data() string { return filepath.Join(c.dir, "data") }
 func (c *cluster) start(ctx context.Context) error {
 	cmd := exec.Command(filepath.Join(c.bin, "postgres"), "-D", c.data(), "-k", c.socket, "-p", strconv.Itoa(c.port),
 		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=200", "-c", "shared_buffers=32MB")
+		"-c", "max_connections=400", "-c", "shared_buffers=32MB")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	cmd.Dir = c.dir
 	logf, err := os.OpenFile(filepath.Join(c.dir, "postgres.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
