@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/evanw/esbuild/pkg/api"
 
@@ -72,9 +73,30 @@ const (
 const ConsoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; media-src blob:; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// Load minifies and compresses the embedded files. It fails only if a file
-// does not parse, which the package's tests catch first.
+// Load gives the embedded files minified and compressed. It fails only if
+// a file does not parse, which the package's tests catch first. They are
+// built once in a process: the result depends on the embedded files alone,
+// and the tests start hundreds of servers in a few processes, where
+// building them at each start was 5 % of the CPU. Each call gets Assets of
+// its own, whose headers it may change (AllowConnect) without touching
+// another's; the files' bytes are shared and never written.
 func Load() (*Assets, error) {
+	built, err := builtOnce()
+	if err != nil {
+		return nil, err
+	}
+	a := *built
+	for _, p := range []**Asset{&a.Widget, &a.Audio, &a.SDK, &a.Console, &a.ConsoleJS, &a.ConsoleCSS, &a.Favicon, &a.CallJS, &a.CallWorklet} {
+		own := **p
+		*p = &own
+	}
+	return &a, nil
+}
+
+var builtOnce = sync.OnceValues(build)
+
+// build minifies and compresses the embedded files.
+func build() (*Assets, error) {
 	// Any page may load the widget's script; the worklet is fetched in CORS
 	// mode. The cache time is short so that a new release reaches pages
 	// within minutes; the ETag makes the revalidation cheap.

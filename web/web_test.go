@@ -149,10 +149,19 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// Two builds give the same files: a restarted instance, or another one
+// behind the same load balancer, answers the ETag a browser holds.
 func TestETagIsStrongAndStable(t *testing.T) {
-	a, b := loadAssets(t), loadAssets(t)
-	if a.Widget.ETag != b.Widget.ETag {
-		t.Fatalf("ETag differs between loads: %s %s", a.Widget.ETag, b.Widget.ETag)
+	a, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Widget.ETag != b.Widget.ETag || a.ConsoleJS.ETag != b.ConsoleJS.ETag {
+		t.Fatalf("ETags differ between builds: %s %s, %s %s", a.Widget.ETag, b.Widget.ETag, a.ConsoleJS.ETag, b.ConsoleJS.ETag)
 	}
 	if strings.HasPrefix(a.Widget.ETag, "W/") || !strings.HasPrefix(a.Widget.ETag, `"`) {
 		t.Fatalf("ETag %s is not a strong validator", a.Widget.ETag)
@@ -172,12 +181,32 @@ func BenchmarkServeWidget(b *testing.B) {
 	}
 }
 
-// BenchmarkLoad is the start-up cost: minify and compress both files.
-func BenchmarkLoad(b *testing.B) {
+// BenchmarkBuild is the start-up cost: bundle, minify and compress the
+// files (Load does it once in a process).
+func BenchmarkBuild(b *testing.B) {
 	for b.Loop() {
-		if _, err := Load(); err != nil {
+		if _, err := build(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Load builds the files once, but each server's Assets are its own: one
+// server's AllowConnect leaves another's console page as it was.
+func TestLoadGivesEachItsOwnHeaders(t *testing.T) {
+	a, b := loadAssets(t), loadAssets(t)
+	if a.Console == b.Console || !bytes.Equal(a.ConsoleJS.Raw, b.ConsoleJS.Raw) {
+		t.Fatal("the two loads share their Asset values, or differ in their files")
+	}
+	a.AllowConnect("https://api.example.com")
+	if got := a.Console.Header.Get("Content-Security-Policy"); !strings.Contains(got, "https://api.example.com") {
+		t.Fatalf("AllowConnect did not change its own page's CSP: %s", got)
+	}
+	if got := b.Console.Header.Get("Content-Security-Policy"); got != ConsoleCSP {
+		t.Fatalf("another load's CSP changed: %s", got)
+	}
+	if c := loadAssets(t); c.Console.Header.Get("Content-Security-Policy") != ConsoleCSP {
+		t.Fatal("a later load got the changed CSP")
 	}
 }
 

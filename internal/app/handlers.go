@@ -55,7 +55,7 @@ func (a *App) newHandlers(s shared) (handlers, error) {
 	assets.AllowConnect(a.consoleConnect()...)
 	// Each MCP tool call is a request to the API's own routes, on the mux
 	// that serveMux makes once every handler is mounted.
-	mcp, err := mcpserver.New(mcpserver.Options{Auth: a.Auth, Audit: a.Store, OpenAPI: agentline.OpenAPI(), Logger: a.logger, Registerer: a.registry,
+	mcp, err := mcpserver.New(mcpserver.Options{Auth: a.Auth, Audit: a.Store, Logger: a.logger, Registerer: a.registry,
 		API: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) })})
 	if err != nil {
 		return handlers{}, err

@@ -39,7 +39,8 @@ type Options struct {
 	// /mcp request already passed): each tool call is one request to it.
 	API http.Handler
 	// OpenAPI is the management API's OpenAPI document, which the tools'
-	// input schemas are taken from.
+	// input schemas are taken from; nil is agentline's own
+	// (docs/openapi.yaml), parsed once in a process.
 	OpenAPI []byte
 	// Audit records every tool call; nil records none.
 	Audit auditLog
@@ -70,7 +71,10 @@ type Server struct {
 // operation the document lacks is an error, so the server never offers a
 // tool it cannot describe.
 func New(o Options) (*Server, error) {
-	doc, err := parseDoc(o.OpenAPI)
+	doc, err := ownDoc()
+	if o.OpenAPI != nil {
+		doc, err = parseDoc(o.OpenAPI)
+	}
 	if err != nil {
 		return nil, err
 	}
