@@ -48,7 +48,7 @@ func BenchmarkCampaignDialer(b *testing.B) {
 // dialerRun is what one campaign run measured.
 type dialerRun struct {
 	cpu        time.Duration // the server's, start request to completion
-	idlePerSec time.Duration // the server's CPU per second before the start
+	idle time.Duration // the server's CPU in each second before the start
 	dials      int
 	firstDial  time.Duration // start answered → the carrier's first create-call
 	dialing    time.Duration // first to last create-call
@@ -85,11 +85,11 @@ func benchCampaignDialer(b *testing.B, d store.Dialect, contacts, runs int) {
 	var dialing time.Duration
 	var firsts []time.Duration
 	for _, r := range all {
-		cpu, idle, dials, dialing = cpu+r.cpu, idle+r.idlePerSec, dials+r.dials, dialing+r.dialing
+		cpu, idle, dials, dialing = cpu+r.cpu, idle+r.idle, dials+r.dials, dialing+r.dialing
 		firsts = append(firsts, r.firstDial)
 		b.Logf("%s run: %d dials, server CPU %v (%.0f µs a dial), idle %v/s, %.1f dials/s, start → first dial %v, completed after %v",
 			d, r.dials, r.cpu.Round(time.Millisecond), float64(r.cpu.Microseconds())/float64(r.dials),
-			r.idlePerSec.Round(time.Microsecond), float64(r.dials-1)/r.dialing.Seconds(), r.firstDial.Round(time.Millisecond),
+			r.idle.Round(time.Microsecond), float64(r.dials-1)/r.dialing.Seconds(), r.firstDial.Round(time.Millisecond),
 			r.wall.Round(time.Millisecond))
 	}
 	slices.Sort(firsts)
@@ -137,7 +137,7 @@ func dialerBenchRun(b *testing.B, ctx context.Context, srv *instance, db *store.
 		got, err := db.Campaign(ctx, projectID, c.ID)
 		return err == nil && got.Status == agentline.CampaignCompleted
 	})
-	out := dialerRun{cpu: procCPUTime(b, srv.cmd.Process.Pid) - cpu0, idlePerSec: idle, wall: time.Since(answered)}
+	out := dialerRun{cpu: procCPUTime(b, srv.cmd.Process.Pid) - cpu0, idle: idle, wall: time.Since(answered)}
 	var created []time.Time
 	for _, call := range carrier.Calls() {
 		if ours[call.To] {
