@@ -47,12 +47,12 @@ func BenchmarkCampaignDialer(b *testing.B) {
 
 // dialerRun is what one campaign run measured.
 type dialerRun struct {
-	cpu        time.Duration // the server's, start request to completion
-	idle time.Duration // the server's CPU in each second before the start
-	dials      int
-	firstDial  time.Duration // start answered → the carrier's first create-call
-	dialing    time.Duration // first to last create-call
-	wall       time.Duration // start answered → completed
+	cpu       time.Duration // the server's, start request to completion
+	idle      time.Duration // the server's CPU in each second before the start
+	dials     int
+	firstDial time.Duration // start answered → the carrier's first create-call
+	dialing   time.Duration // first to last create-call
+	wall      time.Duration // start answered → completed
 }
 
 func benchCampaignDialer(b *testing.B, d store.Dialect, contacts, runs int) {
