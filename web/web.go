@@ -77,7 +77,7 @@ const ConsoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img
 // a file does not parse, which the package's tests catch first. They are
 // built once in a process: the result depends on the embedded files alone,
 // and the tests start hundreds of servers in a few processes, where
-// building them at each start was 5 % of the CPU. Each call gets Assets of
+// building them at each start was 2 % of the CPU. Each call gets Assets of
 // its own, whose headers it may change (AllowConnect) without touching
 // another's; the files' bytes are shared and never written.
 func Load() (*Assets, error) {
