@@ -71,10 +71,11 @@ type Server struct {
 // operation the document lacks is an error, so the server never offers a
 // tool it cannot describe.
 func New(o Options) (*Server, error) {
-	doc, err := ownDoc()
+	parse := ownDoc
 	if o.OpenAPI != nil {
-		doc, err = parseDoc(o.OpenAPI)
+		parse = func() (apiDoc, error) { return parseDoc(o.OpenAPI) }
 	}
+	doc, err := parse()
 	if err != nil {
 		return nil, err
 	}
